@@ -1,0 +1,1 @@
+"""The `haftkhabis` command line."""
