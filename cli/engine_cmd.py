@@ -103,7 +103,7 @@ def replay(
 ) -> None:
     """Step through one game: each event, its verdict, and the state after it."""
     try:
-        run, errors = replay_game(paths, game)
+        run, _errors = replay_game(paths, game)
     except InputPathError as exc:
         raise _fail(str(exc)) from None
     if run is None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Union
+from typing import Any, ClassVar
 
 from engine.cards import CARD_SET, SUITS, CardSpellingError, repair_card, repair_suit
 
@@ -133,7 +133,7 @@ class Abort(Event):
     type: ClassVar[str] = "abort"
 
 
-AnyEvent = Union[Header, Deal, Play, Draw, Pass, Announce, Penalty, Reshuffle, End, Result, Abort]
+AnyEvent = Header | Deal | Play | Draw | Pass | Announce | Penalty | Reshuffle | End | Result | Abort
 
 EVENT_TYPES: dict[str, type[Event]] = {
     cls.type: cls
@@ -363,8 +363,11 @@ def _decode_announce(r: _Reader, game: str, seq: int, ts: str | None) -> Announc
 
 def _decode_penalty(r: _Reader, game: str, seq: int, ts: str | None) -> Penalty:
     player = r.player()
-    cards = r.cards("cards")
-    assert cards is not None
+    raw_cards = r.required("cards")
+    if not isinstance(raw_cards, list):
+        r.issues.append(f"penalty: 'cards' must be a list of one card, got {raw_cards!r}")
+        raise SetAside
+    cards = tuple(r.card(v, f"cards[{i}]") for i, v in enumerate(raw_cards))
     if len(cards) != 1:
         r.issues.append(f"penalty: 'cards' must hold exactly one card, got {len(cards)}")
     reason = r.required("reason")

@@ -125,11 +125,36 @@ class Hand:
     """The mutable state of one hand."""
 
     __slots__ = (
-        "active", "call_due", "current_suit", "dealer", "direction", "draws_this_turn",
-        "drawn_card", "finished", "follow_card", "gift_target", "hands", "last_turn_player",
-        "laid_aside", "mover", "number", "outcome", "pending_total", "phase", "pile",
-        "settle_owed", "settle_player", "settle_queue", "stock", "stock_order",
-        "total_drawn", "waiting_sevens", "first_player",
+        "active",
+        "call_due",
+        "current_suit",
+        "dealer",
+        "direction",
+        "drawn_card",
+        "draws_this_turn",
+        "finished",
+        "first_player",
+        "follow_card",
+        "gift_from",
+        "gift_target",
+        "hands",
+        "laid_aside",
+        "last_actor",
+        "last_turn_player",
+        "mover",
+        "number",
+        "outcome",
+        "pending_total",
+        "phase",
+        "pile",
+        "settle_owed",
+        "settle_player",
+        "settle_queue",
+        "stock",
+        "stock_order",
+        "total_drawn",
+        "waiting_cards",
+        "waiting_sevens",
     )
 
     def __init__(self, number: int, dealer: str, players: Iterable[str]) -> None:
@@ -150,6 +175,9 @@ class Hand:
         self.total_drawn = 0
         self.follow_card: str | None = None
         self.gift_target: str | None = None
+        self.gift_from: str | None = None
+        self.last_actor: str | None = None
+        self.waiting_cards: dict[str, str] = {}
         self.drawn_card: str | None = None
         self.draws_this_turn = 0
         self.last_turn_player: str | None = None
@@ -260,7 +288,8 @@ class Table:
             return None
         if hand.phase is Phase.SETTLEMENT:
             assert hand.settle_player is not None
-            owed = min(hand.settle_owed, max(hand.stock_size(), 1))
+            stock = hand.stock_size()
+            owed = min(hand.settle_owed, stock) if stock else hand.settle_owed
             return TurnOptions(hand.settle_player, hand.phase, (), owed, False, False)
         if hand.gift_target is not None:
             return TurnOptions(hand.gift_target, hand.phase, (), 1, False, False, gift=True)
@@ -487,7 +516,7 @@ class Table:
             hand.drawn_card = None
             hand.follow_card = None
             hand.total_drawn = 0
-            if opening:
+            if opening or (not hand.pile and self.rules.opening_suit is not None):
                 hand.phase = Phase.OPENING
             elif hand.pending_total:
                 hand.phase = Phase.SEVEN
@@ -546,6 +575,7 @@ class Table:
         gift = hand.gift_target
         if gift is not None:
             if player == gift and isinstance(event, Draw):
+                hand.last_actor = player
                 self._gift_draw(hand, event)
                 return
             hand.gift_target = None  # forgone: another turn event took its place
@@ -562,12 +592,13 @@ class Table:
                 self._flag(Code.NOT_YOUR_TURN, player, f"{gift} owes the 2's gift draw first")
                 self._take_over_turn(hand, player)
         elif player != hand.mover:
-            if isinstance(event, Pass) and player == hand.last_turn_player:
+            if isinstance(event, Pass) and player == hand.last_actor:
                 self._flag(Code.NOT_YOUR_TURN, player,
                            f"{player}'s turn has already ended; it is {hand.mover}'s turn")
                 return
             self._flag(Code.NOT_YOUR_TURN, player, f"it is {hand.mover}'s turn ({self._phase_words(hand)})")
             self._take_over_turn(hand, player)
+        hand.last_actor = player
         if isinstance(event, Play):
             self._play(hand, event)
         elif isinstance(event, Draw):
@@ -579,9 +610,6 @@ class Table:
         """An out-of-turn actor: judge the event as their own normal turn; a pending
         total falls on them, a follow, a deflect or an owed gift is dropped."""
         hand.gift_target = None
-        if player not in hand.active:
-            hand.active.append(player)
-            hand.active.sort(key=self.seat.__getitem__)
         hand.mover = player
         hand.draws_this_turn = 0
         hand.drawn_card = None
@@ -607,13 +635,12 @@ class Table:
 
     def _play(self, hand: Hand, event: Play) -> None:
         player, card = event.player, event.card
-        opts = self._options_for(hand, player)
         phase = hand.phase
         held = hand.hands[player]
         in_hand = card in held
         if not in_hand:
             self._flag(Code.CARD_NOT_IN_HAND, player, f"{player} does not hold {pretty(card)}")
-        elif card not in opts.playable:
+        elif not self._legal(hand, phase, card, held):
             self._flag(Code.ILLEGAL_CARD, player, self._why_illegal(hand, card, player))
         if in_hand:
             held.remove(card)
@@ -685,7 +712,7 @@ class Table:
         card, player = event.card, event.player
         if card[0] == "2" and self.rules.two_gives_gift:
             if not takes_target:
-                if not hand.hands[player] and not (hand.phase is Phase.OPENING):
+                if not hand.hands[player] and hand.phase is not Phase.OPENING:
                     return  # a target on a last-card 2 is allowed and ignored
                 if event.target_given:
                     self._flag(Code.BAD_TARGET, player, f"{pretty(card)} here takes no target")
@@ -700,8 +727,11 @@ class Table:
                 self._flag(Code.BAD_TARGET, player, f"the target {target!r} is not at the table")
             elif target not in hand.active or target in hand.finished:
                 self._flag(Code.BAD_TARGET, player, f"the target {target} is no longer in the hand")
+            elif hand.no_card_anywhere():
+                return  # a gift owed with no card anywhere is simply short
             else:
                 hand.gift_target = target
+                hand.gift_from = player
             return
         if event.target_given:
             self._flag(Code.BAD_TARGET, player, f"{pretty(card)} takes no target")
@@ -710,11 +740,11 @@ class Table:
         rules = self.rules
         if card[0] == "8" and rules.option("last_eight_draws"):
             # not won yet: the player draws one card (the follow with an empty hand)
-            hand.pending_total = 0 if hand.phase is Phase.SEVEN else hand.pending_total
             self._enter_follow(hand, player, card)
             return
         if card[0] == "7" and rules.option("tarkesh"):
             hand.waiting_sevens.append(player)
+            hand.waiting_cards[player] = card
             hand.pending_total += rules.seven_total
             self._start_turn(hand, self._next_player(hand, player))
             return
@@ -816,19 +846,16 @@ class Table:
                 problems.append(f"{pretty(card)} is not in the stock" + (
                     f" (its top is {pretty(order[0])})" if order else ""))
             hand.hands[player].append(card)
-        hand.stock += Counter()  # drop zero counts
         if problems:
             self._flag(Code.STOCK_MISMATCH, player, "; ".join(dict.fromkeys(problems)))
 
     def _turn_pile(self, hand: Hand, stock: tuple[str, ...] | None) -> None:
-        top = hand.pile[-1]
-        under = hand.pile[:-1]
-        hand.stock.update(under)
-        hand.pile = [top]
-        if stock is not None and hand.stock_order is None and Counter(stock) == Counter(under):
-            hand.stock_order = list(stock)
-        elif hand.stock_order is not None and not hand.stock_order and stock is not None \
-                and Counter(stock) == Counter(under):
+        """The discard pile but its top card becomes the stock (in `stock`'s order when
+        the log gives it and it is exactly those cards)."""
+        hand.stock.update(hand.pile[:-1])
+        del hand.pile[:-1]
+        hand.stock = +hand.stock
+        if stock is not None and Counter(stock) == hand.stock:
             hand.stock_order = list(stock)
         else:
             hand.stock_order = None
@@ -931,7 +958,7 @@ class Table:
                 hand.last_turn_player = player
                 self._start_turn(hand, self._next_player(hand, player))
                 return
-            self._decide_out(hand, waiting[0], "7" + "C")  # the winning card is a 7
+            self._decide_out(hand, waiting[0], hand.waiting_cards.get(waiting[0]))
             return
         self._end_turn(hand, player)
 
@@ -976,18 +1003,11 @@ class Table:
         if not hand.call_due:
             return
         for caller in list(hand.call_due):
-            if isinstance(event, Draw) and event.player == hand.gift_target and self._gift_from == caller:
+            if isinstance(event, Draw) and event.player == hand.gift_target and hand.gift_from == caller:
                 continue
             del hand.call_due[caller]
             self._flag(Code.MISSED_CALL, caller,
                        f"{caller} was left with one card and did not announce it before this move")
-
-    @property
-    def _gift_from(self) -> str | None:
-        hand = self.hand
-        if hand is None or hand.gift_target is None:
-            return None
-        return hand.mover  # the 2's player keeps the turn until the gift is drawn
 
     def _announce(self, event: Announce) -> None:
         if event.player not in self.seat:
@@ -1021,11 +1041,10 @@ class Table:
             elif reason == "missed_call" and (Code.MISSED_CALL not in fouls or not hand.hands[player]):
                 why = (f"{player} holds no cards" if Code.MISSED_CALL in fouls
                        else f"{player} missed no call since their last penalty")
-            elif reason == "out_of_turn" and (not extra or Code.NOT_YOUR_TURN not in fouls):
-                why = ("extra_fouls is off" if not extra
-                       else f"{player} acted out of turn since their last penalty")
-                if extra:
-                    why = f"{player} did not act out of turn since their last penalty"
+            elif reason == "out_of_turn" and not extra:
+                why = "'out_of_turn' penalties need the extra_fouls sub-rule, which is off"
+            elif reason == "out_of_turn" and Code.NOT_YOUR_TURN not in fouls:
+                why = f"{player} did not act out of turn since their last penalty"
             elif reason in ("delay", "other") and not extra:
                 why = f"'{reason}' penalties need the extra_fouls sub-rule, which is off"
         if why is not None:
@@ -1046,12 +1065,9 @@ class Table:
         under = Counter(hand.pile[:-1])
         if event.stock is not None and Counter(event.stock) != under:
             self._flag(Code.STOCK_MISMATCH, None, "the reshuffled stock is not the discard pile less its top card")
-        had_stock = hand.stock_size() > 0
         if self.hand_log:
             self.hand_log[-1].reshuffles += 1
-        self._turn_pile(hand, event.stock if not had_stock else None)
-        if had_stock:
-            hand.stock_order = None
+        self._turn_pile(hand, event.stock)
         if hand.phase is Phase.SETTLEMENT:
             self._advance_settlement(hand)
 

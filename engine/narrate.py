@@ -6,7 +6,18 @@ from typing import Any
 
 from engine.cards import SUIT_NAMES, pretty, pretty_cards
 from engine.events import (
-    Abort, Announce, Deal, Draw, End, Event, Header, Pass, Penalty, Play, Reshuffle, Result,
+    Abort,
+    Announce,
+    Deal,
+    Draw,
+    End,
+    Event,
+    Header,
+    Pass,
+    Penalty,
+    Play,
+    Reshuffle,
+    Result,
 )
 
 

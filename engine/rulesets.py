@@ -6,10 +6,10 @@ adding a profile here, not a branch there. Names follow `shared/rules.md`.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from enum import Enum
 from types import MappingProxyType
-from typing import Mapping
 
 
 class MustPlay(Enum):

@@ -101,8 +101,18 @@ class GameRun:
     """One game's replay: header, table, violations; optionally every step's state."""
 
     __slots__ = (
-        "game", "header", "table", "violations", "invalid", "record", "steps", "strict",
-        "files", "lines", "first_seen", "facts",
+        "facts",
+        "files",
+        "first_seen",
+        "game",
+        "header",
+        "invalid",
+        "lines",
+        "record",
+        "steps",
+        "strict",
+        "table",
+        "violations",
     )
 
     def __init__(
@@ -212,7 +222,7 @@ class GameRun:
 class _Pending:
     """The reader's book-keeping for one game: what seqs it has seen, what waits."""
 
-    __slots__ = ("run", "next_seq", "seen", "waiting")
+    __slots__ = ("next_seq", "run", "seen", "waiting")
 
     def __init__(self, run: GameRun) -> None:
         self.run = run

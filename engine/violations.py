@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 
 
-class Code(str, Enum):
+class Code(StrEnum):
     MALFORMED_JSON = "malformed_json"
     SCHEMA = "schema"
     SEQUENCE = "sequence"
