@@ -738,6 +738,9 @@ class Table:
 
     def _last_card(self, hand: Hand, player: str, card: str) -> None:
         rules = self.rules
+        if player not in hand.active:
+            self._goes_out(hand, player, card)
+            return
         if card[0] == "8" and rules.option("last_eight_draws"):
             # not won yet: the player draws one card (the follow with an empty hand)
             self._enter_follow(hand, player, card)
@@ -751,6 +754,9 @@ class Table:
         self._goes_out(hand, player, card)
 
     def _goes_out(self, hand: Hand, player: str, card: str | None) -> None:
+        if player not in hand.active:  # a finished player acted again (not_your_turn)
+            self._start_turn(hand, self._next_player(hand, player))
+            return
         if not self.elimination:
             self._decide_out(hand, player, card)
             return
