@@ -139,8 +139,6 @@ class Hand:
         "gift_target",
         "hands",
         "laid_aside",
-        "last_actor",
-        "last_turn_player",
         "mover",
         "number",
         "outcome",
@@ -176,11 +174,9 @@ class Hand:
         self.follow_card: str | None = None
         self.gift_target: str | None = None
         self.gift_from: str | None = None
-        self.last_actor: str | None = None
         self.waiting_cards: dict[str, str] = {}
         self.drawn_card: str | None = None
         self.draws_this_turn = 0
-        self.last_turn_player: str | None = None
         self.call_due: dict[str, int] = {}
         self.finished: list[str] = []
         self.waiting_sevens: list[str] = []
@@ -546,7 +542,6 @@ class Table:
 
     def _end_turn(self, hand: Hand, player: str) -> None:
         """`player`'s turn is over: the next player in the current direction moves."""
-        hand.last_turn_player = player
         if hand.decided:
             return
         if not hand.hands[player] and player in hand.active and player not in hand.waiting_sevens:
@@ -575,7 +570,6 @@ class Table:
         gift = hand.gift_target
         if gift is not None:
             if player == gift and isinstance(event, Draw):
-                hand.last_actor = player
                 self._gift_draw(hand, event)
                 return
             hand.gift_target = None  # forgone: another turn event took its place
@@ -592,13 +586,8 @@ class Table:
                 self._flag(Code.NOT_YOUR_TURN, player, f"{gift} owes the 2's gift draw first")
                 self._take_over_turn(hand, player)
         elif player != hand.mover:
-            if isinstance(event, Pass) and player == hand.last_actor:
-                self._flag(Code.NOT_YOUR_TURN, player,
-                           f"{player}'s turn has already ended; it is {hand.mover}'s turn")
-                return
             self._flag(Code.NOT_YOUR_TURN, player, f"it is {hand.mover}'s turn ({self._phase_words(hand)})")
             self._take_over_turn(hand, player)
-        hand.last_actor = player
         if isinstance(event, Play):
             self._play(hand, event)
         elif isinstance(event, Draw):
@@ -768,7 +757,6 @@ class Table:
         if len(hand.active) <= 1:
             self._decide_elimination(hand)
             return
-        hand.last_turn_player = player
         self._start_turn(hand, self._next_player(hand, player))
 
     def _card_effect(self, hand: Hand, player: str, card: str, event: Play) -> None:
@@ -780,7 +768,6 @@ class Table:
         elif rank == "8" and rules.eight is EightRule.FOLLOW:
             self._enter_follow(hand, player, card)
         elif rank == "8":  # skip
-            hand.last_turn_player = player
             self._start_turn(hand, self._next_player(hand, player, 2))
         elif rank == "T":
             hand.direction = -hand.direction
@@ -803,7 +790,6 @@ class Table:
 
     def _skip_from(self, hand: Hand, player: str) -> None:
         """An A skips the player after `player`, who may deflect it with an A."""
-        hand.last_turn_player = player
         skipped = self._next_player(hand, player)
         if self.rules.option("ace_deflect") and any(c[0] == "A" for c in hand.hands[skipped]):
             hand.mover = skipped
@@ -896,7 +882,6 @@ class Table:
             phase is Phase.FOLLOW and hand.follow_card is not None and hand.follow_card[0] != "8"
         ):
             if phase is Phase.DEFLECT:
-                hand.last_turn_player = player
                 self._start_turn(hand, self._next_player(hand, player))
             else:
                 self._end_turn(hand, player)
@@ -961,7 +946,6 @@ class Table:
                 if len(hand.active) <= 1:
                     self._decide_elimination(hand)
                     return
-                hand.last_turn_player = player
                 self._start_turn(hand, self._next_player(hand, player))
                 return
             self._decide_out(hand, waiting[0], hand.waiting_cards.get(waiting[0]))
@@ -998,7 +982,6 @@ class Table:
                            f"a pass is not allowed here ({self._phase_words(hand)}); {player} must draw")
             hand.pending_total = 0
         if phase is Phase.DEFLECT:
-            hand.last_turn_player = player
             self._start_turn(hand, self._next_player(hand, player))
             return
         self._end_turn(hand, player)
