@@ -1,0 +1,35 @@
+"""The dashboard's entry script: page set-up and navigation. Each page renders itself.
+
+Run it with `haftkhabis dashboard [--warehouse DIR]` (or
+`streamlit run dashboards/app.py -- --warehouse DIR`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import streamlit as st
+
+from dashboards.settings import warehouse_dir
+
+HERE = Path(__file__).parent
+PAGES = HERE / "pages"
+
+st.set_page_config(page_title="Haft Khabis logs", page_icon=":material/playing_cards:", layout="wide")
+
+pages = {
+    "Warehouse": [
+        st.Page(PAGES / "overview.py", title="Overview", icon=":material/monitoring:", url_path="overview", default=True),
+        st.Page(PAGES / "games.py", title="Games", icon=":material/table_rows:", url_path="games"),
+        st.Page(PAGES / "scoring.py", title="Scoring", icon=":material/calculate:", url_path="scoring"),
+        st.Page(PAGES / "players.py", title="Players", icon=":material/groups:", url_path="players"),
+        st.Page(PAGES / "compliance.py", title="Compliance", icon=":material/gavel:", url_path="compliance"),
+    ],
+    "Hands": [
+        st.Page(PAGES / "replay.py", title="Replay", icon=":material/play_circle:", url_path="replay"),
+        st.Page(PAGES / "check_log.py", title="Check a log", icon=":material/upload_file:", url_path="check"),
+    ],
+}
+page = st.navigation(pages)
+st.sidebar.caption(f"Warehouse: `{warehouse_dir()}` (read-only)")
+page.run()

@@ -1,0 +1,60 @@
+"""Check a log: upload a JSON-lines file, see every game's verdict, replay any game. Nothing
+is stored: the upload lives in this session only."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from dashboards import cache, views
+from dashboards.settings import MAX_UPLOAD_MB
+
+views.inject_css()
+st.title("Check a log")
+st.caption(
+    f"Upload a haftkhabis/1 log (JSON Lines, optionally gzip-compressed, up to {MAX_UPLOAD_MB} MB). "
+    "It is validated and replayed here and never added to the warehouse."
+)
+
+upload = st.file_uploader(
+    "Log file", type=["jsonl", "ndjson", "log", "json", "txt", "gz"], key="check_upload",
+)
+if upload is None:
+    st.info("Choose a file to validate. Each game gets its verdict; pick one to step through it.")
+    st.stop()
+
+data = upload.getvalue()
+result = cache.check_upload(upload.file_id, upload.name, data)
+if result.problem:
+    st.error(result.problem)
+    st.stop()
+
+n_bad = sum(1 for g in result.games if g["status"] != "compliant")
+cols = st.columns(4)
+cols[0].metric("Lines", f"{result.lines:,}")
+cols[1].metric("Games", len(result.games))
+cols[2].metric("Not compliant", n_bad)
+cols[3].metric("Line errors", len(result.errors))
+
+if result.games:
+    st.dataframe(
+        result.games, hide_index=True, width="stretch",
+        column_config={"violations": st.column_config.NumberColumn("violations", format="%d")},
+    )
+if result.errors:
+    with st.expander(f"{len(result.errors)} line(s) that belong to no game", expanded=not result.games):
+        st.dataframe(result.errors, hide_index=True, width="stretch")
+if not result.games:
+    st.warning("No game could be read from this file.")
+    st.stop()
+
+ids = [g["game"] for g in result.games]
+if st.session_state.get("check_game") not in ids:
+    st.session_state["check_game"] = ids[0]
+game = st.selectbox("Replay game", ids, key="check_game")
+st.divider()
+replay = cache.replay_upload(upload.file_id, upload.name, data, game)
+if replay is None:
+    st.error(f"Game {game} has no line to replay.")
+    st.stop()
+views.verdict_summary(replay)
+views.replay_view(replay, views.ReplayKeys("check"), report=views.report_for(replay))

@@ -1,0 +1,8 @@
+"""Compliance (waiting for the warehouse)."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+st.title("Compliance")
+st.info("Coming with the warehouse.")

@@ -1,0 +1,8 @@
+"""Players (waiting for the warehouse)."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+st.title("Players")
+st.info("Coming with the warehouse.")

@@ -1,0 +1,8 @@
+"""Replay (waiting for the warehouse)."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+st.title("Replay")
+st.info("Coming with the warehouse.")
