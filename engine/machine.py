@@ -149,6 +149,7 @@ class Hand:
         "settle_player",
         "settle_queue",
         "stock",
+        "stock_count",
         "stock_order",
         "total_drawn",
         "waiting_cards",
@@ -162,6 +163,7 @@ class Hand:
         self.hands: dict[str, list[str]] = {p: [] for p in self.active}
         self.pile: list[str] = []  # the discard pile, top last
         self.stock: Counter[str] = Counter()  # unseen cards
+        self.stock_count = 0  # kept beside the multiset: it is asked for on every turn
         self.stock_order: list[str] | None = None  # the stock top first, when the log told it
         self.laid_aside: list[str] = []
         self.current_suit: str | None = None
@@ -194,7 +196,7 @@ class Hand:
         return self.outcome is not None
 
     def stock_size(self) -> int:
-        return sum(self.stock.values())
+        return self.stock_count
 
     def no_card_anywhere(self) -> bool:
         return self.stock_size() == 0 and len(self.pile) <= 1
@@ -490,6 +492,7 @@ class Table:
             hand.pile.append(starter)
             hand.current_suit = starter[1]
         hand.stock = stock
+        hand.stock_count = stock.total()
         hand.stock_order = stock_order
         self.hand = hand
         self.hand_open = True
@@ -829,11 +832,13 @@ class Table:
             if order is not None and order and order[0] == card:
                 order.pop(0)
                 hand.stock[card] -= 1
+                hand.stock_count -= 1
             elif hand.stock[card] > 0:
                 if order is not None:
                     problems.append(f"{pretty(card)} is not the stock's top ({pretty(order[0])})")
                     order.remove(card)
                 hand.stock[card] -= 1
+                hand.stock_count -= 1
             else:
                 problems.append(f"{pretty(card)} is not in the stock" + (
                     f" (its top is {pretty(order[0])})" if order else ""))
@@ -847,6 +852,7 @@ class Table:
         hand.stock.update(hand.pile[:-1])
         del hand.pile[:-1]
         hand.stock = +hand.stock
+        hand.stock_count = hand.stock.total()
         if stock is not None and Counter(stock) == hand.stock:
             hand.stock_order = list(stock)
         else:
