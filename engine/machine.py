@@ -12,7 +12,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
+from typing import Any, cast
 
 from engine.cards import SUIT_NAMES, pack, pretty, pretty_cards
 from engine.events import (
@@ -229,14 +229,11 @@ class Table:
         self.fouls: dict[str, set[Code]] = {p: set() for p in self.players}
         self.last_type: str | None = None
         self.hand_log: list[HandRecord] = []
+        self.elimination = settings.mode is Mode.ELIMINATION
         self._out: list[Violation] = []
         self._seq: int | None = None
 
     # ----------------------------------------------------------------- public API
-
-    @property
-    def elimination(self) -> bool:
-        return self.settings.mode is Mode.ELIMINATION
 
     def apply(self, event: Event) -> list[Violation]:
         """Judge `event`, apply it as recorded, and return the breaches found on it."""
@@ -245,12 +242,12 @@ class Table:
         if self.closed_by is not None:
             self._flag(Code.UNEXPECTED_EVENT, _actor(event),
                        f"{event.type} after the game's {self.closed_by}: nothing may follow it")
+        elif event.is_turn_event:
+            self._turn_event(cast(Play | Draw | Pass, event))
         elif isinstance(event, Header):
             self._flag(Code.UNEXPECTED_EVENT, None, "a game header may only stand at seq 0")
         elif isinstance(event, Deal):
             self._deal(event)
-        elif isinstance(event, Play | Draw | Pass):
-            self._turn_event(event)
         elif isinstance(event, Announce):
             self._announce(event)
         elif isinstance(event, Penalty):
