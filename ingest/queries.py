@@ -1,0 +1,245 @@
+"""The committed warehouse as read-only DuckDB views, and the named views built on them.
+
+`open_warehouse()` reads the latest `batches` row, opens every table at the Delta version
+that batch recorded (so a batch being committed meanwhile is invisible until its last
+commit lands), and hands the tables to an in-memory DuckDB as Arrow datasets. DuckDB reads
+them through pyarrow and gets no file access of its own: external access is disabled and
+the configuration locked before the connection is returned.
+
+The named views (`VIEWS`) are what the CLI's `stats` commands and the dashboard ask:
+player stats and the leaderboard, head-to-head, who targets whom with 2s, first-seat
+advantage, hand lengths, compliance by code, ruleset and server build.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+import pyarrow.dataset as pads
+
+from engine.validate import GameRun, Validator
+from ingest.schema import TABLES
+from ingest.store import DEFAULT_WAREHOUSE, Snapshot, Warehouse
+
+VIEWS: dict[str, str] = {
+    # one row per player and ruleset: the leaderboard's figures
+    "player_stats": """
+        WITH hands_played AS (
+            SELECT ruleset, player,
+                   count(DISTINCT game_id) AS games,
+                   count(*) FILTER (WHERE won IS NOT NULL) AS hands,
+                   count(*) FILTER (WHERE won) AS wins,
+                   sum(points) AS total_points,
+                   avg(points) AS mean_points
+            FROM hand_players GROUP BY ruleset, player
+        ), games_won AS (
+            SELECT ruleset, winner AS player, count(*) AS games_won
+            FROM (SELECT ruleset, unnest(winners) AS winner FROM games WHERE complete)
+            GROUP BY ruleset, winner
+        ), fouls AS (
+            SELECT ruleset, player, count(*) AS violations
+            FROM violations WHERE player IS NOT NULL GROUP BY ruleset, player
+        )
+        SELECT h.ruleset, h.player, h.games, coalesce(w.games_won, 0) AS games_won,
+               h.hands, h.wins,
+               CASE WHEN h.hands > 0 THEN h.wins / h.hands END AS win_rate,
+               h.mean_points, h.total_points,
+               coalesce(f.violations, 0) AS violations
+        FROM hands_played h
+        LEFT JOIN games_won w USING (ruleset, player)
+        LEFT JOIN fouls f USING (ruleset, player)
+    """,
+    "leaderboard": """
+        SELECT row_number() OVER (PARTITION BY ruleset
+                                  ORDER BY wins DESC, win_rate DESC NULLS LAST, player) AS rank,
+               *
+        FROM player_stats
+        ORDER BY ruleset, rank
+    """,
+    # every ordered pair of players who sat in the same decided hands
+    "head_to_head": """
+        SELECT a.ruleset, a.player, b.player AS opponent,
+               count(*) AS hands,
+               count(*) FILTER (WHERE a.finishing_position < b.finishing_position) AS ahead,
+               count(*) FILTER (WHERE a.finishing_position > b.finishing_position) AS behind,
+               count(*) FILTER (WHERE a.finishing_position = b.finishing_position) AS tied
+        FROM hand_players a
+        JOIN hand_players b
+          ON a.game_id = b.game_id AND a.hand = b.hand AND a.player <> b.player
+        WHERE a.finishing_position IS NOT NULL AND b.finishing_position IS NOT NULL
+        GROUP BY a.ruleset, a.player, b.player
+    """,
+    # who gives 2s to whom, against a uniform choice among the others at the table:
+    # `lift` far above 1 for one target, with many 2s, is a collusion signal
+    "two_targets": """
+        WITH twos AS (
+            SELECT e.ruleset, e.game_id, e.hand, e.player, e.target, h.players
+            FROM events e
+            JOIN hands h ON e.game_id = h.game_id AND e.hand = h.hand
+            WHERE e.type = 'play' AND e.card LIKE '2_' AND e.target IS NOT NULL
+              AND e.target <> e.player AND NOT e.set_aside
+              AND NOT list_contains(coalesce(e.codes, []::VARCHAR[]), 'bad_target')
+              AND h.players > 1
+        ), given AS (
+            SELECT ruleset, player, target, count(*) AS twos
+            FROM twos GROUP BY ruleset, player, target
+        ), fair AS (
+            SELECT t.ruleset, t.player, p.player AS target,
+                   sum(1.0 / (t.players - 1)) AS expected_twos
+            FROM twos t
+            JOIN hand_players p
+              ON p.game_id = t.game_id AND p.hand = t.hand AND p.player <> t.player
+            GROUP BY t.ruleset, t.player, p.player
+        )
+        SELECT f.ruleset, f.player, f.target,
+               coalesce(g.twos, 0) AS twos,
+               f.expected_twos,
+               coalesce(g.twos, 0) / sum(coalesce(g.twos, 0))
+                   OVER (PARTITION BY f.ruleset, f.player) AS share,
+               f.expected_twos / sum(f.expected_twos)
+                   OVER (PARTITION BY f.ruleset, f.player) AS expected_share,
+               coalesce(g.twos, 0) / f.expected_twos AS lift
+        FROM fair f
+        LEFT JOIN given g USING (ruleset, player, target)
+    """,
+    # win rate by the seat's place in the playing order (0: the first to play)
+    "first_seat": """
+        SELECT p.ruleset, h.players, p.turn_order,
+               count(*) AS hands,
+               count(*) FILTER (WHERE p.won) AS wins,
+               avg(CASE WHEN p.won THEN 1.0 ELSE 0.0 END) AS win_rate,
+               1.0 / h.players AS fair_rate,
+               avg(p.points) AS mean_points
+        FROM hand_players p
+        JOIN hands h ON p.game_id = h.game_id AND p.hand = h.hand
+        WHERE p.won IS NOT NULL AND p.turn_order IS NOT NULL
+        GROUP BY p.ruleset, h.players, p.turn_order
+    """,
+    # the distribution of hand lengths (lines per closed hand), and its summary
+    "hand_lengths": """
+        SELECT ruleset, players, events, count(*) AS hands
+        FROM hands WHERE closed
+        GROUP BY ruleset, players, events
+    """,
+    "hand_length_summary": """
+        SELECT ruleset, players, count(*) AS hands,
+               avg(events) AS mean_events,
+               quantile_cont(events, 0.5) AS median_events,
+               quantile_cont(events, 0.9) AS p90_events,
+               max(events) AS max_events,
+               avg(duration_ms) / 1000.0 AS mean_seconds
+        FROM hands WHERE closed
+        GROUP BY ruleset, players
+    """,
+    # violations by code, ruleset and server build (from the header's meta)
+    "compliance": """
+        SELECT v.code, v.ruleset, coalesce(g.server_build, '?') AS server_build,
+               count(*) AS violations, count(DISTINCT v.game_id) AS games
+        FROM violations v
+        JOIN games g ON v.game_id = g.game_id
+        GROUP BY v.code, v.ruleset, coalesce(g.server_build, '?')
+    """,
+    "compliance_by_build": """
+        SELECT ruleset, coalesce(server_build, '?') AS server_build,
+               count(*) AS games,
+               count(*) FILTER (WHERE status = 'compliant') AS compliant,
+               count(*) FILTER (WHERE violations > 0) AS with_violations,
+               sum(violations) AS violations,
+               avg(CASE WHEN violations > 0 THEN 1.0 ELSE 0.0 END) AS violation_rate
+        FROM games
+        GROUP BY ruleset, coalesce(server_build, '?')
+    """,
+    "game_status": """
+        SELECT ruleset, status, count(*) AS games, sum(hands) AS hands, sum(lines) AS lines
+        FROM games GROUP BY ruleset, status
+    """,
+}
+
+_LOCKDOWN = (
+    "SET enable_external_access = false",
+    "SET lock_configuration = true",
+)
+
+
+@dataclass
+class WarehouseReader:
+    """A read-only DuckDB connection over one committed snapshot of the warehouse."""
+
+    con: duckdb.DuckDBPyConnection
+    snapshot: Snapshot
+    root: str
+    datasets: dict[str, pads.Dataset] = field(default_factory=dict)
+
+    def sql(self, query: str, params: list[Any] | None = None) -> duckdb.DuckDBPyRelation:
+        return self.con.sql(query, params=params)
+
+    def arrow(self, query: str, params: list[Any] | None = None) -> pa.Table:
+        return self.con.sql(query, params=params).to_arrow_table()
+
+    def rows(self, query: str, params: list[Any] | None = None) -> list[dict[str, Any]]:
+        return self.arrow(query, params).to_pylist()
+
+    def close(self) -> None:
+        self.con.close()
+
+    def __enter__(self) -> WarehouseReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def open_warehouse(root: str = DEFAULT_WAREHOUSE, *, threads: int | None = None) -> WarehouseReader:
+    """The latest committed snapshot of the warehouse at `root` as DuckDB views."""
+    store = Warehouse(root)
+    snapshot = store.snapshot()
+    config: dict[str, Any] = {
+        "autoinstall_known_extensions": False,
+        "autoload_known_extensions": False,
+    }
+    if threads is not None:
+        config["threads"] = threads
+    con = duckdb.connect(":memory:", config=config)
+    datasets = {}
+    for name in TABLES:
+        dataset = store.dataset(name, snapshot.versions[name])
+        datasets[name] = dataset
+        con.register(name, dataset)
+    for name, body in VIEWS.items():
+        con.execute(f"CREATE VIEW {name} AS {body}")
+    for statement in _LOCKDOWN:
+        con.execute(statement)
+    return WarehouseReader(con, snapshot, str(root), datasets)
+
+
+def scan_polars(root: str, table: str) -> Any:
+    """A polars LazyFrame over `table` at the committed snapshot."""
+    import polars as pl
+
+    store = Warehouse(root)
+    version = store.snapshot().versions[table]
+    return pl.scan_delta(str(store.table_path(table)), version=version)
+
+
+def game_lines(reader: WarehouseReader, game: str) -> Iterator[tuple[bytes, str, int]]:
+    """A game's raw lines as received (input order), with their file and line."""
+    rows = reader.rows(
+        "SELECT raw, file, line FROM events WHERE game_id = ? ORDER BY ordinal", [game])
+    for row in rows:
+        yield row["raw"].encode(), row["file"] or "<warehouse>", row["line"] or 0
+
+
+def replay_game(reader: WarehouseReader, game: str, *, record: bool = True) -> GameRun | None:
+    """Replay one game from the warehouse alone (its `events.raw`), every step recorded."""
+    validator = Validator(record={game} if record else None, only={game}, facts=True)
+    for raw, file, line in game_lines(reader, game):
+        validator.feed_line(raw, file, line)
+    pending = validator.games.get(game)
+    if pending is None:
+        return None
+    validator.finish_game(game)
+    return pending.run

@@ -1,0 +1,429 @@
+"""The Delta Lake side of the warehouse: table folders, Parquet parts, commits, snapshots.
+
+A warehouse is a folder of Delta tables, one per entry of `schema.TABLES`. Writers put
+Parquet parts straight into a table's folder (a temporary name, then an atomic rename) and
+nothing is visible until a commit names them. Each batch commits every data table once
+(adds and removes in one Delta transaction per table), then appends its row to `batches`
+last: that row records the version of every table the batch produced, and readers open
+each table at the versions of the latest `batches` row. A batch killed before that last
+commit is therefore invisible, and `recover()` (run by every writer before it starts)
+restores any table that moved past the recorded version.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import shutil
+import time
+import uuid
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.dataset as pads
+import pyarrow.fs as pafs
+import pyarrow.parquet as pq
+from deltalake import DeltaTable
+from deltalake.transaction import AddAction, RemoveAction
+
+from ingest.schema import SCHEMA_VERSION, TABLES, TableSpec
+
+DEFAULT_WAREHOUSE = "data/warehouse"
+LOCK_NAME = "_ingest.lock"
+STAGING = "_staging"
+ROWS_PER_GROUP = 131_072
+ROWS_PER_FILE = 4_000_000
+
+
+class WarehouseError(Exception):
+    """The warehouse cannot be used as asked (missing, busy, from another schema)."""
+
+
+@dataclass(frozen=True, slots=True)
+class PartFile:
+    """A Parquet part of one table, written but perhaps not yet committed."""
+
+    path: str  # relative to the table's folder
+    size: int
+    partition: tuple[tuple[str, str], ...]
+    rows: int
+    stats: str
+
+    def add_action(self) -> AddAction:
+        return AddAction(self.path, self.size, dict(self.partition), int(time.time() * 1000),
+                         True, self.stats)
+
+    def remove_action(self) -> Any:
+        return RemoveAction(self.path, True, int(time.time() * 1000), self.size,
+                            dict(self.partition))
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """The committed state: the latest batch and the table versions it recorded."""
+
+    batch: int
+    versions: dict[str, int]
+
+
+class Warehouse:
+    """A warehouse folder: its tables, its lock, its committed snapshot."""
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self.root = Path(root)
+
+    def table_path(self, name: str) -> Path:
+        return self.root / name
+
+    def exists(self) -> bool:
+        return all(DeltaTable.is_deltatable(str(self.table_path(n))) for n in TABLES)
+
+    def ensure(self) -> None:
+        """Create the folder and every table (empty, version 0) that is missing."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        for name, spec in TABLES.items():
+            path = str(self.table_path(name))
+            if not DeltaTable.is_deltatable(path):
+                DeltaTable.create(
+                    path, spec.schema, partition_by=list(spec.partition_by) or None,
+                    name=name,
+                    description=f"haftkhabis warehouse table {name}, schema {SCHEMA_VERSION}",
+                )
+
+    @contextlib.contextmanager
+    def lock(self) -> Iterator[None]:
+        """Exclusive writer lock (ingest, compact). The OS drops it if the process dies."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        handle = open(self.root / LOCK_NAME, "a+")  # noqa: SIM115 - held for the block
+        try:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise WarehouseError(
+                    f"{self.root} is busy: another ingest or compact holds {LOCK_NAME}") from None
+            yield
+        finally:
+            handle.close()
+
+    # ------------------------------------------------------------------ reading
+
+    def snapshot(self) -> Snapshot:
+        """The table versions recorded by the latest committed batch (0s before any)."""
+        if not self.exists():
+            raise WarehouseError(f"no warehouse at {self.root} (run `haftkhabis ingest` first)")
+        table = DeltaTable(str(self.table_path("batches")))
+        data = table.to_pyarrow_table(columns=["id", "table_versions", "schema_version"])
+        if data.num_rows == 0:
+            return Snapshot(0, dict.fromkeys(TABLES, 0) | {"batches": table.version()})
+        last = pc.index(data["id"], pc.max(data["id"])).as_py()
+        row = data.slice(last, 1).to_pylist()[0]
+        if row["schema_version"] != SCHEMA_VERSION:
+            raise WarehouseError(
+                f"{self.root} was written with schema version {row['schema_version']}; "
+                f"this build reads version {SCHEMA_VERSION}")
+        versions = dict(row["table_versions"])
+        versions["batches"] = table.version()
+        return Snapshot(int(row["id"]), versions)
+
+    def table(self, name: str, version: int | None = None) -> DeltaTable:
+        return DeltaTable(str(self.table_path(name)), version=version)
+
+    def dataset(self, name: str, version: int | None = None) -> pads.Dataset:
+        """The table at `version` as a pyarrow dataset: the parts its log lists, each with
+        its partition values as the fragment's guarantee.
+
+        (`DeltaTable.to_pyarrow_dataset` also turns file statistics into guarantees, and
+        reads a column that is null throughout a file as unsatisfiable, so a filtered
+        scan can drop rows; listing the parts ourselves keeps scans exact.)
+        """
+        spec = TABLES[name]
+        table = self.table(name, version)
+        parts = self._parts(name, table)
+        root = self.table_path(name)
+        paths = [str(root / p.path) for p in parts]
+        guarantees = [_partition_expression(p.partition) for p in parts]
+        return pads.FileSystemDataset.from_paths(
+            paths, schema=spec.schema, format=pads.ParquetFileFormat(),
+            filesystem=pafs.LocalFileSystem(), partitions=guarantees)
+
+    def committed_files(self, name: str, version: int) -> list[PartFile]:
+        """The parts of `name` at `version`, with their partition values."""
+        return self._parts(name, self.table(name, version))
+
+    @staticmethod
+    def _parts(name: str, table: DeltaTable) -> list[PartFile]:
+        spec = TABLES[name]
+        actions = pa.table(table.get_add_actions(flatten=True))
+        files = []
+        for row in actions.to_pylist():
+            partition = tuple((c, row[f"partition.{c}"]) for c in spec.partition_by)
+            files.append(PartFile(row["path"], row["size_bytes"], partition,
+                                  row["num_records"] or 0, ""))
+        return files
+
+    # ------------------------------------------------------------------ writing
+
+    def recover(self) -> list[str]:
+        """Undo whatever a killed writer left: tables past the committed versions are
+        restored to them, staging folders and temporary parts are removed. Call with
+        the lock held. Returns the tables restored."""
+        self.ensure()
+        snapshot = self.snapshot()
+        restored = []
+        for name in TABLES:
+            if name == "batches":
+                continue
+            table = self.table(name)
+            pinned = snapshot.versions.get(name, 0)
+            if table.version() > pinned:
+                table.restore(pinned)
+                restored.append(name)
+        shutil.rmtree(self.root / STAGING, ignore_errors=True)
+        for name in TABLES:
+            for tmp in self.table_path(name).rglob(".*.tmp"):
+                tmp.unlink(missing_ok=True)
+        return restored
+
+    def commit(self, name: str, adds: Sequence[PartFile], removes: Sequence[PartFile],
+               batch: int, operation: str) -> int:
+        """One Delta transaction on `name` adding and removing parts; the new version."""
+        spec = TABLES[name]
+        table = self.table(name)
+        if not adds and not removes:
+            return table.version()
+        from deltalake import CommitProperties
+        table.create_write_transaction(
+            [a.add_action() for a in adds] + [r.remove_action() for r in removes],
+            mode="append", schema=spec.schema, partition_by=list(spec.partition_by) or None,
+            commit_properties=CommitProperties(
+                custom_metadata={"haftkhabis.batch": batch, "haftkhabis.operation": operation}),
+        )
+        return self.table(name).version()
+
+    def commit_batch(self, row: dict[str, Any], versions: dict[str, int]) -> int:
+        """Append the batch's row to `batches`: the commit point of the whole batch."""
+        row = dict(row, table_versions=list(versions.items()), schema_version=SCHEMA_VERSION)
+        writer = PartWriter(self, "batches", prefix=f"b{row['id']:06d}")
+        writer.add((), [tuple(row[f.name] for f in TABLES["batches"].file_schema)])
+        parts = writer.close()
+        return self.commit("batches", parts, [], row["id"], "batch")
+
+    def staging(self, token: str) -> Path:
+        path = self.root / STAGING / token
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+
+def new_token() -> str:
+    return uuid.uuid4().hex[:10]
+
+
+class PartWriter:
+    """Buffered Parquet parts of one table, one open file per partition.
+
+    Rows are tuples in `file_schema` order. Parts are written under a temporary hidden
+    name and renamed when complete, so a reader or a crash never meets half a file.
+    """
+
+    def __init__(self, warehouse: Warehouse, name: str, prefix: str,
+                 rows_per_group: int = ROWS_PER_GROUP, rows_per_file: int = ROWS_PER_FILE) -> None:
+        self.spec: TableSpec = TABLES[name]
+        self.root = warehouse.table_path(name)
+        self.schema = self.spec.file_schema
+        self.prefix = prefix
+        self.rows_per_group = rows_per_group
+        self.rows_per_file = rows_per_file
+        self.buffers: dict[tuple[str, ...], list[tuple[Any, ...]]] = {}
+        self.open: dict[tuple[str, ...], _OpenPart] = {}
+        self.done: list[PartFile] = []
+        self.counter = 0
+
+    def add(self, partition: tuple[str, ...], rows: Iterable[tuple[Any, ...]]) -> None:
+        buffer = self.buffers.get(partition)
+        if buffer is None:
+            buffer = self.buffers[partition] = []
+        buffer.extend(rows)
+        if len(buffer) >= self.rows_per_group:
+            self._flush(partition)
+
+    def add_table(self, partition: tuple[str, ...], data: pa.Table) -> None:
+        """Append already-columnar rows (used when rewriting parts)."""
+        self._write(partition, data)
+
+    def _flush(self, partition: tuple[str, ...]) -> None:
+        rows = self.buffers.pop(partition, None)
+        if not rows:
+            return
+        columns = list(zip(*rows, strict=True))
+        arrays = [pa.array(col, type=f.type) for col, f in zip(columns, self.schema, strict=True)]
+        self._write(partition, pa.Table.from_arrays(arrays, schema=self.schema))
+
+    def _write(self, partition: tuple[str, ...], data: pa.Table) -> None:
+        part = self.open.get(partition)
+        if part is None:
+            self.counter += 1
+            folder = "/".join(f"{c}={v}" for c, v in zip(self.spec.partition_by, partition,
+                                                          strict=True))
+            name = f"part-{self.prefix}-{self.counter:05d}.zstd.parquet"
+            relative = f"{folder}/{name}" if folder else name
+            part = self.open[partition] = _OpenPart(self.root, relative, self.schema, partition,
+                                                    self.spec)
+        part.write(data)
+        if part.rows >= self.rows_per_file:
+            self.done.append(part.close())
+            del self.open[partition]
+
+    def close(self) -> list[PartFile]:
+        for partition in list(self.buffers):
+            self._flush(partition)
+        for part in self.open.values():
+            self.done.append(part.close())
+        self.open.clear()
+        return self.done
+
+    def abort(self) -> None:
+        for part in self.open.values():
+            part.abort()
+        self.open.clear()
+
+
+@dataclass(slots=True)
+class _OpenPart:
+    root: Path
+    relative: str
+    schema: pa.Schema
+    partition: tuple[str, ...]
+    spec: TableSpec
+    rows: int = 0
+    writer: pq.ParquetWriter | None = None
+    tmp: Path = field(init=False)
+    stats: _ColumnStats = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.stats = _ColumnStats(self.schema)
+        final = self.root / self.relative
+        final.parent.mkdir(parents=True, exist_ok=True)
+        self.tmp = final.with_name(f".{final.name}.tmp")
+
+    def write(self, data: pa.Table) -> None:
+        if self.writer is None:
+            self.writer = pq.ParquetWriter(
+                self.tmp, self.schema, compression="zstd", compression_level=3,
+                write_statistics=True, use_dictionary=True,
+            )
+        self.writer.write_table(data, row_group_size=ROWS_PER_GROUP)
+        self.rows += data.num_rows
+        self.stats.update(data)
+
+    def close(self) -> PartFile:
+        if self.writer is None:
+            pq.ParquetWriter(self.tmp, self.schema).close()
+        else:
+            self.writer.close()
+        final = self.root / self.relative
+        with open(self.tmp, "rb+") as handle:
+            os.fsync(handle.fileno())
+        os.replace(self.tmp, final)
+        partition = tuple(zip(self.spec.partition_by, self.partition, strict=True))
+        return PartFile(self.relative, final.stat().st_size, partition, self.rows,
+                        self.stats.to_json(self.rows))
+
+    def abort(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+        self.tmp.unlink(missing_ok=True)
+
+
+def read_part(warehouse: Warehouse, name: str, part: PartFile,
+              columns: list[str] | None = None) -> pa.Table:
+    """A part's rows (file columns only)."""
+    return pq.read_table(warehouse.table_path(name) / part.path, columns=columns)
+
+
+def rewrite_without(warehouse: Warehouse, name: str, parts: Iterable[PartFile],
+                    drop: set[str], prefix: str) -> tuple[list[PartFile], list[PartFile]]:
+    """Parts of `name` holding rows of games in `drop`: rewritten without them.
+
+    Returns (new parts, replaced parts). A part left empty is replaced by nothing.
+    """
+    if not drop:
+        return [], []
+    value_set = pa.array(sorted(drop), type=pa.string())
+    writer = PartWriter(warehouse, name, prefix)
+    replaced: list[PartFile] = []
+    for part in parts:
+        ids = read_part(warehouse, name, part, ["game_id"])["game_id"]
+        hit = pc.is_in(ids, value_set=value_set)
+        if not pc.any(hit).as_py():
+            continue
+        replaced.append(part)
+        kept = read_part(warehouse, name, part).filter(pc.invert(hit))
+        if kept.num_rows:
+            writer.add_table(tuple(v for _, v in part.partition), kept)
+    return writer.close(), replaced
+
+
+def _partition_expression(partition: Sequence[tuple[str, str | None]]) -> pads.Expression:
+    expression = pads.scalar(True)
+    for column, value in partition:
+        field_ = pads.field(column)
+        expression = expression & (field_.is_null() if value is None else field_ == value)
+    return expression
+
+
+#: string statistics are cut to this many characters (the max then bumped past the cut)
+STATS_PREFIX = 32
+
+
+class _ColumnStats:
+    """Delta file statistics (numRecords, minValues, maxValues, nullCount) for every
+    flat column, as Spark and delta-rs read them: strings cut to a prefix (the max made an
+    upper bound), timestamps to milliseconds (the min floored, the max ceiled)."""
+
+    def __init__(self, schema: pa.Schema) -> None:
+        self.columns = [f.name for f in schema if not pa.types.is_nested(f.type)]
+        self.ranged = {f.name for f in schema
+                       if not pa.types.is_nested(f.type) and not pa.types.is_binary(f.type)}
+        self.types = {f.name: f.type for f in schema}
+        self.low: dict[str, Any] = {}
+        self.high: dict[str, Any] = {}
+        self.nulls: dict[str, int] = dict.fromkeys(self.columns, 0)
+
+    def update(self, data: pa.Table) -> None:
+        for name in self.columns:
+            column = data[name]
+            self.nulls[name] += column.null_count
+            if column.null_count == len(column) or name not in self.ranged:
+                continue
+            if pa.types.is_timestamp(column.type):
+                column = column.cast(pa.int64())
+            bounds = pc.min_max(column).as_py()
+            low, high = bounds["min"], bounds["max"]
+            if name not in self.low or low < self.low[name]:
+                self.low[name] = low
+            if name not in self.high or high > self.high[name]:
+                self.high[name] = high
+
+    def to_json(self, rows: int) -> str:
+        low = {n: self._bound(n, v, upper=False) for n, v in self.low.items()}
+        high = {n: self._bound(n, v, upper=True) for n, v in self.high.items()}
+        return json.dumps({"numRecords": rows, "minValues": low, "maxValues": high,
+                           "nullCount": self.nulls}, ensure_ascii=False)
+
+    def _bound(self, name: str, value: Any, *, upper: bool) -> Any:
+        kind = self.types[name]
+        if pa.types.is_timestamp(kind):
+            millis = -(-value // 1000) if upper else value // 1000
+            moment = datetime.fromtimestamp(millis / 1000, tz=UTC)
+            return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{millis % 1000:03d}Z"
+        if isinstance(value, str) and len(value) > STATS_PREFIX:
+            cut = value[:STATS_PREFIX]
+            return cut + "\U0010ffff" if upper else cut
+        return value
