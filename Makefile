@@ -35,7 +35,7 @@ unit: setup
 test: setup browser lint typecheck unit
 
 sample: setup
-	$(BIN)/python -m data.make_sample
+	$(BIN)/python data/make_sample.py
 
 warehouse: setup
 	$(BIN)/haftkhabis ingest data/sample --warehouse $(WAREHOUSE)

@@ -59,7 +59,7 @@ def validate(
             out.write(orjson.dumps(error.to_json()) + b"\n")
         out.flush()
         raise typer.Exit(0 if ok else 1)
-    console = Console(highlight=False)
+    console = Console(highlight=False, soft_wrap=True)
     for verdict in verdicts:
         if quiet and verdict.status == "compliant":
             continue
@@ -122,7 +122,7 @@ def replay(
             out.write(orjson.dumps(_step_json(number, s)) + b"\n")
         out.flush()
         return
-    console = Console(highlight=False)
+    console = Console(highlight=False, soft_wrap=True)
     verdict = run.verdict()
     console.print(
         f"[bold]{escape(game)}[/bold] ({verdict.ruleset}) — {len(run.steps)} lines, "
