@@ -1,0 +1,1110 @@
+"""The simulator: seeded bots play whole games through the engine and write haftkhabis/1 logs.
+
+The simulator owns the physical deck (shuffle, deal, starter, stock, reshuffles) and asks
+the engine only what the rules allow: `Table.options()` is the legality view the bots
+choose from, and every line is fed back to the same `Table` under the strict policy —
+a bot move the engine flags is a `SimulationError`, never a quiet log entry.
+
+With a fault rate, a game may carry ONE injected fault (a realistic server or client bug);
+the manifest says where it is and which violation codes the validator must report there.
+The engine is still asked to confirm the fault's codes, so a manifest never lies about
+what a replay of the log finds.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import random
+import sys
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime, timedelta
+from typing import Any, BinaryIO
+
+import orjson
+
+from engine.cards import ONE_DECK, SUITS, pack
+from engine.events import (
+    FORMAT,
+    Abort,
+    Announce,
+    Deal,
+    Draw,
+    End,
+    Event,
+    Header,
+    Pass,
+    Penalty,
+    Play,
+    Reshuffle,
+    Result,
+    encode,
+)
+from engine.machine import HAND_SIZE, Hand, Phase, Table, TurnOptions, read_header
+from engine.rulesets import PERSIAN_OPTIONS, RULESETS, EightRule, Mode, Ruleset
+from engine.violations import FOULS, Code
+
+#: server builds seen in the header's meta: (name, share of games, fault-rate factor)
+BUILDS: tuple[tuple[str, float, float], ...] = (
+    ("hk-server/2.3.1", 0.40, 1.0),
+    ("hk-server/2.4.0", 0.45, 0.4),
+    ("hk-server/2.4.1-rc", 0.15, 3.0),
+)
+PLATFORMS = ("web", "android", "ios", "desktop")
+NAMES = (
+    "sara", "omid", "lale", "reza", "neda", "babak", "shirin", "kian", "mina", "arash",
+    "parisa", "dariush", "yasmin", "farhad", "leila", "navid", "roya", "behnam", "azadeh",
+    "kaveh", "nasrin", "sina", "golnar", "pouya", "ayla", "emre", "elif", "mehmet", "zeynep",
+    "can", "deniz", "burak", "selin", "kerem", "ece", "murat", "hooman", "taraneh", "ali",
+    "maryam",
+)
+#: a hand longer than this many lines (more at big tables) is cut off with an `abort`
+HAND_EVENT_LIMIT = 600
+MATCH_HAND_LIMIT = 60
+
+# the faults, by ruleset (see `_FaultPlan`); every kind names what the validator must say
+COMMON_FAULTS = (
+    "illegal_card", "card_not_held", "wrong_seven_total", "jack_without_suit",
+    "wrong_winners", "dropped_line", "duplicate_seq", "malformed_json", "spelling_10",
+)
+GIFT_FAULTS = ("missing_gift", "self_target_two", "draw_holding_legal", "play_after_end")
+FAULT_KINDS: Mapping[str, tuple[str, ...]] = {
+    "bazito": COMMON_FAULTS + GIFT_FAULTS + ("wrong_scores", "forbidden_starter"),
+    "persian": COMMON_FAULTS + GIFT_FAULTS + (
+        "wrong_scores", "missed_call", "unjustified_penalty", "pass_drawn_match",
+        "wild_jack_with_match",
+    ),
+    "pis-yedili": (
+        *COMMON_FAULTS, "wrong_scores", "jack_on_jack", "same_suit_jack", "non_club_opening",
+        "pass_before_draw", "play_after_blocked",
+    ),
+}
+#: faults that need points play (claimed scores)
+POINTS_ONLY_FAULTS = frozenset({"wrong_scores"})
+#: faults with few opportunities in a game: taken more eagerly
+RARE_FAULTS = frozenset({
+    "missing_gift", "self_target_two", "wrong_seven_total", "jack_on_jack", "jack_without_suit",
+    "same_suit_jack", "play_after_end", "play_after_blocked", "pass_drawn_match",
+})
+#: faults that go in at a deal or a hand's opening move
+DEAL_FAULTS = frozenset({"forbidden_starter", "non_club_opening"})
+
+
+class SimulationError(RuntimeError):
+    """The engine flagged a move the simulator meant to be legal (or disagreed with an
+    injected fault's codes): the simulator or the engine is wrong."""
+
+
+@dataclass(frozen=True, slots=True)
+class SimConfig:
+    """What to simulate. `None` fields are drawn at random per game."""
+
+    ruleset: str
+    games: int = 100
+    seed: int = 0
+    players: tuple[int, int] | None = None  # an inclusive range of player counts
+    options: Mapping[str, bool] | None = None  # persian sub-rule overrides
+    mode: str | None = None  # persian: points or elimination
+    match: Mapping[str, int] | None = None  # {"hands": N} or {"target": N}
+    fault_rate: float = 0.0
+    stock_in_deal: float = 0.5
+
+    def __post_init__(self) -> None:
+        rules = RULESETS.get(self.ruleset)
+        if rules is None:
+            raise ValueError(f"unknown ruleset {self.ruleset!r} (known: {', '.join(RULESETS)})")
+        if self.games < 0:
+            raise ValueError(f"games must be 0 or more, not {self.games}")
+        if self.players is not None:
+            low, high = self.players
+            if not rules.min_players <= low <= high <= rules.max_players:
+                span = (f"{rules.min_players}" if rules.min_players == rules.max_players
+                        else f"{rules.min_players}-{rules.max_players}")
+                asked = f"{low}" if low == high else f"{low}-{high}"
+                raise ValueError(f"{rules.name} is played by {span} players, not {asked}")
+        if self.options is not None:
+            unknown = sorted(set(self.options) - set(rules.options))
+            if unknown:
+                known = ", ".join(rules.options) or "none"
+                raise ValueError(f"unknown option(s) {', '.join(unknown)} for {rules.name} (known: {known})")
+        if self.mode is not None:
+            try:
+                mode = Mode(self.mode)
+            except ValueError:
+                raise ValueError(f"unknown mode {self.mode!r} (points or elimination)") from None
+            if mode not in rules.modes:
+                raise ValueError(f"{rules.name} has no {mode.value} mode")
+        if self.match is not None:
+            if len(self.match) != 1 or next(iter(self.match)) not in ("hands", "target") \
+                    or next(iter(self.match.values())) < 1:
+                raise ValueError(f"match must be hands=N or target=N with N >= 1, not {dict(self.match)}")
+            if "target" in self.match and self.mode == Mode.ELIMINATION.value:
+                raise ValueError("a points target makes no sense in elimination play")
+        for name, rate in (("fault rate", self.fault_rate), ("stock-in-deal rate", self.stock_in_deal)):
+            if not 0.0 <= rate <= 1.0:
+                raise ValueError(f"the {name} must be between 0 and 1, not {rate}")
+
+
+@dataclass(slots=True)
+class InjectedFault:
+    """One fault put into a log on purpose: where, and what the validator must report.
+
+    `record` is "violation" (a game violation at `seq`) or "error" (a line that belongs to
+    no game, reported as an error record at `file_line`; `seq` is then the seq of the line
+    it garbles)."""
+
+    game: str
+    seq: int | None
+    kind: str
+    expected_codes: list[str]
+    file_line: int | None = None
+    record: str = "violation"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "game": self.game, "seq": self.seq, "kind": self.kind,
+            "expected_codes": self.expected_codes, "file_line": self.file_line,
+            "record": self.record,
+        }
+
+
+@dataclass(slots=True)
+class SimulatedGame:
+    """One game's log lines (bytes, without line endings) and what it holds."""
+
+    game: str
+    lines: list[bytes]
+    faults: list[InjectedFault]
+    aborted: str | None
+    hands: int
+    blocked_hands: int
+
+
+@dataclass(slots=True)
+class SimSummary:
+    games: int = 0
+    lines: int = 0
+    hands: int = 0
+    blocked_hands: int = 0
+    aborted: int = 0
+    abort_reasons: dict[str, int] = field(default_factory=dict)
+    faults: list[InjectedFault] = field(default_factory=list)
+
+    def add(self, game: SimulatedGame) -> None:
+        self.games += 1
+        self.lines += len(game.lines)
+        self.hands += game.hands
+        self.blocked_hands += game.blocked_hands
+        if game.aborted is not None:
+            self.aborted += 1
+            self.abort_reasons[game.aborted] = self.abort_reasons.get(game.aborted, 0) + 1
+        self.faults.extend(game.faults)
+
+
+def simulate(config: SimConfig) -> Iterator[SimulatedGame]:
+    """The games of `config`, one after another; `file_line`s count from the first line
+    of the first game, as they are written."""
+    rng = random.Random(config.seed)
+    start = datetime(2026, 1, 1, tzinfo=UTC) + timedelta(seconds=rng.randrange(330 * 86400))
+    clock_ms = int(start.timestamp() * 1000)
+    line_offset = 0
+    for index in range(1, config.games + 1):
+        game_rng = random.Random(rng.getrandbits(64))
+        clock_ms += rng.randrange(20_000, 900_000)
+        sim = _GameSim(config, index, game_rng, clock_ms, line_offset)
+        game = sim.run()
+        line_offset += len(game.lines)
+        yield game
+
+
+def open_output(path: str | None) -> BinaryIO:
+    """A binary stream for the log: gzip when the name ends with .gz (mtime 0, so the
+    bytes depend on the seed only)."""
+    if path is None or path == "-":
+        return sys.stdout.buffer
+    raw = open(path, "wb")  # noqa: SIM115 - closed by the caller via the returned stream
+    if path.endswith(".gz"):
+        return gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0)  # type: ignore[return-value]
+    return raw
+
+
+def write_simulation(
+    config: SimConfig,
+    out: BinaryIO,
+    *,
+    on_game: Callable[[SimulatedGame], None] | None = None,
+) -> SimSummary:
+    """Simulate and write every game's lines to `out`; the summary holds the faults."""
+    summary = SimSummary()
+    for game in simulate(config):
+        out.write(b"".join(line + b"\n" for line in game.lines))
+        summary.add(game)
+        if on_game is not None:
+            on_game(game)
+    out.flush()
+    return summary
+
+
+def manifest_bytes(faults: list[InjectedFault]) -> bytes:
+    return orjson.dumps([f.to_json() for f in faults], option=orjson.OPT_INDENT_2) + b"\n"
+
+
+def simulate_bytes(config: SimConfig) -> bytes:
+    """The whole log as bytes (tests, small runs)."""
+    buffer = io.BytesIO()
+    write_simulation(config, buffer)
+    return buffer.getvalue()
+
+
+# --------------------------------------------------------------------------- internals
+
+
+#: a faulty move ready to be made, or None when this is no opportunity for it
+_Move = Callable[[], None] | None
+
+
+@dataclass(slots=True)
+class _Action:
+    kind: str  # play · draw · pass
+    card: str | None = None
+    suit: str | None = None
+    target: str | None = None
+
+
+@dataclass(slots=True)
+class _FaultPlan:
+    """The one fault a game carries: its kind, the earliest line it may go in at, and the
+    chance it goes in at each opportunity after that."""
+
+    kind: str
+    after_line: int
+    chance: float
+    done: bool = False
+
+
+@dataclass(slots=True)
+class _MissedCall:
+    player: str
+    gift_target: str | None  # the caller's own 2 made this player owe a gift draw
+
+
+class _GameSim:
+    """One game: header, hands, result; bots at every seat."""
+
+    def __init__(
+        self, config: SimConfig, index: int, rng: random.Random, clock_ms: int, line_offset: int
+    ) -> None:
+        self.config = config
+        self.rng = rng
+        self.clock_ms = clock_ms
+        self.line_offset = line_offset
+        self.rules: Ruleset = RULESETS[config.ruleset]
+        self.table_name = f"t-{rng.randrange(1, 41):02d}"
+        tag = {"bazito": "bz", "persian": "fa", "pis-yedili": "py"}.get(config.ruleset, "x")
+        self.game = f"{self.table_name}-{tag}{config.seed}-{index:05d}"
+        self.lines: list[bytes] = []
+        self.seq = 0
+        self.faults: list[InjectedFault] = []
+        self.stock: list[str] = []  # the physical stock, top LAST
+        self.hands_played = 0
+        self.blocked = 0
+        self.aborted: str | None = None
+        self.plan: _FaultPlan | None = None
+        self.missed: _MissedCall | None = None
+        self.pending_penalty: tuple[str, str] | None = None  # (player, reason) to charge
+        self._day = -1
+        self._day_text = ""
+        self.table: Table  # set by _header
+        self.bots: dict[str, str] = {}
+
+    # ----------------------------------------------------------------- the game
+
+    def run(self) -> SimulatedGame:
+        rng = self.rng
+        players = self._header()
+        self._plan_fault()
+        open_ended = self.table.settings.match_hands is None and self.table.settings.match_target is None
+        stop_after = rng.randint(1, 5) if open_ended else MATCH_HAND_LIMIT
+        dealer_seat = rng.randrange(len(players))
+        number = 0
+        while self.aborted is None:
+            number += 1
+            if number > MATCH_HAND_LIMIT:
+                self._abort(f"the match ran past {MATCH_HAND_LIMIT} hands", "long match")
+                break
+            self._deal(number, players[dealer_seat])
+            dealer_seat = (dealer_seat + 1) % len(players)
+            if not self._play_hand():
+                break
+            self._end_hand(last=number >= stop_after or self._match_ends_with_this_hand())
+            self.hands_played += 1
+            if self.table.match_over or number >= stop_after:
+                self._result()
+                break
+        return SimulatedGame(self.game, self.lines, self.faults, self.aborted,
+                             self.hands_played, self.blocked)
+
+    def _match_ends_with_this_hand(self) -> bool:
+        """Whether the match is over once the decided hand has its `end`."""
+        settings, table = self.table.settings, self.table
+        hand = table.hand
+        assert hand is not None and hand.outcome is not None
+        if settings.match_hands is not None and hand.number >= settings.match_hands:
+            return True
+        if settings.match_target is not None:
+            scores = hand.outcome.scores or {}
+            return any(total + scores.get(p, 0) >= settings.match_target
+                       for p, total in table.totals.items())
+        return False
+
+    def _header(self) -> list[str]:
+        rng, config, rules = self.rng, self.config, self.rules
+        low, high = config.players or (rules.min_players, rules.max_players)
+        count = rng.randint(low, high)
+        players = rng.sample(NAMES, count)
+        if rng.random() < 0.2:
+            players = [f"{p}{rng.randrange(10, 100)}" for p in players]
+        options: dict[str, bool] | None = None
+        mode: str | None = config.mode
+        decks: int | None = None
+        if rules.options:
+            if config.options is not None:
+                options = dict(config.options)
+            else:
+                chosen = {name: rng.random() < 0.5 for name in rules.options}
+                style = rng.random()
+                if style < 0.4:  # only what differs from the defaults
+                    options = {k: v for k, v in chosen.items() if v != PERSIAN_OPTIONS[k]}
+                elif style < 0.8:
+                    options = chosen
+                else:
+                    options = {k: v for k, v in chosen.items()
+                               if v != PERSIAN_OPTIONS[k] or rng.random() < 0.5}
+                if not options and rng.random() < 0.5:
+                    options = None
+        if mode is None and len(rules.modes) > 1:
+            mode = Mode.ELIMINATION.value if rng.random() < 0.35 else Mode.POINTS.value
+        if mode == Mode.POINTS.value and config.mode is None and rng.random() < 0.5:
+            mode = None  # points is the default: often not written
+        if rules.two_decks_above is not None:
+            roll = rng.random()
+            if roll < 0.1:
+                decks = rules.decks_for(count)
+            elif roll < 0.15 and count <= rules.two_decks_above:
+                decks = 2
+        match: dict[str, int] | None = dict(config.match) if config.match is not None else None
+        if config.match is None:
+            match = self._random_match(mode)
+        build = _pick_build(rng)
+        meta = {"table": self.table_name, "platform": rng.choice(PLATFORMS), "server_build": build[0]}
+        self.build_factor = build[2]
+        header = Header(
+            self.game, 0, self._ts(0), FORMAT, rules.name, tuple(players),
+            options=options, mode=mode, decks=decks, match=match, meta=meta,
+        )
+        reading = read_header(header, RULESETS)
+        if reading.settings is None or reading.violations:
+            raise SimulationError(f"{self.game}: the simulator wrote a bad header: {reading.violations}")
+        self.table = Table(reading.settings, self.game)
+        self._write(header)
+        self.seq = 1
+        self.bots = {p: ("greedy" if rng.random() < 0.5 else "random") for p in players}
+        return players
+
+    def _random_match(self, mode: str | None) -> dict[str, int] | None:
+        rng, rules = self.rng, self.rules
+        roll = rng.random()
+        elimination = mode == Mode.ELIMINATION.value
+        if rules.name == "bazito":
+            return None if roll < 0.8 else {"hands": rng.randint(2, 3)}
+        if rules.name == "pis-yedili":
+            if roll < 0.7:
+                return None
+            return {"hands": rng.randint(1, 3)} if roll < 0.85 else {"target": rng.randint(60, 200)}
+        if elimination:
+            return None if roll < 0.6 else {"hands": rng.randint(1, 3)}
+        if roll < 0.5:
+            return None
+        return {"hands": rng.randint(1, 4)} if roll < 0.75 else {"target": rng.randint(80, 250)}
+
+    def _plan_fault(self) -> None:
+        config, rng = self.config, self.rng
+        if config.fault_rate <= 0 or rng.random() >= min(1.0, config.fault_rate * self.build_factor):
+            return
+        kinds = [k for k in FAULT_KINDS[self.rules.name]
+                 if not (k in POINTS_ONLY_FAULTS and self.table.elimination)]
+        kind = rng.choice(kinds)
+        if kind in DEAL_FAULTS:  # a deal or an opening: most games have few of them
+            self.plan = _FaultPlan(kind, 0, 1.0 if rng.random() < 0.7 else 0.5)
+            return
+        after = 0 if rng.random() < 0.3 else rng.randrange(1, 30)
+        chance = rng.choice((0.6, 0.9) if kind in RARE_FAULTS else (0.2, 0.35, 0.6))
+        self.plan = _FaultPlan(kind, after, chance)
+
+    def _armed(self, kind: str) -> bool:
+        """Whether the planned fault is `kind`, still to go in, and may go in by now."""
+        plan = self.plan
+        return plan is not None and not plan.done and plan.kind == kind \
+            and len(self.lines) >= plan.after_line
+
+    def _roll(self) -> bool:
+        """At an opportunity for the armed fault: does it go in here?"""
+        assert self.plan is not None
+        return self.rng.random() < self.plan.chance
+
+    def _due(self, kind: str) -> bool:
+        return self._armed(kind) and self._roll()
+
+    def _due_at_end(self, kind: str, last: bool) -> bool:
+        """An end-of-hand fault goes in at the last hand at the latest."""
+        plan = self.plan
+        if plan is None or plan.done or plan.kind != kind:
+            return False
+        return last or (len(self.lines) >= plan.after_line and self._roll())
+
+    # ----------------------------------------------------------------- deal
+
+    def _deal(self, number: int, dealer: str) -> None:
+        rng, rules, table = self.rng, self.rules, self.table
+        players = table.players
+        deck = list(pack(table.settings.decks).elements())
+        rng.shuffle(deck)  # deck[-1] is the top
+        hands = {p: [deck.pop() for _ in range(HAND_SIZE)] for p in players}
+        starter: str | None = None
+        fault: tuple[str, list[str]] | None = None
+        expect: frozenset[Code] = frozenset()
+        if rules.has_starter:
+            forbidden = rules.forbidden_starter_ranks
+            if forbidden and self._due("forbidden_starter"):
+                picks = [i for i, c in enumerate(deck) if c[0] in forbidden]
+                starter = deck.pop(rng.choice(picks))
+                fault = ("forbidden_starter", [Code.BAD_DEAL.value])
+                expect = frozenset({Code.BAD_DEAL})
+            else:
+                # turned up from the stock; a forbidden one is put back and the next turned
+                at = len(deck) - 1
+                while deck[at][0] in forbidden:
+                    at -= 1
+                starter = deck.pop(at)
+        self.stock = deck
+        stock = tuple(reversed(deck)) if rng.random() < self.config.stock_in_deal else None
+        event = Deal(
+            self.game, self.seq, self._ts(self._between_hands() if number > 1 else rng.randrange(2000, 20000)),
+            number, dealer, {p: tuple(cs) for p, cs in hands.items()}, starter, False, stock,
+        )
+        self._emit(event, expect=expect, fault=fault)
+
+    # ----------------------------------------------------------------- a hand
+
+    def _play_hand(self) -> bool:
+        """Play the dealt hand until it is over; False when the game was aborted."""
+        table = self.table
+        # elimination plays on until one player is left: far longer hands at a big table
+        limit = max(HAND_EVENT_LIMIT, (100 if table.elimination else 60) * len(table.players))
+        first_line = len(self.lines)
+        while True:
+            hand = table.hand
+            assert hand is not None
+            if len(self.lines) - first_line > limit:
+                self._abort(f"hand {hand.number} ran past {limit} lines", "long hand")
+                return False
+            if self.pending_penalty is not None:
+                self._charge_penalty()
+                continue
+            opts = table.options()
+            if opts is None:
+                if hand.outcome is not None and hand.outcome.reason == "blocked":
+                    self.blocked += 1
+                self._maybe_play_after_end(before_end=True)
+                return True
+            if self._inject_turn_fault(hand, opts):
+                continue
+            action = self._choose(hand, opts)
+            if action is None:
+                self._abort(f"hand {hand.number} stalled: {opts.player} can neither play, draw nor pass",
+                            "stalled")
+                return False
+            if action.kind == "draw":
+                if not self.stock:
+                    self._reshuffle()  # _choose only draws when the pile can be turned
+                    continue
+                assert opts.draw is not None
+                self._draw(opts.player, min(opts.draw, len(self.stock)))
+            elif action.kind == "play":
+                assert action.card is not None
+                self._play(opts.player, action.card, action.suit, action.target)
+            else:
+                self._pass(opts.player)
+
+    def _drawable(self, hand: Hand) -> int:
+        """Cards a draw could take now: the stock, and the pile under its top if it may
+        be turned."""
+        turnable = len(hand.pile) - 1 if self.rules.reshuffles and len(hand.pile) > 1 else 0
+        return len(self.stock) + turnable
+
+    # ----------------------------------------------------------------- bots
+
+    def _choose(self, hand: Hand, opts: TurnOptions) -> _Action | None:
+        rng = self.rng
+        if opts.gift or opts.phase is Phase.SETTLEMENT:
+            return _Action("draw") if self._drawable(hand) else None
+        player = opts.player
+        held = hand.hands[player]
+        can_draw = opts.draw is not None and not opts.obliged and self._drawable(hand) > 0
+        plays = list(opts.playable)
+        if self.bots[player] == "random":
+            # any legal move; a card three times in four when there is one to play
+            others = [_Action("draw")] * can_draw + [_Action("pass")] * opts.may_pass
+            if plays and (not others or rng.random() < 0.75):
+                return self._play_action(hand, opts, rng.choice(plays), held, greedy=False)
+            return rng.choice(others) if others else None
+        # greedy: play whenever it can, the card it most wants rid of
+        if plays:
+            only_wild_jacks = not opts.obliged and all(c[0] == "J" for c in plays) and can_draw \
+                and opts.phase is Phase.TURN
+            if only_wild_jacks and len(held) > 3 and rng.random() < 0.5:
+                return _Action("draw")  # keep the J as a later wild card
+            card = max(plays, key=lambda c: (self._shed_value(hand, opts, c, held), rng.random()))
+            return self._play_action(hand, opts, card, held, greedy=True)
+        if can_draw:
+            if opts.phase is Phase.DRAWN and opts.may_pass and rng.random() < 0.65:
+                return _Action("pass")  # pis-yedili: one voluntary draw is enough
+            return _Action("draw")
+        if opts.may_pass:
+            return _Action("pass")
+        return None
+
+    def _shed_value(self, hand: Hand, opts: TurnOptions, card: str, held: list[str]) -> float:
+        rules = self.rules
+        rank = card[0]
+        value = float(rules.points[rank])
+        if rank == "7" and opts.phase is not Phase.SEVEN:
+            value -= 40  # keep 7s to answer totals
+        if rank == "J":
+            value = 60.0 if len(held) <= 2 else -25.0  # a wild card; going out on it doubles
+        if rank == "2" and rules.two_gives_gift:
+            value += 6
+        if rank == "8" and rules.eight is EightRule.FOLLOW:
+            value += 4 if sum(1 for c in held if c[1] == card[1]) > 1 else -4
+        return value
+
+    def _play_action(
+        self, hand: Hand, opts: TurnOptions, card: str, held: list[str], *, greedy: bool
+    ) -> _Action:
+        suit = self._suit_for(hand, opts, card, held, greedy=greedy)
+        target = self._target_for(hand, opts.player, card, held, greedy=greedy)
+        return _Action("play", card, suit, target)
+
+    def _declares(self, opts: TurnOptions, card: str) -> bool:
+        return card[0] == "J" and opts.phase is not Phase.OPENING
+
+    def _suit_for(
+        self, hand: Hand, opts: TurnOptions, card: str, held: list[str], *, greedy: bool
+    ) -> str | None:
+        if not self._declares(opts, card):
+            return None
+        allowed = [s for s in SUITS
+                   if not (self.rules.jack_suit_must_differ and s == hand.current_suit)]
+        if not greedy:
+            return self.rng.choice(allowed)
+        rest = list(held)
+        rest.remove(card)
+        return max(allowed, key=lambda s: (sum(1 for c in rest if c[1] == s and c[0] != "J"),
+                                           self.rng.random()))
+
+    def _gift_applies(self, opts_phase: Phase, card: str, held: list[str]) -> bool:
+        return (card[0] == "2" and self.rules.two_gives_gift and opts_phase is not Phase.OPENING
+                and len(held) > 1)
+
+    def _target_for(
+        self, hand: Hand, player: str, card: str, held: list[str], *, greedy: bool
+    ) -> str | None:
+        if not self._gift_applies(hand.phase, card, held):
+            return None
+        others = [p for p in hand.active if p != player and p not in hand.finished]
+        if not others:
+            return None
+        if greedy:
+            return min(others, key=lambda p: (len(hand.hands[p]), self.rng.random()))
+        return self.rng.choice(others)
+
+    # ----------------------------------------------------------------- moves
+
+    def _play(
+        self, player: str, card: str, suit: str | None = None, target: str | None = None,
+        *, expect: frozenset[Code] = frozenset(), fault: tuple[str, list[str]] | None = None,
+    ) -> None:
+        event = Play(self.game, self.seq, self._ts(self._think()), player, card, suit, False,
+                     target, target is not None)
+        self._emit(event, expect=expect, fault=fault)
+        self._after_move(player, event)
+
+    def _draw(
+        self, player: str, count: int,
+        *, expect: frozenset[Code] = frozenset(), fault: tuple[str, list[str]] | None = None,
+    ) -> None:
+        cards = tuple(self.stock.pop() for _ in range(count))
+        event = Draw(self.game, self.seq, self._ts(self._think()), player, cards)
+        self._emit(event, expect=expect, fault=fault)
+        self._after_move(player, event)
+
+    def _pass(
+        self, player: str,
+        *, expect: frozenset[Code] = frozenset(), fault: tuple[str, list[str]] | None = None,
+    ) -> None:
+        event = Pass(self.game, self.seq, self._ts(self._think()), player)
+        self._emit(event, expect=expect, fault=fault)
+
+    def _reshuffle(self) -> None:
+        hand = self.table.hand
+        assert hand is not None and not self.stock
+        under = hand.pile[:-1]
+        self.rng.shuffle(under)
+        self.stock = under  # top last
+        stock = tuple(reversed(under)) if self.rng.random() < 0.5 else None
+        event = Reshuffle(self.game, self.seq, self._ts(self.rng.randrange(300, 1500)), stock)
+        self._emit(event)
+
+    def _after_move(self, player: str, event: Play | Draw) -> None:
+        """A last-card call after a move that leaves one card (persian), maybe forgotten
+        in a faulty game; bazito clients sometimes log their automatic indicator too."""
+        hand = self.table.hand
+        assert hand is not None
+        if hand.decided or len(hand.hands.get(player, ())) != 1:
+            return
+        if not self.rules.last_card_call:
+            if self.rules.name == "bazito" and self.rng.random() < 0.05:
+                self._announce(player)
+            return
+        gift_target = hand.gift_target if isinstance(event, Play) else None
+        # points play: an 8's follow comes first, no call is due for it (announcing is harmless)
+        call_due = not (isinstance(event, Play) and event.card[0] == "8" and not self.table.elimination)
+        if call_due and self.missed is None and self._due("missed_call"):
+            assert self.plan is not None
+            self.plan.done = True
+            self.missed = _MissedCall(player, gift_target)
+            return
+        self._announce(player)
+
+    def _announce(self, player: str) -> None:
+        event = Announce(self.game, self.seq, self._ts(self.rng.randrange(150, 1500)), player, "last_card")
+        self._emit(event)
+
+    def _charge_penalty(self) -> None:
+        """A justified table penalty after a foul (persian), when the hand still runs."""
+        assert self.pending_penalty is not None
+        player, reason = self.pending_penalty
+        self.pending_penalty = None
+        hand = self.table.hand
+        assert hand is not None
+        if hand.decided or player in hand.finished or not hand.hands[player] or not self._drawable(hand):
+            return
+        if not self.stock:
+            self._reshuffle()
+        card = self.stock.pop()
+        event = Penalty(self.game, self.seq, self._ts(self.rng.randrange(1000, 6000)), player, (card,), reason)
+        self._emit(event)
+
+    # ----------------------------------------------------------------- end, result, abort
+
+    def _end_hand(self, *, last: bool) -> None:
+        hand = self.table.hand
+        assert hand is not None and hand.outcome is not None
+        self.missed = None  # a call window the hand's end closed without a turn event
+        outcome = hand.outcome
+        winners = list(outcome.winners)
+        scores = dict(outcome.scores) if outcome.scores is not None else None
+        order = list(outcome.order) if outcome.order is not None else None
+        fault: tuple[str, list[str]] | None = None
+        expect: frozenset[Code] = frozenset()
+        players = list(self.table.players)
+        if scores is not None and self._due_at_end("wrong_scores", last):
+            loser = self.rng.choice([p for p in players if p not in winners] or players)
+            delta = self.rng.choice((1, 2, 5, 10, 20))
+            lower = scores[loser] >= delta and self.rng.random() < 0.5
+            scores[loser] += -delta if lower else delta
+            fault = ("wrong_scores", [Code.SCORE_MISMATCH.value])
+            expect = frozenset({Code.SCORE_MISMATCH})
+        elif self._due_at_end("wrong_winners", last):
+            claimed = set(winners)
+            others = [p for p in players if p not in claimed]
+            if len(claimed) > 1 and (not others or self.rng.random() < 0.5):
+                claimed.discard(self.rng.choice(sorted(claimed)))
+            elif self.rng.random() < 0.6:
+                claimed = {self.rng.choice(others)}
+            else:
+                claimed.add(self.rng.choice(others))
+            winners = [p for p in players if p in claimed]
+            fault = ("wrong_winners", [Code.WINNER_MISMATCH.value])
+            expect = frozenset({Code.WINNER_MISMATCH})
+        event = End(self.game, self.seq, self._ts(self.rng.randrange(400, 2500)), hand.number,
+                    tuple(winners), scores, tuple(order) if order is not None else None)
+        self._emit(event, expect=expect, fault=fault)
+        self._maybe_play_after_end(before_end=False, last=last)
+
+    def _maybe_play_after_end(self, *, before_end: bool, last: bool = False) -> None:
+        """A client's play that arrives after the hand is decided (before its `end`) or
+        after its `end`: `unexpected_event`, and not applied."""
+        hand = self.table.hand
+        assert hand is not None and hand.outcome is not None
+        kind = "play_after_blocked" if self.rules.name == "pis-yedili" else "play_after_end"
+        plan = self.plan
+        if plan is None or plan.done or plan.kind != kind:
+            return
+        if kind == "play_after_blocked" and hand.outcome.reason != "blocked":
+            return
+        holders = [p for p in self.table.players if hand.hands.get(p)]
+        if not holders:
+            return
+        forced = last and not before_end  # the game's last chance
+        if not forced and (len(self.lines) < plan.after_line or not self._roll()):
+            return
+        if before_end and self.rng.random() < 0.5:
+            return  # rather after the end
+        player = self.rng.choice(holders)
+        card = self.rng.choice(hand.hands[player])
+        suit = self.rng.choice(SUITS) if card[0] == "J" else None
+        event = Play(self.game, self.seq, self._ts(self._think()), player, card, suit, False, None, False)
+        self._emit(event, expect=frozenset({Code.UNEXPECTED_EVENT}),
+                   fault=(kind, [Code.UNEXPECTED_EVENT.value]))
+
+    def _result(self) -> None:
+        table = self.table
+        totals = None if table.elimination else dict(table.totals)
+        event = Result(self.game, self.seq, self._ts(self.rng.randrange(500, 3000)), totals,
+                       tuple(table.match_winners()))
+        self._emit(event)
+
+    def _abort(self, reason: str, kind: str) -> None:
+        self.aborted = kind
+        self._emit(Abort(self.game, self.seq, self._ts(self.rng.randrange(5000, 60000)), reason))
+
+    # ----------------------------------------------------------------- turn faults
+
+    def _inject_turn_fault(self, hand: Hand, opts: TurnOptions) -> bool:
+        """Put the planned fault in place of the bot's move when this is an opportunity
+        (and the dice say so)."""
+        plan = self.plan
+        if plan is None or not self._armed(plan.kind):
+            return False
+        finder = _TURN_FAULTS.get(plan.kind)
+        if finder is None:
+            return False
+        move = finder(self, hand, opts)
+        if move is None or not self._roll():
+            return False
+        plan.done = True
+        move()
+        return True
+
+    def _fault_play(
+        self, player: str, card: str, kind: str, codes: set[Code], suit: str | None = None,
+        target: str | None = None,
+    ) -> Callable[[], None]:
+        def move() -> None:
+            self._play(player, card, suit, target, expect=frozenset(codes),
+                       fault=(kind, sorted(c.value for c in codes)))
+            self._penalise(player, codes)
+        return move
+
+    def _penalise(self, player: str, codes: set[Code]) -> None:
+        """Sometimes the table charges a foul right away (persian `misplay`)."""
+        if self.rules.table_penalties and codes & FOULS and self.rng.random() < 0.4:
+            self.pending_penalty = (player, "misplay")
+
+    def _fault_illegal_card(self, hand: Hand, opts: TurnOptions) -> _Move:
+        if opts.gift or opts.phase not in (Phase.TURN, Phase.SEVEN, Phase.FOLLOW):
+            return None
+        held = hand.hands[opts.player]
+        wrong = sorted({c for c in held if c not in opts.playable and c[0] != "J"})
+        if not wrong:
+            return None
+        card = self.rng.choice(wrong)
+        target = self._target_for(hand, opts.player, card, held, greedy=False)
+        return self._fault_play(opts.player, card, "illegal_card", {Code.ILLEGAL_CARD}, target=target)
+
+    def _fault_card_not_held(self, hand: Hand, opts: TurnOptions) -> _Move:
+        top = hand.top
+        if opts.gift or opts.phase is not Phase.TURN or top is None:
+            return None
+        held = set(hand.hands[opts.player])
+        fitting = [c for c in ONE_DECK
+                   if c not in held and c[0] not in "J2" and c != top
+                   and (c[1] == hand.current_suit or (c[0] == top[0] and top[0] != "J"))]
+        if not fitting:
+            return None
+        card = self.rng.choice(fitting)
+        return self._fault_play(opts.player, card, "card_not_held", {Code.CARD_NOT_IN_HAND})
+
+    def _fault_wrong_seven_total(self, hand: Hand, opts: TurnOptions) -> _Move:
+        if opts.phase is not Phase.SEVEN or opts.gift or hand.total_drawn or opts.draw is None:
+            return None
+        owed = opts.draw
+        if len(self.stock) < owed + 2:
+            return None
+        count = owed + 1 if self.rng.random() < 0.5 else owed - 1
+        codes = {Code.ILLEGAL_DRAW} | ({Code.MUST_PLAY} if opts.obliged else set())
+        player = opts.player
+
+        def move() -> None:
+            self._draw(player, count, expect=frozenset(codes),
+                       fault=("wrong_seven_total", sorted(c.value for c in codes)))
+            self._penalise(player, codes)
+        return move
+
+    def _fault_jack_without_suit(self, hand: Hand, opts: TurnOptions) -> _Move:
+        jacks = [c for c in opts.playable if c[0] == "J"]
+        if opts.gift or opts.phase is Phase.OPENING or not jacks:
+            return None
+        return self._fault_play(opts.player, self.rng.choice(jacks), "jack_without_suit", {Code.BAD_SUIT})
+
+    def _fault_missing_gift(self, hand: Hand, opts: TurnOptions) -> _Move:
+        top = hand.top
+        if not opts.gift or top is None:
+            return None
+        mover = hand.mover
+        fitting = sorted({c for c in hand.hands[mover]
+                          if c[0] not in "J2" and (c[1] == hand.current_suit or c[0] == top[0])})
+        if not fitting:
+            return None
+        # the gift's target plays instead of drawing, or the next player just plays on
+        code = Code.UNEXPECTED_EVENT if mover == opts.player else Code.NOT_YOUR_TURN
+        return self._fault_play(mover, self.rng.choice(fitting), "missing_gift", {code})
+
+    def _fault_self_target_two(self, hand: Hand, opts: TurnOptions) -> _Move:
+        if opts.gift:
+            return None
+        held = hand.hands[opts.player]
+        twos = [c for c in opts.playable if self._gift_applies(opts.phase, c, held)]
+        if not twos:
+            return None
+        return self._fault_play(opts.player, self.rng.choice(twos), "self_target_two",
+                                {Code.BAD_TARGET}, target=opts.player)
+
+    def _fault_draw_holding_legal(self, hand: Hand, opts: TurnOptions) -> _Move:
+        if opts.gift or opts.phase is not Phase.TURN or not opts.obliged or not self.stock:
+            return None
+        player = opts.player
+
+        def move() -> None:
+            self._draw(player, 1, expect=frozenset({Code.MUST_PLAY}),
+                       fault=("draw_holding_legal", [Code.MUST_PLAY.value]))
+            self._penalise(player, {Code.MUST_PLAY})
+        return move
+
+    def _fault_unjustified_penalty(self, hand: Hand, opts: TurnOptions) -> _Move:
+        if hand.decided or not self.stock:
+            return None
+        candidates = [p for p in hand.active if hand.hands[p] and p not in hand.finished]
+        if not candidates:
+            return None
+        player = self.rng.choice(candidates)
+        reasons = ["misplay", "missed_call", "out_of_turn"]
+        if not self.rules.option("extra_fouls"):
+            reasons += ["delay", "other"]
+        reason = self.rng.choice(reasons)
+
+        def move() -> None:
+            card = self.stock.pop()
+            event = Penalty(self.game, self.seq, self._ts(self.rng.randrange(1000, 6000)), player,
+                            (card,), reason)
+            self._emit(event, expect=frozenset({Code.UNJUSTIFIED_PENALTY}),
+                       fault=("unjustified_penalty", [Code.UNJUSTIFIED_PENALTY.value]))
+        return move
+
+    def _fault_pass_drawn_match(self, hand: Hand, opts: TurnOptions) -> _Move:
+        if opts.gift or opts.phase not in (Phase.DRAWN, Phase.FOLLOW_DRAWN) or not opts.obliged:
+            return None
+        player = opts.player
+
+        def move() -> None:
+            self._pass(player, expect=frozenset({Code.MUST_PLAY}),
+                       fault=("pass_drawn_match", [Code.MUST_PLAY.value]))
+            self._penalise(player, {Code.MUST_PLAY})
+        return move
+
+    def _fault_wild_jack_with_match(self, hand: Hand, opts: TurnOptions) -> _Move:
+        top = hand.top
+        if opts.gift or opts.phase is not Phase.TURN or not opts.obliged or top is None:
+            return None
+        wild = sorted({c for c in hand.hands[opts.player]
+                       if c[0] == "J" and c[1] != hand.current_suit and top[0] != "J"})
+        if not wild:
+            return None
+        return self._fault_play(opts.player, self.rng.choice(wild), "wild_jack_with_match",
+                                {Code.ILLEGAL_CARD}, suit=self.rng.choice(SUITS))
+
+    def _fault_jack_on_jack(self, hand: Hand, opts: TurnOptions) -> _Move:
+        top = hand.top
+        if opts.phase not in (Phase.TURN, Phase.DRAWN) or top is None or top[0] != "J":
+            return None
+        jacks = sorted({c for c in hand.hands[opts.player] if c[0] == "J"})
+        if not jacks:
+            return None
+        suit = self.rng.choice([s for s in SUITS if s != hand.current_suit])
+        return self._fault_play(opts.player, self.rng.choice(jacks), "jack_on_jack",
+                                {Code.ILLEGAL_CARD}, suit=suit)
+
+    def _fault_same_suit_jack(self, hand: Hand, opts: TurnOptions) -> _Move:
+        jacks = [c for c in opts.playable if c[0] == "J"]
+        if opts.phase is Phase.OPENING or not jacks or hand.current_suit is None:
+            return None
+        return self._fault_play(opts.player, self.rng.choice(jacks), "same_suit_jack",
+                                {Code.BAD_SUIT}, suit=hand.current_suit)
+
+    def _fault_non_club_opening(self, hand: Hand, opts: TurnOptions) -> _Move:
+        if opts.phase is not Phase.OPENING:
+            return None
+        other = sorted({c for c in hand.hands[opts.player] if c[1] != self.rules.opening_suit})
+        if not other:
+            return None
+        return self._fault_play(opts.player, self.rng.choice(other), "non_club_opening",
+                                {Code.ILLEGAL_CARD})
+
+    def _fault_pass_before_draw(self, hand: Hand, opts: TurnOptions) -> _Move:
+        if opts.phase is not Phase.TURN:
+            return None
+        player = opts.player
+
+        def move() -> None:
+            self._pass(player, expect=frozenset({Code.ILLEGAL_PASS}),
+                       fault=("pass_before_draw", [Code.ILLEGAL_PASS.value]))
+        return move
+
+    # ----------------------------------------------------------------- lines
+
+    def _think(self) -> int:
+        """A player's think time in ms: mostly quick, sometimes long (0.5-8 s)."""
+        return min(8000, 500 + int(self.rng.expovariate(1 / 1800)))
+
+    def _between_hands(self) -> int:
+        return self.rng.randrange(3000, 12000)
+
+    def _ts(self, delay_ms: int | float) -> str:
+        """The clock moved on by `delay_ms`, as an RFC 3339 timestamp (UTC, ms)."""
+        self.clock_ms += int(delay_ms)
+        day, ms = divmod(self.clock_ms, 86_400_000)
+        if day != self._day:
+            self._day = day
+            self._day_text = datetime.fromtimestamp(day * 86_400, tz=UTC).strftime("%Y-%m-%dT")
+        seconds, ms = divmod(ms, 1000)
+        minutes, seconds = divmod(seconds, 60)
+        hours, minutes = divmod(minutes, 60)
+        return f"{self._day_text}{hours:02d}:{minutes:02d}:{seconds:02d}.{ms:03d}Z"
+
+    def _emit(
+        self, event: Event, *, expect: frozenset[Code] = frozenset(),
+        fault: tuple[str, list[str]] | None = None,
+    ) -> None:
+        """Apply `event` to the table (strict: exactly the `expect`ed codes) and write it,
+        with the line-level faults (a dropped seq, a duplicate, a garbled copy, a bad
+        spelling) when one is due."""
+        if self.seq >= 2 and fault is None and self._due("dropped_line"):
+            # the server lost the line before this one: renumber this one past the gap
+            self.seq += 1
+            event = _with_seq(event, self.seq)
+            self._record("dropped_line", event.seq, [Code.SEQUENCE.value])
+        assert event.seq == self.seq, (event.seq, self.seq)
+        missed = self.missed
+        if missed is not None and isinstance(event, Play | Draw | Pass):
+            exempt = isinstance(event, Draw) and event.player == missed.gift_target
+            if exempt:
+                missed.gift_target = None  # the gift draw of the caller's own 2
+            else:
+                self.missed = None
+                expect = expect | {Code.MISSED_CALL}
+                self._record("missed_call", event.seq, [Code.MISSED_CALL.value])
+                if self.rng.random() < 0.6:
+                    self.pending_penalty = (missed.player, "missed_call")
+        found = self.table.apply(event)
+        codes = {v.code for v in found}
+        if codes != set(expect):
+            detail = "; ".join(f"{v.code.value}: {v.message}" for v in found) or "nothing"
+            raise SimulationError(
+                f"{self.game} seq {event.seq} ({event.type}): the engine found {detail}; "
+                f"expected {sorted(c.value for c in expect) or 'nothing'}")
+        if fault is not None:
+            self._record(fault[0], event.seq, fault[1])
+        self.seq += 1
+        obj = encode(event)
+        if fault is None and self._armed("spelling_10") and _has_ten(obj) and self._roll():
+            _respell_ten(obj, self.rng)
+            self._record("spelling_10", event.seq, [Code.SCHEMA.value])
+        self._write_obj(obj)
+        if fault is None and isinstance(event, Play | Draw | Pass) and self._due("duplicate_seq"):
+            twin = dict(obj)
+            if "ts" in twin and self.rng.random() < 0.5:
+                twin["ts"] = self._ts(self.rng.randrange(1, 900))
+            else:
+                twin["x_retry"] = self.rng.randint(1, 3)
+            self._record("duplicate_seq", event.seq, [Code.SEQUENCE.value])
+            self._write_obj(twin)
+        elif fault is None and event.seq >= 1 and self._due("malformed_json"):
+            raw = self.lines[-1]
+            cut = self.rng.randrange(1, len(raw) - 1)
+            self._record("malformed_json", event.seq, [Code.MALFORMED_JSON.value], record="error")
+            self.lines.append(raw[:cut])
+
+    def _record(self, kind: str, seq: int | None, codes: list[str], *, record: str = "violation") -> None:
+        """Note a fault on the line about to be written (the next physical line)."""
+        if self.plan is not None:
+            self.plan.done = True
+        self.faults.append(InjectedFault(
+            self.game, seq, kind, sorted(codes), self.line_offset + len(self.lines) + 1, record))
+
+    def _write(self, event: Event) -> None:
+        self._write_obj(encode(event))
+
+    def _write_obj(self, obj: dict[str, Any]) -> None:
+        self.lines.append(orjson.dumps(obj))
+
+
+def _with_seq(event: Event, seq: int) -> Event:
+    return replace(event, seq=seq)
+
+
+def _has_ten(obj: dict[str, Any]) -> bool:
+    if obj["type"] == "play":
+        return bool(obj["card"][0] == "T")
+    if obj["type"] == "draw":
+        return any(c[0] == "T" for c in obj["cards"])
+    return False
+
+
+def _respell_ten(obj: dict[str, Any], rng: random.Random) -> None:
+    """Write one T card of a play or draw line the way some clients do: `10H`."""
+    if obj["type"] == "play":
+        obj["card"] = "10" + obj["card"][1]
+        return
+    cards = list(obj["cards"])
+    i = rng.choice([i for i, c in enumerate(cards) if c[0] == "T"])
+    cards[i] = "10" + cards[i][1]
+    obj["cards"] = cards
+
+
+def _pick_build(rng: random.Random) -> tuple[str, float, float]:
+    roll = rng.random()
+    for build in BUILDS:
+        roll -= build[1]
+        if roll < 0:
+            return build
+    return BUILDS[-1]
+
+
+_TURN_FAULTS: dict[str, Callable[[_GameSim, Hand, TurnOptions], _Move]] = {
+    "illegal_card": _GameSim._fault_illegal_card,
+    "card_not_held": _GameSim._fault_card_not_held,
+    "wrong_seven_total": _GameSim._fault_wrong_seven_total,
+    "jack_without_suit": _GameSim._fault_jack_without_suit,
+    "missing_gift": _GameSim._fault_missing_gift,
+    "self_target_two": _GameSim._fault_self_target_two,
+    "draw_holding_legal": _GameSim._fault_draw_holding_legal,
+    "unjustified_penalty": _GameSim._fault_unjustified_penalty,
+    "pass_drawn_match": _GameSim._fault_pass_drawn_match,
+    "wild_jack_with_match": _GameSim._fault_wild_jack_with_match,
+    "jack_on_jack": _GameSim._fault_jack_on_jack,
+    "same_suit_jack": _GameSim._fault_same_suit_jack,
+    "non_club_opening": _GameSim._fault_non_club_opening,
+    "pass_before_draw": _GameSim._fault_pass_before_draw,
+}

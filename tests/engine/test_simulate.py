@@ -1,0 +1,181 @@
+"""Simulated games replay compliant, conserve every card at every step, and are
+reproducible: the engine's random-simulation test (style.md, "Tests")."""
+
+from __future__ import annotations
+
+import gzip
+import itertools
+from collections.abc import Iterable
+
+import orjson
+import pytest
+from typer.testing import CliRunner
+
+from cli.app import app
+from engine.rulesets import PERSIAN_OPTIONS
+from engine.simulate import SimConfig, SimulatedGame, simulate, simulate_bytes
+from engine.validate import GameVerdict, Validator, validate_paths
+
+PIS_POINTS = {"J": 25, "7": 20, "A": 15, "K": 10, "Q": 10, "T": 10}
+
+
+def replay(games: Iterable[SimulatedGame]) -> dict[str, GameVerdict]:
+    """Feed every line to a Validator, checking after each one that the table holds the
+    whole pack (hands + pile + stock + laid-aside 7s)."""
+    validator = Validator()
+    number = 0
+    for game in games:
+        for raw in game.lines:
+            number += 1
+            validator.feed_line(raw, "sim.jsonl", number)
+            table = validator.games[game.game].run.table
+            if table is not None and table.hand is not None:
+                count = table.hand.card_count()
+                assert count == 52 * table.settings.decks, (
+                    f"{game.game} line {number}: {count} cards on the table")
+    assert validator.errors == []
+    return {v.game: v for v in validator.finish()}
+
+
+def assert_compliant(verdicts: dict[str, GameVerdict], games: list[SimulatedGame]) -> None:
+    aborted = {g.game for g in games if g.aborted is not None}
+    for verdict in verdicts.values():
+        expected = "aborted" if verdict.game in aborted else "compliant"
+        assert verdict.status == expected, (verdict.game, [v.to_json() for v in verdict.violations])
+    # an aborted game is a guard against endless hands, never routine
+    assert len(aborted) <= max(1, len(games) // 100)
+
+
+@pytest.mark.parametrize("chunk", range(4))
+def test_bazito_games_replay_compliant(chunk: int) -> None:
+    games = list(simulate(SimConfig("bazito", games=500, seed=1000 + chunk)))
+    verdicts = replay(games)
+    assert len(verdicts) == 500
+    assert_compliant(verdicts, games)
+    # every hand was decided and claimed; bazito never blocks
+    assert all(h["reason"] == "out" for v in verdicts.values() for h in v.hands or [])
+
+
+@pytest.mark.parametrize("mode", ["points", "elimination"])
+def test_persian_every_option_combination(mode: str) -> None:
+    names = sorted(PERSIAN_OPTIONS)
+    games: list[SimulatedGame] = []
+    counts: set[int] = set()
+    for number, values in enumerate(itertools.product((False, True), repeat=len(names))):
+        options = dict(zip(names, values, strict=True))
+        players = 2 + number % 13
+        counts.add(players)
+        config = SimConfig("persian", games=2, seed=number, options=options, mode=mode,
+                           players=(players, players))
+        games.extend(simulate(config))
+    assert counts == set(range(2, 15))
+    verdicts = replay(games)
+    assert len(verdicts) == 64
+    assert_compliant(verdicts, games)
+    for verdict in verdicts.values():
+        assert verdict.header is not None and verdict.header.mode in (mode, None)
+        if mode == "elimination":
+            assert verdict.totals is None
+            assert all(h["order"] and h["reason"] == "elimination" for h in verdict.hands or [])
+
+
+def test_persian_random_tables() -> None:
+    games = list(simulate(SimConfig("persian", games=60, seed=77)))
+    verdicts = replay(games)
+    assert_compliant(verdicts, games)
+    sizes = {len(v.header.players) for v in verdicts.values() if v.header is not None}
+    assert len(sizes) >= 8  # the default range is 2-14
+    assert any(v.table is not None and v.table.settings.decks == 2 for v in verdicts.values())
+
+
+def test_pis_yedili_every_table_size_and_blocked_hands() -> None:
+    games: list[SimulatedGame] = []
+    for players in range(2, 8):
+        games.extend(simulate(SimConfig("pis-yedili", games=25, seed=players,
+                                        players=(players, players))))
+    verdicts = replay(games)
+    assert len(verdicts) == 150
+    assert_compliant(verdicts, games)
+    blocked = 0
+    for verdict in verdicts.values():
+        assert verdict.table is not None
+        for record in verdict.table.hand_records():
+            outcome = record.outcome
+            if outcome is None or outcome.reason != "blocked":
+                continue
+            blocked += 1
+            # scored by hand value, no multiplier: the lowest win with 0
+            values = {p: sum(PIS_POINTS.get(c[0]) or int(c[0]) for c in cards)
+                      for p, cards in record.cards_left.items()}
+            lowest = min(values.values())
+            assert sorted(outcome.winners) == sorted(p for p, v in values.items() if v == lowest)
+            assert outcome.scores == {p: 0 if v == lowest else v for p, v in values.items()}
+    assert blocked >= 20
+
+
+def test_same_seed_same_bytes() -> None:
+    for config in (
+        SimConfig("bazito", games=30, seed=5, fault_rate=0.3),
+        SimConfig("persian", games=10, seed=5, fault_rate=0.3),
+        SimConfig("pis-yedili", games=15, seed=5, fault_rate=0.3),
+    ):
+        first = simulate_bytes(config)
+        assert first == simulate_bytes(config)
+        assert first != simulate_bytes(SimConfig(config.ruleset, games=config.games, seed=6))
+
+
+def test_header_honours_the_settings() -> None:
+    config = SimConfig("persian", games=12, seed=3, players=(5, 6),
+                       options={"tarkesh": False, "eight_bonus_optional": True},
+                       mode="points", match={"target": 120}, stock_in_deal=1.0)
+    for game in simulate(config):
+        header = orjson.loads(game.lines[0])
+        assert header["options"] == {"tarkesh": False, "eight_bonus_optional": True}
+        assert header["match"] == {"target": 120}
+        assert 5 <= len(header["players"]) <= 6
+        assert header["meta"]["server_build"].startswith("hk-server/")
+        deals = [orjson.loads(line) for line in game.lines if b'"type":"deal"' in line]
+        assert deals and all("stock" in deal for deal in deals)
+
+
+def test_bad_settings_are_refused() -> None:
+    for kwargs in (
+        {"ruleset": "bazito", "players": (3, 4)},
+        {"ruleset": "pis-yedili", "options": {"tarkesh": True}},
+        {"ruleset": "persian", "options": {"no_such_rule": True}},
+        {"ruleset": "bazito", "mode": "elimination"},
+        {"ruleset": "persian", "mode": "elimination", "match": {"target": 100}},
+        {"ruleset": "persian", "fault_rate": 1.5},
+        {"ruleset": "whist"},
+    ):
+        with pytest.raises(ValueError):
+            SimConfig(**kwargs)  # type: ignore[arg-type]
+
+
+def test_cli_writes_gzip_and_manifest(tmp_path: pytest.TempPathFactory) -> None:
+    out = tmp_path / "run.jsonl.gz"  # type: ignore[operator]
+    args = ["simulate", "--ruleset", "pis-yedili", "--games", "20", "--seed", "9",
+            "--players", "3-5", "--faults", "0.5", "--out", str(out), "--stock-in-deal", "0.3"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    data = out.read_bytes()
+    assert data[:2] == b"\x1f\x8b"
+    lines = gzip.decompress(data).splitlines()
+    manifest = orjson.loads((tmp_path / "run.jsonl.gz.faults.json").read_bytes())  # type: ignore[operator]
+    assert manifest and {"game", "seq", "kind", "expected_codes"} <= set(manifest[0])
+    assert CliRunner().invoke(app, args).exit_code == 0
+    assert gzip.decompress(out.read_bytes()).splitlines() == lines  # deterministic
+    verdicts, errors = validate_paths([str(out)])
+    assert len(verdicts) == 20
+    assert {e.line for e in errors} == {f["file_line"] for f in manifest if f["record"] == "error"}
+
+
+def test_cli_refuses_bad_arguments() -> None:
+    runner = CliRunner()
+    assert runner.invoke(app, ["simulate", "-r", "bazito", "--players", "2-3"]).exit_code == 2
+    assert runner.invoke(app, ["simulate", "-r", "persian", "--options", "tarkesh"]).exit_code == 2
+    assert runner.invoke(app, ["simulate", "-r", "persian", "--match", "rounds=3"]).exit_code == 2
+    assert runner.invoke(app, ["simulate", "-r", "bazito", "--faults", "0.1"]).exit_code == 2
+    result = runner.invoke(app, ["simulate", "-r", "bazito", "--games", "2", "--seed", "4"])
+    assert result.exit_code == 0
+    assert sum(1 for line in result.stdout.splitlines() if '"type":"game"' in line) == 2
