@@ -49,6 +49,9 @@ CSS = """
 .hk-viol .why { color: #5b6475; font-size: .9em; }
 .hk-legal { color: #2e5d34; font-size: .95em; }
 .hk-muted { color: #6b7385; font-size: .9em; }
+table.hk-scores { border-collapse: collapse; background: #fff; margin: .3em 0 .6em; }
+table.hk-scores th, table.hk-scores td { border: 1px solid #dde1e8; padding: .35em .6em; text-align: left; vertical-align: top; }
+table.hk-scores th { background: #eef0f4; font-weight: 600; }
 """
 
 STATUS_CLASS = {

@@ -349,24 +349,51 @@ def _score_hand(
         winners=tuple(outcome.winners),
         winning_card=outcome.winning_card,
         multiplier=outcome.multiplier,
-        why=multiplier_reason(outcome),
+        why=multiplier_reason(outcome.reason, outcome.winning_card, outcome.multiplier),
         players=tuple(ranked),
         order=tuple(outcome.order) if outcome.order is not None else None,
     )
 
 
-def multiplier_reason(outcome: HandOutcome) -> str:
+def multiplier_reason(reason: str | None, winning_card: str | None, multiplier: int | None) -> str:
     """Why the others' points are multiplied (or not), in words."""
-    if outcome.reason == "elimination":
+    if reason == "elimination":
         return "elimination play: no points, only the finishing order"
-    if outcome.reason == "blocked":
+    if reason == "blocked":
         return "blocked hand: the lowest hand value wins, no multiplier"
-    card = outcome.winning_card
-    if card is None:
+    if winning_card is None:
         return "no multiplier"
-    if outcome.multiplier > 1:
-        return f"went out with {pretty(card)}: the others' points ×{outcome.multiplier}"
-    return f"went out with {pretty(card)}: no multiplier"
+    if multiplier and multiplier > 1:
+        return f"went out with {pretty(winning_card)}: the others' points ×{multiplier}"
+    return f"went out with {pretty(winning_card)}: no multiplier"
+
+
+def score_from_rows(
+    hand: dict[str, Any], players: Sequence[dict[str, Any]], points: Mapping[str, int]
+) -> HandScore:
+    """A hand's scoring from the warehouse's `hands` row and its `hand_players` rows."""
+    ranked = sorted(players, key=lambda p: (p.get("finishing_position") or 99, p.get("seat") or 0))
+    rows = []
+    for p in ranked:
+        cards = tuple(CardPoints(c, int(points.get(c[0], 0))) for c in p.get("left_cards") or [])
+        rows.append(PlayerScore(
+            p["player"], p.get("finishing_position") or 0, cards, (), sum(c.points for c in cards),
+            p.get("points"), bool(p.get("won")),
+        ))
+    order = None
+    if hand.get("reason") == "elimination":
+        order = tuple(r.player for r in rows)
+    multiplier = int(hand.get("multiplier") or 1)
+    return HandScore(
+        hand=int(hand["hand"]),
+        reason=hand.get("reason") or "undecided",
+        winners=tuple(hand.get("winners") or ()),
+        winning_card=hand.get("winning_card"),
+        multiplier=multiplier,
+        why=multiplier_reason(hand.get("reason"), hand.get("winning_card"), multiplier),
+        players=tuple(rows),
+        order=order,
+    )
 
 
 def suit_name(suit: str | None) -> str:

@@ -24,9 +24,6 @@ h1 { font-size: 1.5em; margin: 0 0 .2em; } h2 { font-size: 1.2em; margin: 1.6em 
 .hk-step h3 { font-size: 1em; margin: 0 0 .3em; color: #5b6475; font-weight: 600; }
 .hk-cols { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1.6fr); gap: 1.2em; }
 @media (max-width: 800px) { .hk-cols { grid-template-columns: 1fr; } }
-table.hk-scores { border-collapse: collapse; background: #fff; }
-table.hk-scores th, table.hk-scores td { border: 1px solid #dde1e8; padding: .35em .6em; text-align: left; vertical-align: top; }
-table.hk-scores th { background: #eef0f4; }
 .hk-toc a { margin-right: .6em; }
 """
 

@@ -11,10 +11,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from html import escape
 from typing import Any
+from urllib.parse import urlencode
 
 import orjson
 import streamlit as st
 
+from dashboards import cache, data
 from dashboards import components as ui
 from dashboards.game_replay import SETUP_HAND, GameReplay, ReplayStep
 from dashboards.report import render_hand_report, score_table_html, totals_html
@@ -101,6 +103,12 @@ def _reset_step(keys: ReplayKeys) -> None:
     st.session_state[keys.step] = 1
 
 
+def reset_view(keys: ReplayKeys) -> None:
+    """Another game: start at its first hand's first step."""
+    st.session_state.pop(keys.hand, None)
+    st.session_state[keys.step] = 1
+
+
 def normalise_state(keys: ReplayKeys, replay: GameReplay) -> None:
     """Bring hand and step into range (a deep link or an old session may point anywhere)."""
     ss = st.session_state
@@ -180,7 +188,7 @@ def replay_view(
     below = st.columns([3, 2], vertical_alignment="center")
     if link is not None:
         url = link(step, viewer)
-        below[0].markdown(f"🔗 [Link to this step]({url})")
+        below[0].markdown(f":material/link: [Link to this step]({url})")
         below[0].code(url, language=None)
     if report is not None and step.hand != SETUP_HAND:
         below[1].download_button(
@@ -259,3 +267,54 @@ def query_int(params: Any, name: str) -> int | None:
         return int(value) if value is not None else None
     except (TypeError, ValueError):
         return None
+
+
+def require_warehouse() -> None:
+    """Stop the page with an explanation when there is no warehouse to read."""
+    problem = cache.warehouse_problem()
+    if problem:
+        st.warning(problem)
+        st.page_link("pages/check_log.py", label="Check a log file instead", icon=":material/upload_file:")
+        st.stop()
+
+
+def game_filter(prefix: str, *, builds: bool = False) -> data.GameFilter:
+    """Ruleset, date range (and server build) filters in one row, keys prefixed by page."""
+    options: data.Choices = cache.query("choices")
+    cols = st.columns([3, 2, 3] if builds else [3, 2])
+    rulesets = cols[0].multiselect("Ruleset", options.rulesets, key=f"{prefix}_rulesets",
+                                   placeholder="All rulesets")
+    start = end = None
+    if options.first_day is not None and options.last_day is not None:
+        picked = cols[1].date_input(
+            "Games started", value=(options.first_day, options.last_day), key=f"{prefix}_dates",
+            min_value=options.first_day, max_value=options.last_day,
+        )
+        if isinstance(picked, tuple) and len(picked) == 2:
+            start, end = picked
+        # keep the filter open-ended when it spans everything: new games are then included
+        if start == options.first_day:
+            start = None
+        if end == options.last_day:
+            end = None
+    chosen_builds: list[str] = []
+    if builds:
+        chosen_builds = cols[2].multiselect("Server build", options.builds, key=f"{prefix}_builds",
+                                            placeholder="All builds")
+    return data.GameFilter(tuple(rulesets), start, end, tuple(chosen_builds))
+
+
+def replay_url(game: str, *, hand: int | None = None, step: int | None = None, seq: int | None = None) -> str:
+    """A relative link to the Replay page (opens in a new tab from tables)."""
+    params: dict[str, str] = {"game": game}
+    if seq is not None:
+        params["seq"] = str(seq)
+    if hand is not None:
+        params["hand"] = str(hand)
+    if step is not None:
+        params["step"] = str(step)
+    return "replay?" + urlencode(params)
+
+
+def percent(value: float | None) -> str:
+    return "—" if value is None else f"{100 * value:.1f}%"

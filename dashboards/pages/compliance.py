@@ -1,8 +1,80 @@
-"""Compliance (waiting for the warehouse)."""
+"""Compliance: violations by code, ruleset and server build, over time; every row drills
+down to the replay at that step."""
 
 from __future__ import annotations
 
+import altair as alt
 import streamlit as st
 
+from dashboards import cache, data, views
+from engine.violations import EXPLANATIONS, Code
+
 st.title("Compliance")
-st.info("Coming with the warehouse.")
+views.require_warehouse()
+options: data.Choices = cache.query("choices")
+flt = views.game_filter("compliance", builds=True)
+
+by_ruleset = cache.query("violations_by", flt, "ruleset")
+if not by_ruleset.height:
+    st.success("No violation in these games.")
+    st.stop()
+
+left, right = st.columns(2)
+left.altair_chart(
+    alt.Chart(by_ruleset.to_pandas()).mark_bar().encode(
+        y=alt.Y("code:N", sort="-x", title=None), x=alt.X("sum(violations):Q", title="violations"),
+        color="ruleset:N", tooltip=["code", "ruleset", "violations", "games"],
+    ).properties(height=300, title="Violations by code and ruleset"),
+    width="stretch",
+)
+builds = cache.query("builds", flt)
+right.altair_chart(
+    alt.Chart(builds.to_pandas()).mark_bar().encode(
+        x=alt.X("server_build:N", title=None), xOffset="ruleset:N",
+        y=alt.Y("violation_rate:Q", axis=alt.Axis(format="%"), title="games with a violation"),
+        color="ruleset:N",
+        tooltip=["server_build", "ruleset", "games", "with_violations", "violations",
+                 alt.Tooltip("violation_rate:Q", format=".2%")],
+    ).properties(height=300, title="Share of games with a violation, by server build"),
+    width="stretch",
+)
+by_build = cache.query("violations_by", flt, "server_build")
+with st.expander("Violations by code and server build (table)"):
+    st.dataframe(by_build.pivot(on="server_build", index="code", values="violations").fill_null(0),
+                 hide_index=True, width="stretch")
+
+trend = cache.query("violations_over_time", flt)
+if trend.height:
+    st.altair_chart(
+        alt.Chart(trend.to_pandas()).mark_bar().encode(
+            x=alt.X("period:T", title=None), y=alt.Y("violations:Q", stack=True), color="code:N",
+            tooltip=["period:T", "code", "violations"],
+        ).properties(height=240, title="Violations over time"),
+        width="stretch",
+    )
+
+st.subheader("Drill down")
+codes = st.multiselect("Codes", options.codes, key="compliance_codes", placeholder="All codes",
+                       format_func=lambda c: f"{c} — {EXPLANATIONS.get(Code(c), '')}" if c in Code._value2member_map_ else c)
+rows = cache.query("violation_rows", flt, tuple(codes))
+table = rows.with_columns(
+    ("replay?game=" + rows["game_id"] + "&seq=" + rows["seq"].cast(str)).alias("replay")
+    if rows.height else rows["game_id"].alias("replay"),
+)
+st.caption(f"The {rows.height} most recent violations (newest games first). "
+           "Select a row (or “open ▶”) to replay the game at that step.")
+event = st.dataframe(
+    table, hide_index=True, width="stretch", height=420, key="compliance_table",
+    on_select="rerun", selection_mode="single-row",
+    column_order=["start_time", "game_id", "hand", "seq", "code", "player", "message", "ruleset",
+                  "server_build", "replay"],
+    column_config={
+        "start_time": st.column_config.DatetimeColumn("started", format="YYYY-MM-DD HH:mm"),
+        "game_id": st.column_config.TextColumn("game"),
+        "replay": st.column_config.LinkColumn("replay", display_text="open ▶"),
+    },
+)
+picked = event.selection.rows if event is not None else []
+if picked and table["seq"][picked[0]] is not None:
+    st.switch_page("pages/replay.py",
+                   query_params={"game": table["game_id"][picked[0]], "seq": str(table["seq"][picked[0]])})

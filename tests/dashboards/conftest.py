@@ -34,3 +34,13 @@ def sample_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("logs") / "sample.jsonl"
     path.write_text("\n".join(sample_lines()) + "\n", encoding="utf-8")
     return path
+
+
+@pytest.fixture(scope="session")
+def sample_warehouse(tmp_path_factory: pytest.TempPathFactory, sample_log: Path) -> Path:
+    """The sample log ingested into a fresh warehouse (ingest's own pipeline)."""
+    from ingest.pipeline import ingest
+
+    root = tmp_path_factory.mktemp("warehouse") / "wh"
+    ingest([str(sample_log)], str(root), workers=1)
+    return root

@@ -37,7 +37,8 @@ def test_upload_validates_and_replays(page: AppTest, sample_log: Path) -> None:
     assert page.selectbox(key="check_game").value == DISPUTED  # games with violations first
     assert _caption(page, "Step ").startswith("Step 1 of")
     html = "".join(h.proto.body for h in page.get("html"))
-    assert "hk-card" in html and "legal" in html
+    assert 'class="hk-card' in html
+    assert 'hk-black legal' in html or 'hk-red legal' in html  # the mover's legal cards
 
     page.button(key="check_next").click().run()
     assert _caption(page, "Step ").startswith("Step 2 of")
@@ -52,7 +53,7 @@ def test_upload_validates_and_replays(page: AppTest, sample_log: Path) -> None:
     assert not page.exception
     assert page.selectbox(key="check_viewer").value == "ali"
     html = "".join(h.proto.body for h in page.get("html"))
-    assert "hk-back" in html  # the others' hands are face down
+    assert 'class="hk-back"' in html  # the others' hands are face down
 
 
 def test_gzip_upload(page: AppTest, sample_log: Path) -> None:

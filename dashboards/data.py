@@ -1,0 +1,432 @@
+"""The dashboard's questions to the warehouse, on top of `ingest.queries`' read-only DuckDB
+connection and named views. Each function takes the reader and plain arguments and returns
+a polars DataFrame (or plain values); `dashboards.cache` puts them behind `st.cache_data`.
+
+No Streamlit here, so the CLI (`haftkhabis report --warehouse`) and the benchmark use it too.
+SQL values are always bound parameters; only column lists chosen here are interpolated.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from ingest.queries import WarehouseReader, open_warehouse
+from ingest.store import WarehouseError
+
+
+class WarehouseMissing(Exception):
+    """No usable warehouse at the given folder (not ingested yet, or another schema)."""
+
+
+@dataclass
+class Reader:
+    """The warehouse reader and a lock: a DuckDB connection serves one query at a time,
+    and the Arrow-backed views do not reach its cursors, so sessions take turns."""
+
+    inner: WarehouseReader
+    root: Path
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def batch(self) -> int:
+        return self.inner.snapshot.batch
+
+    def frame(self, query: str, params: Sequence[Any] | None = None) -> pl.DataFrame:
+        with self.lock:
+            return self.inner.con.sql(query, params=list(params or [])).pl()
+
+    def rows(self, query: str, params: Sequence[Any] | None = None) -> list[tuple[Any, ...]]:
+        with self.lock:
+            return self.inner.con.sql(query, params=list(params or [])).fetchall()
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def connect(root: Path) -> Reader:
+    """Open the latest committed snapshot of the warehouse at `root`, read-only."""
+    try:
+        return Reader(open_warehouse(str(root)), root)
+    except WarehouseError as exc:
+        raise WarehouseMissing(str(exc)) from None
+
+
+# ------------------------------------------------------------------------ filters
+
+
+@dataclass(frozen=True, slots=True)
+class GameFilter:
+    """The filters the warehouse pages share; empty means "all"."""
+
+    rulesets: tuple[str, ...] = ()
+    start: date | None = None
+    end: date | None = None  # inclusive
+    builds: tuple[str, ...] = ()
+
+    def where(self, alias: str = "g") -> tuple[str, list[Any]]:
+        clauses: list[str] = []
+        params: list[Any] = []
+        if self.rulesets:
+            clauses.append(f"{alias}.ruleset IN ({', '.join('?' * len(self.rulesets))})")
+            params.extend(self.rulesets)
+        if self.builds:
+            clauses.append(f"coalesce({alias}.server_build, '?') IN ({', '.join('?' * len(self.builds))})")
+            params.extend(self.builds)
+        if self.start is not None:
+            clauses.append(f"{alias}.start_time >= ?::DATE")
+            params.append(self.start)
+        if self.end is not None:
+            clauses.append(f"{alias}.start_time < ?::DATE + INTERVAL 1 DAY")
+            params.append(self.end)
+        return (" AND ".join(clauses) or "TRUE"), params
+
+
+@dataclass(frozen=True, slots=True)
+class Choices:
+    """What the filters can offer: the values present in the warehouse."""
+
+    rulesets: list[str]
+    statuses: list[str]
+    builds: list[str]
+    codes: list[str]
+    first_day: date | None
+    last_day: date | None
+    games: int
+
+
+def choices(reader: Reader) -> Choices:
+    rulesets = [r[0] for r in reader.rows("SELECT DISTINCT ruleset FROM games ORDER BY 1")]
+    statuses = [r[0] for r in reader.rows("SELECT DISTINCT status FROM games ORDER BY 1")]
+    builds = [r[0] for r in reader.rows(
+        "SELECT DISTINCT coalesce(server_build, '?') FROM games ORDER BY 1")]
+    codes = [r[0] for r in reader.rows("SELECT DISTINCT code FROM violations ORDER BY 1")]
+    first, last, games = reader.rows(
+        "SELECT min(start_time)::DATE, max(start_time)::DATE, count(*) FROM games")[0]
+    return Choices(rulesets, statuses, builds, codes, first, last, games)
+
+
+# ------------------------------------------------------------------------ overview
+
+
+def overview_totals(reader: Reader, flt: GameFilter) -> dict[str, Any]:
+    where, params = flt.where()
+    row = reader.frame(f"""
+        SELECT count(*) AS games,
+               coalesce(sum(hands), 0) AS hands,
+               count(*) FILTER (WHERE status = 'compliant') AS compliant,
+               count(*) FILTER (WHERE status IN ('violations', 'invalid')) AS failing,
+               coalesce(sum(violations), 0) AS violations,
+               coalesce(sum(lines), 0) AS lines
+        FROM games g WHERE {where}""", params).row(0, named=True)
+    players = reader.rows(f"""
+        SELECT count(DISTINCT player) FROM (SELECT unnest(players) AS player FROM games g WHERE {where})
+    """, params)[0][0]
+    row["players"] = players
+    row["compliance_rate"] = 1 - row["failing"] / row["games"] if row["games"] else None
+    return row
+
+
+def by_ruleset(reader: Reader, flt: GameFilter) -> pl.DataFrame:
+    where, params = flt.where()
+    return reader.frame(f"""
+        SELECT ruleset, count(*) AS games, sum(hands)::BIGINT AS hands,
+               count(*) FILTER (WHERE status = 'compliant') AS compliant,
+               count(*) FILTER (WHERE status IN ('incomplete', 'aborted')) AS unfinished,
+               count(*) FILTER (WHERE status IN ('violations', 'invalid')) AS failing,
+               sum(violations)::BIGINT AS violations,
+               1 - count(*) FILTER (WHERE status IN ('violations', 'invalid')) / count(*) AS compliance_rate
+        FROM games g WHERE {where}
+        GROUP BY ruleset ORDER BY games DESC""", params)
+
+
+def _time_unit(reader: Reader, where: str, params: list[Any]) -> str:
+    """Days, or weeks when the games span more than 120 days."""
+    span = reader.rows(f"SELECT datediff('day', min(start_time), max(start_time)) FROM games g WHERE {where}",
+                       params)[0][0]
+    return "week" if span is not None and span > 120 else "day"
+
+
+def _every_period(frame: pl.DataFrame, unit: str, key: str, counts: Sequence[str]) -> pl.DataFrame:
+    """Add the periods without games (as zero counts), so charts do not bridge the gaps."""
+    if not frame.height:
+        return frame
+    periods = pl.date_range(frame["period"].min(), frame["period"].max(), "1w" if unit == "week" else "1d",
+                            eager=True).alias("period")
+    grid = periods.to_frame().join(frame.select(key).unique(), how="cross")
+    full = grid.join(frame, on=["period", key], how="left")
+    return full.with_columns(pl.col(c).fill_null(0) for c in counts).sort("period", key)
+
+
+def over_time(reader: Reader, flt: GameFilter) -> pl.DataFrame:
+    """Games, hands and compliance per day (per week over spans longer than 120 days)."""
+    where, params = flt.where()
+    unit = _time_unit(reader, where, params)
+    frame = reader.frame(f"""
+        SELECT date_trunc('{unit}', start_time)::DATE AS period, ruleset,
+               count(*) AS games, sum(hands)::BIGINT AS hands,
+               1 - count(*) FILTER (WHERE status IN ('violations', 'invalid')) / count(*) AS compliance_rate
+        FROM games g WHERE {where} AND start_time IS NOT NULL
+        GROUP BY ALL ORDER BY period, ruleset""", params)
+    return _every_period(frame, unit, "ruleset", ["games", "hands"])
+
+
+def status_counts(reader: Reader, flt: GameFilter) -> pl.DataFrame:
+    where, params = flt.where()
+    return reader.frame(f"""
+        SELECT ruleset, status, count(*) AS games FROM games g WHERE {where}
+        GROUP BY ALL ORDER BY ruleset, status""", params)
+
+
+# ------------------------------------------------------------------------ games
+
+
+@dataclass(frozen=True, slots=True)
+class GameSearch:
+    flt: GameFilter = GameFilter()
+    statuses: tuple[str, ...] = ()
+    player: str = ""
+    code: str = ""
+    text: str = ""  # part of the game id
+
+
+def find_games(reader: Reader, search: GameSearch, limit: int = 200, offset: int = 0) -> tuple[int, pl.DataFrame]:
+    """The games matching `search`, newest first: the total count and one page of rows."""
+    where, params = search.flt.where()
+    clauses = [where]
+    if search.statuses:
+        clauses.append(f"g.status IN ({', '.join('?' * len(search.statuses))})")
+        params += list(search.statuses)
+    if search.player:
+        clauses.append("list_contains(g.players, ?)")
+        params.append(search.player)
+    if search.text:
+        clauses.append("contains(g.game_id, ?)")
+        params.append(search.text)
+    if search.code:
+        clauses.append("g.game_id IN (SELECT game_id FROM violations WHERE code = ?)")
+        params.append(search.code)
+    condition = " AND ".join(clauses)
+    total = reader.rows(f"SELECT count(*) FROM games g WHERE {condition}", params)[0][0]
+    rows = reader.frame(f"""
+        SELECT g.game_id, g.ruleset, g.start_time, g.status, g.hands, g.violations,
+               array_to_string(g.players, ', ') AS players,
+               array_to_string(g.winners, ', ') AS winners,
+               g.server_build, g.lines
+        FROM games g WHERE {condition}
+        ORDER BY g.start_time DESC NULLS LAST, g.game_id
+        LIMIT ? OFFSET ?""", [*params, limit, offset])
+    return total, rows
+
+
+def game_row(reader: Reader, game: str) -> dict[str, Any] | None:
+    frame = reader.frame("SELECT * FROM games WHERE game_id = ?", [game])
+    return frame.row(0, named=True) if frame.height else None
+
+
+def game_lines(reader: Reader, game: str) -> list[tuple[bytes, str | None, int | None]]:
+    """A game's raw lines as received (input order). The games row names the partition
+    (ruleset, month), so the events scan reads one folder, not the whole table."""
+    where = reader.rows("SELECT ruleset, month FROM games WHERE game_id = ?", [game])
+    if where:
+        ruleset, month = where[0]
+        rows = reader.rows(
+            "SELECT raw, file, line FROM events WHERE ruleset = ? AND month = ? AND game_id = ? "
+            "ORDER BY ordinal", [ruleset, month, game])
+    else:
+        rows = reader.rows("SELECT raw, file, line FROM events WHERE game_id = ? ORDER BY ordinal", [game])
+    return [(raw.encode("utf-8"), file, line) for raw, file, line in rows]
+
+
+# ------------------------------------------------------------------------ scoring
+
+
+def game_hands(reader: Reader, game: str) -> pl.DataFrame:
+    return reader.frame("""
+        SELECT hand, dealer, first_player, winners, reason, winning_card, multiplier, decided, closed,
+               events, reshuffles, violations
+        FROM hands WHERE game_id = ? ORDER BY hand""", [game])
+
+
+def game_hand_players(reader: Reader, game: str) -> pl.DataFrame:
+    return reader.frame("""
+        SELECT hand, player, seat, turn_order, points, won, finishing_position, cards_left, left_cards
+        FROM hand_players WHERE game_id = ? ORDER BY hand, seat""", [game])
+
+
+def scoring_summary(reader: Reader, flt: GameFilter) -> pl.DataFrame:
+    """Per ruleset: decided hands, how they ended, multipliers, points."""
+    where, params = flt.where()
+    return reader.frame(f"""
+        SELECT h.ruleset, count(*) AS hands,
+               count(*) FILTER (WHERE h.reason = 'out') AS went_out,
+               count(*) FILTER (WHERE h.reason = 'blocked') AS blocked,
+               count(*) FILTER (WHERE h.reason = 'elimination') AS elimination,
+               count(*) FILTER (WHERE h.multiplier > 1) AS multiplied,
+               avg(h.multiplier) FILTER (WHERE h.reason = 'out') AS mean_multiplier
+        FROM hands h JOIN games g USING (game_id)
+        WHERE h.decided AND {where}
+        GROUP BY h.ruleset ORDER BY hands DESC""", params)
+
+
+def points_distribution(reader: Reader, flt: GameFilter) -> pl.DataFrame:
+    """Losers' hand scores per ruleset, bucketed by 5 points (capped at 200)."""
+    where, params = flt.where()
+    return reader.frame(f"""
+        SELECT p.ruleset, least(p.points, 200) // 5 * 5 AS points, count(*) AS hands
+        FROM hand_players p JOIN games g USING (game_id)
+        WHERE p.points IS NOT NULL AND NOT p.won AND {where}
+        GROUP BY ALL ORDER BY p.ruleset, points""", params)
+
+
+def winning_cards(reader: Reader, flt: GameFilter) -> pl.DataFrame:
+    where, params = flt.where()
+    return reader.frame(f"""
+        SELECT h.ruleset, substr(h.winning_card, 1, 1) AS rank, h.multiplier, count(*) AS hands
+        FROM hands h JOIN games g USING (game_id)
+        WHERE h.reason = 'out' AND h.winning_card IS NOT NULL AND {where}
+        GROUP BY ALL ORDER BY h.ruleset, hands DESC""", params)
+
+
+# ------------------------------------------------------------------------ players
+
+
+def leaderboard(reader: Reader, rulesets: Sequence[str], min_hands: int, limit: int = 500) -> pl.DataFrame:
+    clause = f"ruleset IN ({', '.join('?' * len(rulesets))})" if rulesets else "TRUE"
+    return reader.frame(f"""
+        SELECT rank, ruleset, player, games, games_won, hands, wins, win_rate, mean_points,
+               total_points, violations
+        FROM leaderboard WHERE {clause} AND hands >= ?
+        ORDER BY ruleset, rank LIMIT ?""", [*rulesets, min_hands, limit])
+
+
+def player_names(reader: Reader) -> list[str]:
+    return [r[0] for r in reader.rows("SELECT DISTINCT player FROM hand_players ORDER BY 1")]
+
+
+def player_by_ruleset(reader: Reader, player: str) -> pl.DataFrame:
+    return reader.frame("""
+        SELECT ruleset, games, games_won, hands, wins, win_rate, mean_points, violations
+        FROM player_stats WHERE player = ? ORDER BY hands DESC""", [player])
+
+
+def player_by_seat(reader: Reader, player: str) -> pl.DataFrame:
+    """Win rate by the player's place in the playing order (0: first to play)."""
+    return reader.frame("""
+        SELECT ruleset, turn_order, count(*) AS hands, count(*) FILTER (WHERE won) AS wins,
+               avg(CASE WHEN won THEN 1.0 ELSE 0.0 END) AS win_rate
+        FROM hand_players WHERE player = ? AND won IS NOT NULL AND turn_order IS NOT NULL
+        GROUP BY ALL ORDER BY ruleset, turn_order""", [player])
+
+
+def player_points(reader: Reader, player: str) -> pl.DataFrame:
+    return reader.frame("""
+        SELECT ruleset, least(points, 200) // 5 * 5 AS points, count(*) AS hands
+        FROM hand_players WHERE player = ? AND points IS NOT NULL
+        GROUP BY ALL ORDER BY ruleset, points""", [player])
+
+
+SPECIAL_CARDS = {
+    "sevens_played": "7s played",
+    "seven_totals_drawn": "7 totals drawn",
+    "seven_cards_drawn": "cards drawn for 7s",
+    "twos_given": "2s given",
+    "twos_received": "2s received",
+    "jacks_played": "Js played",
+    "penalty_cards": "penalty cards",
+}
+
+
+def player_special_cards(reader: Reader, player: str) -> pl.DataFrame:
+    """Special-card use per hand: the player's mean against everyone's, per ruleset."""
+    columns = ", ".join(f"avg({c}) FILTER (WHERE player = ?) AS {c}_player, avg({c}) AS {c}_all"
+                        for c in SPECIAL_CARDS)
+    wide = reader.frame(f"""
+        SELECT ruleset, {columns} FROM hand_players
+        WHERE ruleset IN (SELECT DISTINCT ruleset FROM hand_players WHERE player = ?)
+        GROUP BY ruleset ORDER BY ruleset""", [*([player] * len(SPECIAL_CARDS)), player])
+    rows = []
+    for record in wide.iter_rows(named=True):
+        for column, label in SPECIAL_CARDS.items():
+            rows.append({"ruleset": record["ruleset"], "what": label,
+                         "player": record[f"{column}_player"], "everyone": record[f"{column}_all"]})
+    return pl.DataFrame(rows, schema={"ruleset": pl.String, "what": pl.String,
+                                      "player": pl.Float64, "everyone": pl.Float64})
+
+
+def player_violations(reader: Reader, player: str) -> pl.DataFrame:
+    return reader.frame("""
+        SELECT ruleset, code, count(*) AS violations, count(DISTINCT game_id) AS games
+        FROM violations WHERE player = ? GROUP BY ALL ORDER BY violations DESC""", [player])
+
+
+def player_head_to_head(reader: Reader, player: str) -> pl.DataFrame:
+    return reader.frame("""
+        SELECT ruleset, opponent, hands, ahead, behind, tied,
+               ahead / hands AS ahead_rate
+        FROM head_to_head WHERE player = ? ORDER BY hands DESC, opponent""", [player])
+
+
+def two_targets(reader: Reader, rulesets: Sequence[str], players: int = 25) -> pl.DataFrame:
+    """Who gives 2s to whom (the `two_targets` view), limited to the players who give most."""
+    clause = f"ruleset IN ({', '.join('?' * len(rulesets))})" if rulesets else "TRUE"
+    return reader.frame(f"""
+        WITH t AS (SELECT player, target, sum(twos)::BIGINT AS twos, sum(expected_twos) AS expected_twos
+                   FROM two_targets WHERE {clause} GROUP BY player, target),
+             top AS (SELECT player FROM t GROUP BY player ORDER BY sum(twos) DESC, player LIMIT ?)
+        SELECT player, target, twos, expected_twos,
+               CASE WHEN expected_twos > 0 THEN twos / expected_twos END AS lift
+        FROM t WHERE player IN (SELECT player FROM top) AND target IN (SELECT player FROM top)
+        ORDER BY player, target""", [*rulesets, players])
+
+
+# ------------------------------------------------------------------------ compliance
+
+
+def violations_by(reader: Reader, flt: GameFilter, column: str) -> pl.DataFrame:
+    """Violations counted by code and one more dimension: ruleset or server build."""
+    assert column in ("ruleset", "server_build")
+    where, params = flt.where()
+    other = "coalesce(g.server_build, '?')" if column == "server_build" else "v.ruleset"
+    return reader.frame(f"""
+        SELECT v.code, {other} AS {column}, count(*) AS violations, count(DISTINCT v.game_id) AS games
+        FROM violations v JOIN games g USING (game_id)
+        WHERE {where} GROUP BY ALL ORDER BY violations DESC""", params)
+
+
+def builds(reader: Reader, flt: GameFilter) -> pl.DataFrame:
+    where, params = flt.where()
+    return reader.frame(f"""
+        SELECT coalesce(server_build, '?') AS server_build, ruleset, count(*) AS games,
+               count(*) FILTER (WHERE violations > 0) AS with_violations,
+               sum(violations)::BIGINT AS violations,
+               avg(CASE WHEN violations > 0 THEN 1.0 ELSE 0.0 END) AS violation_rate
+        FROM games g WHERE {where} GROUP BY ALL ORDER BY server_build, ruleset""", params)
+
+
+def violations_over_time(reader: Reader, flt: GameFilter) -> pl.DataFrame:
+    where, params = flt.where()
+    unit = _time_unit(reader, where, params)
+    frame = reader.frame(f"""
+        SELECT date_trunc('{unit}', g.start_time)::DATE AS period, v.code, count(*) AS violations
+        FROM violations v JOIN games g USING (game_id)
+        WHERE {where} AND g.start_time IS NOT NULL GROUP BY ALL ORDER BY period, v.code""", params)
+    return _every_period(frame, unit, "code", ["violations"])
+
+
+def violation_rows(reader: Reader, flt: GameFilter, codes: Sequence[str], limit: int = 300) -> pl.DataFrame:
+    """The latest violations (newest games first), each with what the replay needs."""
+    where, params = flt.where()
+    clause = f"v.code IN ({', '.join('?' * len(codes))})" if codes else "TRUE"
+    return reader.frame(f"""
+        SELECT g.start_time, v.game_id, v.hand, v.seq, v.code, v.player, v.message,
+               v.ruleset, coalesce(g.server_build, '?') AS server_build, v.file, v.line
+        FROM violations v JOIN games g USING (game_id)
+        WHERE {where} AND {clause}
+        ORDER BY g.start_time DESC NULLS LAST, v.game_id, v.seq LIMIT ?""", [*params, *codes, limit])
