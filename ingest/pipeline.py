@@ -59,8 +59,10 @@ from ingest.store import PartFile, PartWriter, Snapshot, Warehouse, new_token, r
 CLOSE_WINDOW = 20_000
 #: seconds between progress messages from a worker
 PROGRESS_EVERY = 0.2
-#: environment variable naming a point where the coordinator kills itself (tests only)
-FAULT_ENV = "HAFTKHABIS_INGEST_FAULT"
+#: test hooks: the point where the ingest SIGKILLs itself ("after-pass", "after-commit:TABLE",
+#: "before-batches"), and seconds to pause after each table's commit
+KILL_ENV = "HAFTKHABIS_INGEST_KILL_AT"
+PAUSE_ENV = "HAFTKHABIS_INGEST_COMMIT_PAUSE"
 
 _GAME_PREFIX = b'{"game":"'
 _GAME_KEY = b'"game":'
@@ -183,6 +185,13 @@ def fast_game_id(raw: bytes) -> str | None:
     return ident.decode("ascii")
 
 
+def _is_object(raw: bytes) -> bool:
+    try:
+        return isinstance(orjson.loads(raw), dict)
+    except orjson.JSONDecodeError:
+        return False
+
+
 def shard_of(game: str, shards: int) -> int:
     return zlib.crc32(game.encode()) % shards if shards > 1 else 0
 
@@ -237,6 +246,8 @@ class ShardWorker:
                 self._flush(game)
             base = {name: writer.close() for name, writer in self.writers.items()}
             self._progress(force=True)
+            if self.task.shard == 0:
+                _fault("after-pass")
             return self._reconcile(base)
         except BaseException:
             for writer in self.writers.values():
@@ -274,6 +285,7 @@ class ShardWorker:
             lines_here += 1
             counts.lines += 1
             game = fast_game_id(raw)
+            obj: Any = None
             if game is None:
                 try:
                     obj = orjson.loads(raw)
@@ -289,6 +301,9 @@ class ShardWorker:
             if shards > 1 and shard_of(game, shards) != shard:
                 continue
             if game in flushed:
+                if obj is None and not _is_object(raw):  # not checked by a validator yet
+                    self._quarantine_line(item, raw, number)
+                    continue
                 self.late[game].append((raw, name, number))
                 continue
             before = len(errors)
@@ -530,8 +545,17 @@ def _hash_file(path: str) -> tuple[int | None, str | None, str | None]:
 
 
 def _fault(point: str) -> None:
-    if os.environ.get(FAULT_ENV) == point:
-        os.kill(os.getpid(), signal.SIGKILL)
+    """Test hook: SIGKILL the whole ingest (the coordinator) at `point` when asked to."""
+    if os.environ.get(KILL_ENV) == point:
+        coordinator = os.getpid() if mp.parent_process() is None else os.getppid()
+        os.kill(coordinator, signal.SIGKILL)
+        time.sleep(10)  # a worker: dies with its coordinator (parent-death signal)
+
+
+def _pause() -> None:
+    delay = os.environ.get(PAUSE_ENV)
+    if delay:
+        time.sleep(float(delay))
 
 
 def _now() -> datetime:
@@ -669,6 +693,7 @@ def _commit(store: Warehouse, snapshot: Snapshot, inputs: list[InputFile],
             adds += fresh
         versions[name] = store.commit(name, adds, removes, batch, "ingest")
         _fault(f"after-commit:{name}")
+        _pause()
     _fault("before-batches")
     reports: dict[str, FileReport] = results[0].files if results else {}
     file_rows = []

@@ -1,0 +1,92 @@
+"""Fixtures for the warehouse tests: small simulated logs, and ways to look at a warehouse."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import subprocess
+import sys
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engine.simulate import SimConfig, SimulatedGame, simulate
+from ingest.queries import open_warehouse
+from ingest.schema import DATA_TABLES
+
+REPO = Path(__file__).resolve().parents[2]
+
+#: (ruleset, games, seed): about 10,000 lines, some games with an injected fault
+SAMPLE = (("bazito", 24, 11), ("persian", 8, 12), ("pis-yedili", 14, 13))
+
+
+@pytest.fixture(scope="session")
+def games() -> dict[str, list[SimulatedGame]]:
+    """Simulated games per ruleset (a fault in about a third of them)."""
+    return {
+        ruleset: list(simulate(SimConfig(ruleset, games=count, seed=seed, fault_rate=0.35)))
+        for ruleset, count, seed in SAMPLE
+    }
+
+
+def write_lines(path: Path, lines: Iterable[bytes], *, gz: bool = False) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = b"".join(line + b"\n" for line in lines)
+    path.write_bytes(gzip.compress(data, mtime=0) if gz else data)
+    return path
+
+
+def game_lines(games: Iterable[SimulatedGame]) -> list[bytes]:
+    return [line for game in games for line in game.lines]
+
+
+def interleave(games: Sequence[SimulatedGame]) -> list[bytes]:
+    """The games' lines written as concurrent tables would: round robin, line by line."""
+    out: list[bytes] = []
+    queues = [list(g.lines) for g in games]
+    while any(queues):
+        for queue in queues:
+            if queue:
+                out.append(queue.pop(0))
+    return out
+
+
+@pytest.fixture(scope="session")
+def logs(tmp_path_factory: pytest.TempPathFactory, games: dict[str, list[SimulatedGame]]) -> Path:
+    """A folder of logs: one file per ruleset (pis-yedili gzip'd, persian interleaved)."""
+    root = tmp_path_factory.mktemp("logs")
+    write_lines(root / "bazito.jsonl", game_lines(games["bazito"]))
+    write_lines(root / "persian.ndjson", interleave(games["persian"]))
+    write_lines(root / "pis-yedili.log.gz", game_lines(games["pis-yedili"]), gz=True)
+    return root
+
+
+def contents(root: str | Path, *, batch_columns: bool = True) -> dict[str, list[tuple[Any, ...]]]:
+    """Every data table's rows, sorted, at the committed snapshot (`ingest_batch` left out
+    when `batch_columns` is false)."""
+    out = {}
+    with open_warehouse(str(root)) as reader:
+        for name in DATA_TABLES:
+            exclude = "" if batch_columns else " EXCLUDE (ingest_batch)"
+            rows = reader.sql(f"SELECT *{exclude} FROM {name}").fetchall()
+            out[name] = sorted(rows, key=repr)
+    return out
+
+
+def batches(root: str | Path) -> list[dict[str, Any]]:
+    with open_warehouse(str(root)) as reader:
+        return reader.rows("SELECT * FROM batches ORDER BY id")
+
+
+def run_cli(*args: str, env: dict[str, str] | None = None,
+            check: bool = True) -> subprocess.CompletedProcess[str]:
+    """`haftkhabis ARGS` in a fresh interpreter (for tests that kill the process)."""
+    full_env = dict(os.environ, **(env or {}))
+    result = subprocess.run([sys.executable, "-m", "cli.app", *args], cwd=REPO, env=full_env,
+                            capture_output=True, text=True, timeout=300)
+    if check and result.returncode != 0:
+        raise AssertionError(f"haftkhabis {' '.join(args)} failed ({result.returncode}):\n"
+                             f"{result.stdout}\n{result.stderr}")
+    return result
