@@ -1,0 +1,108 @@
+"""The real thing: `haftkhabis dashboard` on a free port, Debian's chromium driven by
+Playwright, a replay deep link opened, one step forward, a screenshot kept in artifacts/."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.dashboards.conftest import DISPUTED
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = "/usr/bin/chromium"
+ARTIFACTS = ROOT / "artifacts"
+
+pytestmark = pytest.mark.browser
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def server(sample_warehouse: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    port = _free_port()
+    log = tmp_path_factory.mktemp("server") / "streamlit.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "cli.app", "dashboard", "--warehouse", str(sample_warehouse),
+             "--port", str(port)],
+            cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, env=dict(os.environ),
+        )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(base + "/_stcore/health", timeout=2) as response:
+                    if response.status == 200:
+                        break
+            except OSError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"the dashboard did not start:\n{log.read_text(errors='replace')}")
+            time.sleep(0.2)
+        yield base
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    if not Path(CHROMIUM).exists():
+        pytest.skip("Debian's chromium is not installed (make browser)")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM)
+        yield chromium
+        chromium.close()
+
+
+def test_replay_deep_link_steps_forward(server: str, browser: object) -> None:
+    page = browser.new_page(viewport={"width": 1440, "height": 1000})  # type: ignore[attr-defined]
+    try:
+        # a fresh server learns its pages from the first session's run of the entry
+        # script; open the app once so the deep link below resolves on its own
+        page.goto(server + "/")
+        page.get_by_role("heading", name="Overview").wait_for(timeout=30_000)
+
+        page.goto(f"{server}/replay?game={DISPUTED}&hand=1&step=5")
+        page.get_by_text("Step 5 of", exact=False).wait_for(timeout=30_000)
+        before = page.locator("[data-testid=stCaptionContainer]", has_text="Step 5 of").inner_text()
+        assert "seq 5" in before
+        page.locator(".hk-card.legal").first.wait_for(timeout=10_000)  # the mover's legal moves
+
+        page.get_by_role("button", name="Next ▶").click()
+        page.get_by_text("Step 6 of", exact=False).wait_for(timeout=30_000)
+        page.wait_for_url(lambda url: "step=6" in url, timeout=10_000)
+        assert "hand=1" in page.url and f"game={DISPUTED}" in page.url
+        assert page.locator("[data-testid=stException]").count() == 0
+
+        ARTIFACTS.mkdir(exist_ok=True)
+        shot = ARTIFACTS / "browser-replay-step6.png"
+        page.screenshot(path=str(shot))
+        assert shot.stat().st_size > 10_000
+    finally:
+        page.close()
+
+
+def test_server_flags(server: str) -> None:
+    """Bound to localhost, and an upload without the XSRF cookie is refused."""
+    request = urllib.request.Request(server + "/_stcore/upload_file/x/y", data=b"--", method="PUT")
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(request, timeout=5)
+    assert refused.value.code in (400, 403)
