@@ -62,6 +62,10 @@ NAMES = (
 #: a hand longer than this many lines (more at big tables) is cut off with an `abort`
 HAND_EVENT_LIMIT = 600
 MATCH_HAND_LIMIT = 60
+#: share of lines a log shipper sends twice (identical: the validator drops the repeat)
+RETRY_RATE = 0.002
+#: chance per move that a persian player says "last card" for no reason (harmless)
+IDLE_CALL_RATE = 0.005
 
 # the faults, by ruleset (see `_FaultPlan`); every kind names what the validator must say
 COMMON_FAULTS = (
@@ -225,8 +229,23 @@ def open_output(path: str | None) -> BinaryIO:
         return sys.stdout.buffer
     raw = open(path, "wb")  # noqa: SIM115 - closed by the caller via the returned stream
     if path.endswith(".gz"):
-        return gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0)  # type: ignore[return-value]
+        return _GzipOut(raw)  # type: ignore[return-value]
     return raw
+
+
+class _GzipOut(gzip.GzipFile):
+    """A gzip stream (no name, mtime 0) that also closes the file under it: GzipFile
+    leaves a given `fileobj` open."""
+
+    def __init__(self, under: BinaryIO) -> None:
+        super().__init__(filename="", mode="wb", fileobj=under, mtime=0)
+        self.under = under
+
+    def close(self) -> None:
+        try:
+            super().close()
+        finally:
+            self.under.close()
 
 
 def write_simulation(
@@ -316,7 +335,8 @@ class _GameSim:
         self._day = -1
         self._day_text = ""
         self.table: Table  # set by _header
-        self.bots: dict[str, str] = {}
+        self.bots: dict[str, str] = {}  # player → "greedy" or "random"
+        self.build_factor = 1.0  # how buggy the header's server build is
 
     # ----------------------------------------------------------------- the game
 
@@ -407,6 +427,7 @@ class _GameSim:
         if reading.settings is None or reading.violations:
             raise SimulationError(f"{self.game}: the simulator wrote a bad header: {reading.violations}")
         self.table = Table(reading.settings, self.game)
+        self.rules = reading.settings.ruleset  # with the header's options
         self._write(header)
         self.seq = 1
         self.bots = {p: ("greedy" if rng.random() < 0.5 else "random") for p in players}
@@ -512,6 +533,8 @@ class _GameSim:
             if self.pending_penalty is not None:
                 self._charge_penalty()
                 continue
+            if self.rules.last_card_call and self.missed is None and self.rng.random() < IDLE_CALL_RATE:
+                self._announce(self.rng.choice(table.players))
             opts = table.options()
             if opts is None:
                 if hand.outcome is not None and hand.outcome.reason == "blocked":
@@ -620,9 +643,13 @@ class _GameSim:
     def _target_for(
         self, hand: Hand, player: str, card: str, held: list[str], *, greedy: bool
     ) -> str | None:
-        if not self._gift_applies(hand.phase, card, held):
-            return None
         others = [p for p in hand.active if p != player and p not in hand.finished]
+        if not self._gift_applies(hand.phase, card, held):
+            last_two = card[0] == "2" and self.rules.two_gives_gift and len(held) == 1 \
+                and hand.phase is not Phase.OPENING
+            if last_two and others and not greedy and self.rng.random() < 0.3:
+                return self.rng.choice(others)  # a target on a last-card 2: allowed, ignored
+            return None
         if not others:
             return None
         if greedy:
@@ -1032,6 +1059,8 @@ class _GameSim:
             _respell_ten(obj, self.rng)
             self._record("spelling_10", event.seq, [Code.SCHEMA.value])
         self._write_obj(obj)
+        if self.rng.random() < RETRY_RATE:
+            self.lines.append(self.lines[-1])  # a shipper's retry: identical, dropped silently
         if fault is None and isinstance(event, Play | Draw | Pass) and self._due("duplicate_seq"):
             twin = dict(obj)
             if "ts" in twin and self.rng.random() < 0.5:

@@ -16,7 +16,52 @@ from engine.rulesets import PERSIAN_OPTIONS
 from engine.simulate import SimConfig, SimulatedGame, simulate, simulate_bytes
 from engine.validate import GameVerdict, Validator, validate_paths
 
-PIS_POINTS = {"J": 25, "7": 20, "A": 15, "K": 10, "Q": 10, "T": 10}
+# rules.md's points tables and winning-card multipliers, written out again on purpose
+POINTS = {
+    "bazito": {"7": 0, "J": 20, "A": 11, "K": 4, "Q": 3, "T": 10},
+    "persian": {"7": 0, "J": 20, "A": 14, "K": 13, "Q": 12, "T": 10},
+    "pis-yedili": {"J": 25, "7": 20, "A": 15, "K": 10, "Q": 10, "T": 10},
+}
+MULTIPLIERS = {"bazito": {"J": 2}, "persian": {"J": 2}, "pis-yedili": {"7": 3, "J": 2}}
+
+
+def value(ruleset: str, cards: Iterable[str]) -> int:
+    table = POINTS[ruleset]
+    return sum(table[c[0]] if c[0] in table else int(c[0]) for c in cards)
+
+
+def check_scores(games: list[SimulatedGame], verdicts: dict[str, GameVerdict]) -> int:
+    """Recompute every scored hand from the cards left and the winner's last card."""
+    checked = 0
+    for game in games:
+        verdict = verdicts[game.game]
+        ruleset = verdict.ruleset
+        assert ruleset is not None and verdict.table is not None
+        last_play: dict[tuple[int, str], str] = {}
+        hand = 0
+        for raw in game.lines:
+            obj = orjson.loads(raw)
+            if obj["type"] == "deal":
+                hand = obj["hand"]
+            elif obj["type"] == "play":
+                last_play[hand, obj["player"]] = obj["card"]
+        for record in verdict.table.hand_records():
+            outcome = record.outcome
+            if outcome is None or outcome.scores is None:
+                continue
+            values = {p: value(ruleset, cards) for p, cards in record.cards_left.items()}
+            if outcome.reason == "blocked":
+                lowest = min(values.values())
+                assert sorted(outcome.winners) == sorted(p for p, v in values.items() if v == lowest)
+                expected = {p: 0 if v == lowest else v for p, v in values.items()}
+            else:
+                (winner,) = outcome.winners
+                card = last_play[record.number, winner]
+                times = MULTIPLIERS[ruleset].get(card[0], 1)
+                expected = {p: 0 if p == winner else v * times for p, v in values.items()}
+            assert outcome.scores == expected, (game.game, record.number, record.cards_left)
+            checked += 1
+    return checked
 
 
 def replay(games: Iterable[SimulatedGame]) -> dict[str, GameVerdict]:
@@ -54,6 +99,7 @@ def test_bazito_games_replay_compliant(chunk: int) -> None:
     assert_compliant(verdicts, games)
     # every hand was decided and claimed; bazito never blocks
     assert all(h["reason"] == "out" for v in verdicts.values() for h in v.hands or [])
+    assert check_scores(games, verdicts) >= 500
 
 
 @pytest.mark.parametrize("mode", ["points", "elimination"])
@@ -72,6 +118,7 @@ def test_persian_every_option_combination(mode: str) -> None:
     verdicts = replay(games)
     assert len(verdicts) == 64
     assert_compliant(verdicts, games)
+    assert check_scores(games, verdicts) >= (64 if mode == "points" else 0)
     for verdict in verdicts.values():
         assert verdict.header is not None and verdict.header.mode in (mode, None)
         if mode == "elimination":
@@ -83,6 +130,7 @@ def test_persian_random_tables() -> None:
     games = list(simulate(SimConfig("persian", games=60, seed=77)))
     verdicts = replay(games)
     assert_compliant(verdicts, games)
+    check_scores(games, verdicts)
     sizes = {len(v.header.players) for v in verdicts.values() if v.header is not None}
     assert len(sizes) >= 8  # the default range is 2-14
     assert any(v.table is not None and v.table.settings.decks == 2 for v in verdicts.values())
@@ -96,21 +144,11 @@ def test_pis_yedili_every_table_size_and_blocked_hands() -> None:
     verdicts = replay(games)
     assert len(verdicts) == 150
     assert_compliant(verdicts, games)
-    blocked = 0
-    for verdict in verdicts.values():
-        assert verdict.table is not None
-        for record in verdict.table.hand_records():
-            outcome = record.outcome
-            if outcome is None or outcome.reason != "blocked":
-                continue
-            blocked += 1
-            # scored by hand value, no multiplier: the lowest win with 0
-            values = {p: sum(PIS_POINTS.get(c[0]) or int(c[0]) for c in cards)
-                      for p, cards in record.cards_left.items()}
-            lowest = min(values.values())
-            assert sorted(outcome.winners) == sorted(p for p, v in values.items() if v == lowest)
-            assert outcome.scores == {p: 0 if v == lowest else v for p, v in values.items()}
-    assert blocked >= 20
+    # blocked hands happen and are scored by hand value, no multiplier (check_scores)
+    blocked = [h for v in verdicts.values() for h in v.hands or [] if h["reason"] == "blocked"]
+    assert len(blocked) >= 20
+    assert all(h["scores"] and min(h["scores"].values()) == 0 for h in blocked)
+    assert check_scores(games, verdicts) >= 150
 
 
 def test_same_seed_same_bytes() -> None:
