@@ -25,7 +25,7 @@ import orjson
 
 from engine import ENGINE_VERSION
 from engine.cards import CARD_SET, SUITS, CardSpellingError, repair_card, repair_suit
-from engine.events import TS_RE, valid_seq
+from engine.events import TS_RE
 from engine.machine import HandRecord, Table
 from engine.rulesets import RULESETS
 from engine.validate import EventFact, GameRun, GameVerdict
@@ -143,39 +143,26 @@ def server_build(meta: Any) -> str | None:
     return None
 
 
-@dataclass(slots=True)
-class _Line:
-    seq: int | None
-    ordinal: int
-    obj: dict[str, Any]
-    raw: bytes
-    file: str
-    line: int
-    fp: int
-    set_aside: bool
-    ts: int | None = None
-    hand: int | None = None
-    phase: str | None = None
-    codes: list[str] | None = None
-
-
-def sort_lines(buffered: Sequence[RawLine]) -> list[_Line]:
-    """Parse a game's lines and mark which the engine replays (see the module doc)."""
-    kept: list[_Line] = []
+def sort_lines(buffered: Sequence[RawLine]) -> list[tuple[int | None, int, dict[str, Any], RawLine, int, bool]]:
+    """Parse a game's lines and mark which the engine replays (see the module doc):
+    (seq, ordinal, object, line, fingerprint, set aside) for every line kept."""
+    kept: list[tuple[int | None, int, dict[str, Any], RawLine, int, bool]] = []
     accepted_fp: dict[int, int] = {}
-    for raw, file, line in buffered:
-        obj = orjson.loads(raw)
-        fp = fingerprint(obj)
+    dumps, blake2b, sort_keys = orjson.dumps, hashlib.blake2b, orjson.OPT_SORT_KEYS
+    for entry in buffered:
+        obj = orjson.loads(entry[0])
+        fp = int.from_bytes(blake2b(dumps(obj, option=sort_keys), digest_size=8).digest(),
+                            "big", signed=True)
         seq = obj.get("seq")
-        if not valid_seq(seq):
-            kept.append(_Line(None, len(kept), obj, raw, file, line, fp, True))
+        if type(seq) is not int or seq < 0:
+            kept.append((None, len(kept), obj, entry, fp, True))
             continue
         seen = accepted_fp.get(seq)
         if seen is None:
             accepted_fp[seq] = fp
-            kept.append(_Line(seq, len(kept), obj, raw, file, line, fp, False))
+            kept.append((seq, len(kept), obj, entry, fp, False))
         elif seen != fp:
-            kept.append(_Line(seq, len(kept), obj, raw, file, line, fp, True))
+            kept.append((seq, len(kept), obj, entry, fp, True))
     return kept
 
 
@@ -209,62 +196,72 @@ def game_rows(
     first_ts: int | None = None
     last_ts: int | None = None
     tallies: dict[int, _HandTally] = defaultdict(_HandTally)
-    for item in lines:
-        obj = item.obj
-        ts = parse_ts(obj.get("ts"))
-        item.ts = ts
+    events_rows: list[tuple[Any, ...]] = []
+    hand_of_line: dict[tuple[str | None, int | None], int | None] = {}
+    ordered = True
+    previous = -1
+    cards_known = CARD_SET
+    for seq, ordinal, obj, (raw, file, line), fp, set_aside in lines:
+        stamp = obj.get("ts")
+        ts = parse_ts(stamp) if stamp is not None else None
         if ts is not None:
             if first_ts is None or ts < first_ts:
                 first_ts = ts
             if last_ts is None or ts > last_ts:
                 last_ts = ts
-        codes = codes_at.get((item.file, item.line))
-        item.codes = codes
-        fact = facts.get(item.seq) if item.seq is not None and not item.set_aside else None
-        if fact is None:
-            continue
-        item.hand = fact.hand
-        item.phase = fact.phase
-        if fact.hand is None:
-            continue
-        tally = tallies[fact.hand]
-        tally.events += 1
-        if ts is not None:
-            if tally.first_ts is None or ts < tally.first_ts:
-                tally.first_ts = ts
-            if tally.last_ts is None or ts > tally.last_ts:
-                tally.last_ts = ts
-        if codes:
-            tally.violations += len(codes)
-            player = obj.get("player")
-            if isinstance(player, str):
-                tally.per_player[player][9] += len(codes)
-        _count_event(tally, obj, fact, codes)
+        codes = codes_at.get((file, line)) if codes_at else None
+        fact = facts.get(seq) if seq is not None and not set_aside else None
+        hand = phase = None
+        if fact is not None:
+            hand, phase = fact.hand, fact.phase
+            if hand is not None:
+                tally = tallies[hand]
+                tally.events += 1
+                if ts is not None:
+                    if tally.first_ts is None or ts < tally.first_ts:
+                        tally.first_ts = ts
+                    if tally.last_ts is None or ts > tally.last_ts:
+                        tally.last_ts = ts
+                if codes:
+                    tally.violations += len(codes)
+                    actor = obj.get("player")
+                    if isinstance(actor, str):
+                        tally.per_player[actor][9] += len(codes)
+                _count_event(tally, obj, phase, codes)
+        hand_of_line[(file, line)] = hand
+        type_ = obj.get("type")
+        card = obj.get("starter") if type_ == "deal" else obj.get("card")
+        if card is not None and not (type(card) is str and card in cards_known):
+            card = _card(card)
+        cards = obj.get("cards")
+        if cards is not None:
+            cards = [c if type(c) is str and c in cards_known else _card(c) for c in cards] \
+                if type(cards) is list else None
+        suit = obj.get("suit")
+        if suit is not None:
+            suit = _suit(suit)
+        player = obj.get("player")
+        target = obj.get("target")
+        if set_aside or seq is None or seq < previous:
+            ordered = False
+        else:
+            previous = seq
+        events_rows.append((
+            game_id, seq, ordinal, hand, ts, type_ if type(type_) is str else None,
+            player if type(player) is str else None, card, suit,
+            target if type(target) is str else None, cards, phase,
+            codes[0] if codes else None, codes, set_aside, fp, raw.decode("utf-8"), file, line,
+            batch,
+        ))
+    if not ordered:
+        events_rows.sort(key=_event_order)
 
     ruleset_declared = _text(header.ruleset) if header is not None else None
     ruleset = ruleset_declared if ruleset_declared in RULESETS else UNKNOWN_RULESET
     assert ruleset is not None
     month = month_of(first_ts)
-    hash_ = content_hash(item.fp for item in lines)
+    hash_ = content_hash(item[4] for item in lines)
 
-    events_rows = []
-    for item in sorted(lines, key=_event_order):
-        obj = item.obj
-        type_ = _text(obj.get("type"))
-        card = _card(obj.get("starter") if type_ == "deal" else obj.get("card"))
-        cards_value = obj.get("cards")
-        cards = [c for c in map(_card, cards_value) if c is not None] \
-            if isinstance(cards_value, list) else None
-        codes = item.codes
-        events_rows.append((
-            game_id, item.seq, item.ordinal, item.hand, item.ts, type_, _text(obj.get("player")),
-            card, _suit(obj.get("suit")), _text(obj.get("target")), cards, item.phase,
-            codes[0] if codes else None, codes, item.set_aside, item.fp,
-            item.raw.decode("utf-8"), item.file, item.line, batch,
-        ))
-
-    hand_of_line: dict[tuple[str | None, int | None], int | None] = {
-        (item.file, item.line): item.hand for item in lines}
     violation_rows = [
         (game_id, v.seq, hand_of_line.get((v.file, v.line)), v.code.value, v.player, v.message,
          v.file, v.line, batch)
@@ -303,7 +300,7 @@ def game_rows(
         totals,
         _json_text(header.meta) if header is not None else None,
         server_build(header.meta) if header is not None else None,
-        sorted({item.file for item in lines}),
+        sorted({item[3][1] for item in lines}),
         len(lines),
         len(verdict.violations),
         hash_,
@@ -322,11 +319,12 @@ def game_rows(
     )
 
 
-def _event_order(item: _Line) -> tuple[bool, int, int]:
-    return (item.set_aside, item.seq if item.seq is not None else -1, item.ordinal)
+def _event_order(row: tuple[Any, ...]) -> tuple[bool, int, int]:
+    """Replayed lines by seq, then the set-aside ones in input order."""
+    return (row[14], row[1] if row[1] is not None else -1, row[2])
 
 
-def _count_event(tally: _HandTally, obj: dict[str, Any], fact: EventFact,
+def _count_event(tally: _HandTally, obj: dict[str, Any], phase: str | None,
                  codes: list[str] | None) -> None:
     type_ = obj.get("type")
     player = obj.get("player")
@@ -350,7 +348,7 @@ def _count_event(tally: _HandTally, obj: dict[str, Any], fact: EventFact,
         cards = obj.get("cards")
         n = len(cards) if isinstance(cards, list) else 0
         counts[1] += n
-        if fact.phase == "seven":
+        if phase == "seven":
             counts[4] += 1
             counts[5] += n
     elif type_ == "penalty":

@@ -244,14 +244,21 @@ class PartWriter:
         self.open: dict[tuple[str, ...], _OpenPart] = {}
         self.done: list[PartFile] = []
         self.counter = 0
+        self.buffered = 0
 
-    def add(self, partition: tuple[str, ...], rows: Iterable[tuple[Any, ...]]) -> None:
+    def add(self, partition: tuple[str, ...], rows: Sequence[tuple[Any, ...]]) -> None:
         buffer = self.buffers.get(partition)
         if buffer is None:
             buffer = self.buffers[partition] = []
         buffer.extend(rows)
+        self.buffered += len(rows)
         if len(buffer) >= self.rows_per_group:
             self._flush(partition)
+        elif self.buffered > self.rows_per_group:
+            # many partitions (a year of months × rulesets) must not each hold a row
+            # group's worth of rows: memory stays bounded by one row group per table
+            largest = max(self.buffers, key=lambda p: len(self.buffers[p]))
+            self._flush(largest)
 
     def add_table(self, partition: tuple[str, ...], data: pa.Table) -> None:
         """Append already-columnar rows (used when rewriting parts)."""
@@ -261,6 +268,7 @@ class PartWriter:
         rows = self.buffers.pop(partition, None)
         if not rows:
             return
+        self.buffered -= len(rows)
         columns = list(zip(*rows, strict=True))
         arrays = [pa.array(col, type=f.type) for col, f in zip(columns, self.schema, strict=True)]
         self._write(partition, pa.Table.from_arrays(arrays, schema=self.schema))
