@@ -332,6 +332,9 @@ class _GameSim:
         self.plan: _FaultPlan | None = None
         self.missed: _MissedCall | None = None
         self.pending_penalty: tuple[str, str] | None = None  # (player, reason) to charge
+        self.late_call: tuple[str, str] | None = None  # (caller, their 2's gift target)
+        self.eager_reshuffle = False  # this server turns the pile as soon as the stock is empty
+        self.extensions = False  # this server adds x_ fields to turn events
         self._day = -1
         self._day_text = ""
         self.table: Table  # set by _header
@@ -419,6 +422,8 @@ class _GameSim:
         build = _pick_build(rng)
         meta = {"table": self.table_name, "platform": rng.choice(PLATFORMS), "server_build": build[0]}
         self.build_factor = build[2]
+        self.eager_reshuffle = rng.random() < 0.3
+        self.extensions = build[0].endswith("-rc") and rng.random() < 0.5
         header = Header(
             self.game, 0, self._ts(0), FORMAT, rules.name, tuple(players),
             options=options, mode=mode, decks=decks, match=match, meta=meta,
@@ -535,7 +540,16 @@ class _GameSim:
                 continue
             if self.rules.last_card_call and self.missed is None and self.rng.random() < IDLE_CALL_RATE:
                 self._announce(self.rng.choice(table.players))
+            if self.eager_reshuffle and not self.stock and self.rules.reshuffles \
+                    and len(hand.pile) > 1 and hand.phase is not Phase.OVER:
+                self._reshuffle()  # this server turns the pile as soon as the stock runs dry
+                continue
             opts = table.options()
+            if self.late_call is not None and not (opts is not None and opts.gift
+                                                   and opts.player == self.late_call[1]):
+                self._announce(self.late_call[0])  # the gift is not owed any more: call now
+                self.late_call = None
+                continue
             if opts is None:
                 if hand.outcome is not None and hand.outcome.reason == "blocked":
                     self.blocked += 1
@@ -674,6 +688,9 @@ class _GameSim:
         cards = tuple(self.stock.pop() for _ in range(count))
         event = Draw(self.game, self.seq, self._ts(self._think()), player, cards)
         self._emit(event, expect=expect, fault=fault)
+        if self.late_call is not None and self.late_call[1] == player:
+            self._announce(self.late_call[0])
+            self.late_call = None
         self._after_move(player, event)
 
     def _pass(
@@ -711,6 +728,9 @@ class _GameSim:
             assert self.plan is not None
             self.plan.done = True
             self.missed = _MissedCall(player, gift_target)
+            return
+        if gift_target is not None and self.plan is None and self.rng.random() < 0.3:
+            self.late_call = (player, gift_target)  # may wait for the gift draw of its own 2
             return
         self._announce(player)
 
@@ -1055,6 +1075,8 @@ class _GameSim:
             self._record(fault[0], event.seq, fault[1])
         self.seq += 1
         obj = encode(event)
+        if self.extensions and event.is_turn_event:
+            obj["x_latency_ms"] = self.rng.randrange(20, 400)  # producer extension: ignored
         if fault is None and self._armed("spelling_10") and _has_ten(obj) and self._roll():
             _respell_ten(obj, self.rng)
             self._record("spelling_10", event.seq, [Code.SCHEMA.value])
