@@ -10,6 +10,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from dashboards import cache
 from dashboards.settings import warehouse_dir
 
 HERE = Path(__file__).parent
@@ -32,4 +33,6 @@ pages = {
 }
 page = st.navigation(pages)
 st.sidebar.caption(f"Warehouse: `{warehouse_dir()}` (read-only)")
+st.sidebar.button("Reload warehouse", on_click=cache.reload, icon=":material/refresh:",
+                  help="Read the latest committed batch (after a new `haftkhabis ingest`).")
 page.run()

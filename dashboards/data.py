@@ -1,24 +1,33 @@
-"""The dashboard's questions to the warehouse, on top of `ingest.queries`' read-only DuckDB
-connection and named views. Each function takes the reader and plain arguments and returns
-a polars DataFrame (or plain values); `dashboards.cache` puts them behind `st.cache_data`.
+"""The dashboard's questions to the warehouse. Each function takes the reader and plain
+arguments and returns a polars DataFrame (or plain values); `dashboards.cache` puts them
+behind `st.cache_data`. No Streamlit here, so the CLI (`haftkhabis report --warehouse`) and
+the benchmark use it too. SQL values are always bound parameters; only column lists
+chosen here are interpolated.
 
-No Streamlit here, so the CLI (`haftkhabis report --warehouse`) and the benchmark use it too.
-SQL values are always bound parameters; only column lists chosen here are interpolated.
+The connection is `ingest.queries`' in substance: the snapshot the latest `batches` row
+pins (`ingest.store.Warehouse.snapshot`), the same tables and the same named views
+(`ingest.queries.VIEWS`), external access disabled and the configuration locked. It differs
+in how DuckDB reads the tables: with its own Parquet reader over the snapshot's files
+(allowed by `allowed_directories`, the warehouse folder only) instead of through pyarrow
+datasets. At a million hands that is five to ten times faster (late materialisation, row
+group pruning, parallel scans), and plain views reach every cursor, so sessions query in
+parallel instead of taking turns on one connection.
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import polars as pl
 
-from ingest.queries import WarehouseReader, open_warehouse
-from ingest.store import WarehouseError
+from ingest.queries import VIEWS
+from ingest.schema import TABLES
+from ingest.store import Snapshot, Warehouse, WarehouseError
 
 
 class WarehouseMissing(Exception):
@@ -27,35 +36,63 @@ class WarehouseMissing(Exception):
 
 @dataclass
 class Reader:
-    """The warehouse reader and a lock: a DuckDB connection serves one query at a time,
-    and the Arrow-backed views do not reach its cursors, so sessions take turns."""
+    """A read-only DuckDB database over one committed snapshot; each query runs on its own
+    cursor, so concurrent sessions do not share a connection's state."""
 
-    inner: WarehouseReader
+    con: duckdb.DuckDBPyConnection
+    snapshot: Snapshot
     root: Path
-    lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
     def batch(self) -> int:
-        return self.inner.snapshot.batch
+        return self.snapshot.batch
 
     def frame(self, query: str, params: Sequence[Any] | None = None) -> pl.DataFrame:
-        with self.lock:
-            return self.inner.con.sql(query, params=list(params or [])).pl()
+        with self.con.cursor() as cursor:
+            return cursor.sql(query, params=list(params or [])).pl()
 
     def rows(self, query: str, params: Sequence[Any] | None = None) -> list[tuple[Any, ...]]:
-        with self.lock:
-            return self.inner.con.sql(query, params=list(params or [])).fetchall()
+        with self.con.cursor() as cursor:
+            return cursor.sql(query, params=list(params or [])).fetchall()
 
     def close(self) -> None:
-        self.inner.close()
+        self.con.close()
+
+
+def _quote(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
 
 
 def connect(root: Path) -> Reader:
     """Open the latest committed snapshot of the warehouse at `root`, read-only."""
+    store = Warehouse(str(root))
     try:
-        return Reader(open_warehouse(str(root)), root)
+        snapshot = store.snapshot()
     except WarehouseError as exc:
         raise WarehouseMissing(str(exc)) from None
+    con = duckdb.connect(":memory:", config={
+        "autoinstall_known_extensions": False, "autoload_known_extensions": False})
+    folder = str(Path(root).resolve())
+    for name, spec in TABLES.items():
+        files = [str(Path(uri.removeprefix("file://")).resolve())
+                 for uri in store.table(name, snapshot.versions[name]).file_uris()]
+        if any(not f.startswith(folder + "/") for f in files):
+            raise WarehouseMissing(f"{root}: table {name} names files outside the warehouse")
+        if files:
+            hive = ", ".join(f"{_quote(c)}: 'VARCHAR'" for c in spec.partition_by)
+            options = f", hive_partitioning = true, hive_types = {{{hive}}}" if hive else ""
+            con.execute(
+                f"CREATE VIEW {name} AS SELECT {', '.join(spec.schema.names)} FROM read_parquet("
+                f"[{', '.join(_quote(f) for f in files)}]{options})")
+        else:  # an empty table: DuckDB cannot read_parquet no file
+            empty = spec.schema.empty_table()  # noqa: F841 - read by the statement below
+            con.execute(f"CREATE TABLE {name} AS SELECT * FROM empty")
+    for name, body in VIEWS.items():
+        con.execute(f"CREATE VIEW {name} AS {body}")
+    con.execute(f"SET allowed_directories = [{_quote(folder)}]")
+    con.execute("SET enable_external_access = false")
+    con.execute("SET lock_configuration = true")
+    return Reader(con, snapshot, Path(root))
 
 
 # ------------------------------------------------------------------------ filters
@@ -87,6 +124,21 @@ class GameFilter:
             params.append(self.end)
         return (" AND ".join(clauses) or "TRUE"), params
 
+    @property
+    def needs_games(self) -> bool:
+        """Whether the filter reads the games table (dates, builds) or only `ruleset`,
+        which every game-keyed table carries as its partition column."""
+        return self.start is not None or self.end is not None or bool(self.builds)
+
+    def on(self, table: str, alias: str) -> tuple[str, str, list[Any]]:
+        """FROM clause and condition to filter `table` (aliased) by this filter, joining
+        games only when needed: a ruleset filter alone prunes partitions instead."""
+        if self.needs_games:
+            where, params = self.where("g")
+            return f"{table} {alias} JOIN games g USING (game_id)", where, params
+        where, params = GameFilter(self.rulesets).where(alias)
+        return f"{table} {alias}", where, params
+
 
 @dataclass(frozen=True, slots=True)
 class Choices:
@@ -102,14 +154,14 @@ class Choices:
 
 
 def choices(reader: Reader) -> Choices:
-    rulesets = [r[0] for r in reader.rows("SELECT DISTINCT ruleset FROM games ORDER BY 1")]
-    statuses = [r[0] for r in reader.rows("SELECT DISTINCT status FROM games ORDER BY 1")]
-    builds = [r[0] for r in reader.rows(
-        "SELECT DISTINCT coalesce(server_build, '?') FROM games ORDER BY 1")]
+    """One pass over games (and one over the small violations table)."""
+    rulesets, statuses, builds, first, last, games = reader.rows("""
+        SELECT list(DISTINCT ruleset ORDER BY ruleset), list(DISTINCT status ORDER BY status),
+               list(DISTINCT coalesce(server_build, '?') ORDER BY coalesce(server_build, '?')),
+               min(start_time)::DATE, max(start_time)::DATE, count(*)
+        FROM games""")[0]
     codes = [r[0] for r in reader.rows("SELECT DISTINCT code FROM violations ORDER BY 1")]
-    first, last, games = reader.rows(
-        "SELECT min(start_time)::DATE, max(start_time)::DATE, count(*) FROM games")[0]
-    return Choices(rulesets, statuses, builds, codes, first, last, games)
+    return Choices(rulesets or [], statuses or [], builds or [], codes, first, last, games)
 
 
 # ------------------------------------------------------------------------ overview
@@ -161,7 +213,8 @@ def _every_period(frame: pl.DataFrame, unit: str, key: str, counts: Sequence[str
                             eager=True).alias("period")
     grid = periods.to_frame().join(frame.select(key).unique(), how="cross")
     full = grid.join(frame, on=["period", key], how="left")
-    return full.with_columns(pl.col(c).fill_null(0) for c in counts).sort("period", key)
+    full = full.with_columns(pl.col(c).fill_null(0) for c in counts).sort("period", key)
+    return full.with_columns(pl.lit(unit).alias("unit"))
 
 
 def over_time(reader: Reader, flt: GameFilter) -> pl.DataFrame:
@@ -214,14 +267,18 @@ def find_games(reader: Reader, search: GameSearch, limit: int = 200, offset: int
         params.append(search.code)
     condition = " AND ".join(clauses)
     total = reader.rows(f"SELECT count(*) FROM games g WHERE {condition}", params)[0][0]
-    rows = reader.frame(f"""
+    # the page's ids first (two narrow columns sorted), then only those rows in full
+    page = reader.rows(f"""
+        SELECT g.game_id FROM games g WHERE {condition}
+        ORDER BY g.start_time DESC NULLS LAST, g.game_id LIMIT ? OFFSET ?""", [*params, limit, offset])
+    ids = [r[0] for r in page]
+    rows = reader.frame("""
         SELECT g.game_id, g.ruleset, g.start_time, g.status, g.hands, g.violations,
                array_to_string(g.players, ', ') AS players,
                array_to_string(g.winners, ', ') AS winners,
                g.server_build, g.lines
-        FROM games g WHERE {condition}
-        ORDER BY g.start_time DESC NULLS LAST, g.game_id
-        LIMIT ? OFFSET ?""", [*params, limit, offset])
+        FROM games g WHERE g.game_id IN (SELECT unnest(?::VARCHAR[]))
+        ORDER BY g.start_time DESC NULLS LAST, g.game_id""", [ids])
     return total, rows
 
 
@@ -231,14 +288,13 @@ def game_row(reader: Reader, game: str) -> dict[str, Any] | None:
 
 
 def game_lines(reader: Reader, game: str) -> list[tuple[bytes, str | None, int | None]]:
-    """A game's raw lines as received (input order). The games row names the partition
-    (ruleset, month), so the events scan reads one folder, not the whole table."""
+    """A game's raw lines as received (input order), with their file and line. The games
+    row names the partition (ruleset, month), so the events scan reads one folder."""
     where = reader.rows("SELECT ruleset, month FROM games WHERE game_id = ?", [game])
     if where:
-        ruleset, month = where[0]
         rows = reader.rows(
             "SELECT raw, file, line FROM events WHERE ruleset = ? AND month = ? AND game_id = ? "
-            "ORDER BY ordinal", [ruleset, month, game])
+            "ORDER BY ordinal", [*where[0], game])
     else:
         rows = reader.rows("SELECT raw, file, line FROM events WHERE game_id = ? ORDER BY ordinal", [game])
     return [(raw.encode("utf-8"), file, line) for raw, file, line in rows]
@@ -262,7 +318,7 @@ def game_hand_players(reader: Reader, game: str) -> pl.DataFrame:
 
 def scoring_summary(reader: Reader, flt: GameFilter) -> pl.DataFrame:
     """Per ruleset: decided hands, how they ended, multipliers, points."""
-    where, params = flt.where()
+    source, where, params = flt.on("hands", "h")
     return reader.frame(f"""
         SELECT h.ruleset, count(*) AS hands,
                count(*) FILTER (WHERE h.reason = 'out') AS went_out,
@@ -270,26 +326,26 @@ def scoring_summary(reader: Reader, flt: GameFilter) -> pl.DataFrame:
                count(*) FILTER (WHERE h.reason = 'elimination') AS elimination,
                count(*) FILTER (WHERE h.multiplier > 1) AS multiplied,
                avg(h.multiplier) FILTER (WHERE h.reason = 'out') AS mean_multiplier
-        FROM hands h JOIN games g USING (game_id)
+        FROM {source}
         WHERE h.decided AND {where}
         GROUP BY h.ruleset ORDER BY hands DESC""", params)
 
 
 def points_distribution(reader: Reader, flt: GameFilter) -> pl.DataFrame:
     """Losers' hand scores per ruleset, bucketed by 5 points (capped at 200)."""
-    where, params = flt.where()
+    source, where, params = flt.on("hand_players", "p")
     return reader.frame(f"""
         SELECT p.ruleset, least(p.points, 200) // 5 * 5 AS points, count(*) AS hands
-        FROM hand_players p JOIN games g USING (game_id)
+        FROM {source}
         WHERE p.points IS NOT NULL AND NOT p.won AND {where}
         GROUP BY ALL ORDER BY p.ruleset, points""", params)
 
 
 def winning_cards(reader: Reader, flt: GameFilter) -> pl.DataFrame:
-    where, params = flt.where()
+    source, where, params = flt.on("hands", "h")
     return reader.frame(f"""
         SELECT h.ruleset, substr(h.winning_card, 1, 1) AS rank, h.multiplier, count(*) AS hands
-        FROM hands h JOIN games g USING (game_id)
+        FROM {source}
         WHERE h.reason = 'out' AND h.winning_card IS NOT NULL AND {where}
         GROUP BY ALL ORDER BY h.ruleset, hands DESC""", params)
 
@@ -297,13 +353,38 @@ def winning_cards(reader: Reader, flt: GameFilter) -> pl.DataFrame:
 # ------------------------------------------------------------------------ players
 
 
+_PLAYER_FIGURES = """
+    count(*) FILTER (WHERE hand = 1) AS games,
+    count(*) FILTER (WHERE won IS NOT NULL) AS hands,
+    count(*) FILTER (WHERE won) AS wins,
+    count(*) FILTER (WHERE won) / nullif(count(*) FILTER (WHERE won IS NOT NULL), 0) AS win_rate,
+    avg(points) AS mean_points,
+    sum(points)::BIGINT AS total_points,
+    sum(violations)::BIGINT AS violations
+"""
+
+
 def leaderboard(reader: Reader, rulesets: Sequence[str], min_hands: int, limit: int = 500) -> pl.DataFrame:
+    """Players per ruleset, ranked by hands won then win rate (one pass over hand_players;
+    games are counted by their first hand, matches won from the games' winners)."""
     clause = f"ruleset IN ({', '.join('?' * len(rulesets))})" if rulesets else "TRUE"
     return reader.frame(f"""
-        SELECT rank, ruleset, player, games, games_won, hands, wins, win_rate, mean_points,
-               total_points, violations
-        FROM leaderboard WHERE {clause} AND hands >= ?
-        ORDER BY ruleset, rank LIMIT ?""", [*rulesets, min_hands, limit])
+        WITH figures AS (
+            SELECT ruleset, player, {_PLAYER_FIGURES}
+            FROM hand_players WHERE {clause} GROUP BY ruleset, player
+        ), matches AS (
+            SELECT ruleset, winner AS player, count(*) AS games_won
+            FROM (SELECT ruleset, unnest(winners) AS winner FROM games WHERE complete AND {clause})
+            GROUP BY ALL
+        ), ranked AS (
+            SELECT row_number() OVER (PARTITION BY f.ruleset
+                                      ORDER BY f.wins DESC, f.win_rate DESC NULLS LAST, f.player) AS rank,
+                   f.ruleset, f.player, f.games, coalesce(m.games_won, 0) AS games_won, f.hands, f.wins,
+                   f.win_rate, f.mean_points, f.total_points, f.violations
+            FROM figures f LEFT JOIN matches m USING (ruleset, player)
+            WHERE f.hands >= ?
+        )
+        SELECT * FROM ranked ORDER BY ruleset, rank LIMIT ?""", [*rulesets, *rulesets, min_hands, limit])
 
 
 def player_names(reader: Reader) -> list[str]:
@@ -311,9 +392,16 @@ def player_names(reader: Reader) -> list[str]:
 
 
 def player_by_ruleset(reader: Reader, player: str) -> pl.DataFrame:
-    return reader.frame("""
-        SELECT ruleset, games, games_won, hands, wins, win_rate, mean_points, violations
-        FROM player_stats WHERE player = ? ORDER BY hands DESC""", [player])
+    return reader.frame(f"""
+        WITH figures AS (
+            SELECT ruleset, {_PLAYER_FIGURES} FROM hand_players WHERE player = ? GROUP BY ruleset
+        ), matches AS (
+            SELECT ruleset, count(*) AS games_won FROM games
+            WHERE complete AND list_contains(winners, ?) GROUP BY ruleset
+        )
+        SELECT f.ruleset, f.games, coalesce(m.games_won, 0) AS games_won, f.hands, f.wins, f.win_rate,
+               f.mean_points, f.violations
+        FROM figures f LEFT JOIN matches m USING (ruleset) ORDER BY f.hands DESC""", [player, player])
 
 
 def player_by_seat(reader: Reader, player: str) -> pl.DataFrame:
@@ -343,21 +431,15 @@ SPECIAL_CARDS = {
 }
 
 
-def player_special_cards(reader: Reader, player: str) -> pl.DataFrame:
-    """Special-card use per hand: the player's mean against everyone's, per ruleset."""
-    columns = ", ".join(f"avg({c}) FILTER (WHERE player = ?) AS {c}_player, avg({c}) AS {c}_all"
-                        for c in SPECIAL_CARDS)
-    wide = reader.frame(f"""
-        SELECT ruleset, {columns} FROM hand_players
-        WHERE ruleset IN (SELECT DISTINCT ruleset FROM hand_players WHERE player = ?)
-        GROUP BY ruleset ORDER BY ruleset""", [*([player] * len(SPECIAL_CARDS)), player])
-    rows = []
-    for record in wide.iter_rows(named=True):
-        for column, label in SPECIAL_CARDS.items():
-            rows.append({"ruleset": record["ruleset"], "what": label,
-                         "player": record[f"{column}_player"], "everyone": record[f"{column}_all"]})
-    return pl.DataFrame(rows, schema={"ruleset": pl.String, "what": pl.String,
-                                      "player": pl.Float64, "everyone": pl.Float64})
+def special_cards(reader: Reader, player: str | None) -> pl.DataFrame:
+    """Special-card use per hand, per ruleset: one player's means, or everyone's (None)."""
+    columns = ", ".join(f"avg({c}) AS {c}" for c in SPECIAL_CARDS)
+    clause, params = ("player = ?", [player]) if player is not None else ("TRUE", [])
+    wide = reader.frame(f"SELECT ruleset, {columns} FROM hand_players WHERE {clause} GROUP BY ruleset",
+                        params)
+    rows = [{"ruleset": record["ruleset"], "what": label, "per hand": record[column]}
+            for record in wide.iter_rows(named=True) for column, label in SPECIAL_CARDS.items()]
+    return pl.DataFrame(rows, schema={"ruleset": pl.String, "what": pl.String, "per hand": pl.Float64})
 
 
 def player_violations(reader: Reader, player: str) -> pl.DataFrame:
@@ -367,18 +449,45 @@ def player_violations(reader: Reader, player: str) -> pl.DataFrame:
 
 
 def player_head_to_head(reader: Reader, player: str) -> pl.DataFrame:
+    """Each opponent met in decided hands: hands together, finished ahead, behind, tied.
+    The player's own hands are found first, so the join reads only the games they sat in."""
     return reader.frame("""
-        SELECT ruleset, opponent, hands, ahead, behind, tied,
-               ahead / hands AS ahead_rate
-        FROM head_to_head WHERE player = ? ORDER BY hands DESC, opponent""", [player])
+        WITH mine AS (
+            SELECT game_id, hand, ruleset, finishing_position FROM hand_players
+            WHERE player = ? AND finishing_position IS NOT NULL
+        )
+        SELECT m.ruleset, o.player AS opponent, count(*) AS hands,
+               count(*) FILTER (WHERE m.finishing_position < o.finishing_position) AS ahead,
+               count(*) FILTER (WHERE m.finishing_position > o.finishing_position) AS behind,
+               count(*) FILTER (WHERE m.finishing_position = o.finishing_position) AS tied,
+               count(*) FILTER (WHERE m.finishing_position < o.finishing_position) / count(*) AS ahead_rate
+        FROM mine m
+        JOIN hand_players o ON o.game_id = m.game_id AND o.hand = m.hand AND o.ruleset = m.ruleset
+        WHERE o.player <> ? AND o.finishing_position IS NOT NULL
+          AND o.game_id IN (SELECT game_id FROM mine)
+        GROUP BY ALL ORDER BY hands DESC, opponent""", [player, player])
 
 
-def two_targets(reader: Reader, rulesets: Sequence[str], players: int = 25) -> pl.DataFrame:
-    """Who gives 2s to whom (the `two_targets` view), limited to the players who give most."""
+def two_targets(reader: Reader, rulesets: Sequence[str], players: int = 25, lift: bool = False) -> pl.DataFrame:
+    """Who gives 2s to whom, among the players who give most.
+
+    Counts come from one scan of the 2s in `events`; with `lift`, the `two_targets` view
+    also weighs each count against a fair choice among the others at each table (a join
+    over every seat of those hands: several times slower, so only when asked).
+    """
     clause = f"ruleset IN ({', '.join('?' * len(rulesets))})" if rulesets else "TRUE"
+    if lift:
+        source = f"""SELECT player, target, sum(twos)::BIGINT AS twos, sum(expected_twos) AS expected_twos
+                     FROM two_targets WHERE {clause} GROUP BY player, target"""
+    else:
+        source = f"""SELECT player, target, count(*) AS twos, NULL::DOUBLE AS expected_twos
+                     FROM events
+                     WHERE {clause} AND type = 'play' AND starts_with(card, '2') AND target IS NOT NULL
+                       AND target <> player AND NOT set_aside
+                       AND NOT list_contains(coalesce(codes, []::VARCHAR[]), 'bad_target')
+                     GROUP BY player, target"""
     return reader.frame(f"""
-        WITH t AS (SELECT player, target, sum(twos)::BIGINT AS twos, sum(expected_twos) AS expected_twos
-                   FROM two_targets WHERE {clause} GROUP BY player, target),
+        WITH t AS ({source}),
              top AS (SELECT player FROM t GROUP BY player ORDER BY sum(twos) DESC, player LIMIT ?)
         SELECT player, target, twos, expected_twos,
                CASE WHEN expected_twos > 0 THEN twos / expected_twos END AS lift
@@ -392,11 +501,15 @@ def two_targets(reader: Reader, rulesets: Sequence[str], players: int = 25) -> p
 def violations_by(reader: Reader, flt: GameFilter, column: str) -> pl.DataFrame:
     """Violations counted by code and one more dimension: ruleset or server build."""
     assert column in ("ruleset", "server_build")
-    where, params = flt.where()
-    other = "coalesce(g.server_build, '?')" if column == "server_build" else "v.ruleset"
+    if column == "server_build":
+        where, params = flt.where()
+        source, other = "violations v JOIN games g USING (game_id)", "coalesce(g.server_build, '?')"
+    else:
+        source, where, params = flt.on("violations", "v")
+        other = "v.ruleset"
     return reader.frame(f"""
         SELECT v.code, {other} AS {column}, count(*) AS violations, count(DISTINCT v.game_id) AS games
-        FROM violations v JOIN games g USING (game_id)
+        FROM {source}
         WHERE {where} GROUP BY ALL ORDER BY violations DESC""", params)
 
 

@@ -318,3 +318,9 @@ def replay_url(game: str, *, hand: int | None = None, step: int | None = None, s
 
 def percent(value: float | None) -> str:
     return "—" if value is None else f"{100 * value:.1f}%"
+
+
+def period_axis(frame: Any) -> str:
+    """The Altair x field for a per-day or per-week `period` column: bars a whole unit wide."""
+    unit = frame["unit"][0] if len(frame) and "unit" in frame.columns else "day"
+    return "yearweek(period):T" if unit == "week" else "yearmonthdate(period):T"

@@ -47,7 +47,7 @@ trend = cache.query("violations_over_time", flt)
 if trend.height:
     st.altair_chart(
         alt.Chart(trend.to_pandas()).mark_bar().encode(
-            x=alt.X("period:T", title=None), y=alt.Y("violations:Q", stack=True), color="code:N",
+            x=alt.X(views.period_axis(trend), title=None), y=alt.Y("violations:Q", stack=True), color="code:N",
             tooltip=["period:T", "code", "violations"],
         ).properties(height=240, title="Violations over time"),
         width="stretch",

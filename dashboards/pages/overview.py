@@ -52,7 +52,7 @@ if trend.height:
     left, right = st.columns(2)
     left.altair_chart(
         alt.Chart(frame).mark_bar().encode(
-            x=alt.X("period:T", title=None), y=alt.Y("games:Q", stack=True),
+            x=alt.X(views.period_axis(frame), title=None), y=alt.Y("games:Q", stack=True),
             color="ruleset:N", tooltip=["period:T", "ruleset", "games", "hands"],
         ).properties(height=260, title="Games started"),
         width="stretch",

@@ -4,6 +4,7 @@ special cards, violations, head-to-head), and who targets whom with 2s."""
 from __future__ import annotations
 
 import altair as alt
+import polars as pl
 import streamlit as st
 
 from dashboards import cache, data, views
@@ -77,10 +78,11 @@ def profile_tab() -> None:
                 ).properties(height=240, title="Points per hand"),
                 width="stretch",
             )
-        special = cache.query("player_special_cards", player)
-        if special.height:
-            long = special.unpivot(index=["ruleset", "what"], on=["player", "everyone"],
-                                   variable_name="who", value_name="per hand")
+        mine = cache.query("special_cards", player)
+        if mine.height:
+            everyone = cache.query("special_cards", None).filter(pl.col("ruleset").is_in(mine["ruleset"].to_list()))
+            long = pl.concat([mine.with_columns(who=pl.lit("player")),
+                              everyone.with_columns(who=pl.lit("everyone"))])
             st.altair_chart(
                 alt.Chart(long.to_pandas()).mark_bar().encode(
                     y=alt.Y("what:N", title=None), x=alt.X("per hand:Q"),
@@ -100,13 +102,16 @@ def profile_tab() -> None:
 
 def targeting_tab() -> None:
     """The 2-card targeting matrix as a heatmap."""
-    rulesets = st.multiselect("Ruleset", options.rulesets, key="players_two_rulesets", placeholder="All rulesets")
-    matrix = cache.query("two_targets", tuple(rulesets))
+    cols = st.columns([3, 2])
+    rulesets = cols[0].multiselect("Ruleset", options.rulesets, key="players_two_rulesets",
+                                   placeholder="All rulesets")
+    metric = cols[1].radio("Colour by", ["twos", "lift"], key="players_two_metric", horizontal=True,
+                           format_func=lambda m: "2s given" if m == "twos" else "lift over a fair choice")
+    with st.spinner("Counting every 2 played (once per warehouse batch)…"):
+        matrix = cache.query("two_targets", tuple(rulesets), 25, metric == "lift")
     if not matrix.height:
         st.info("No 2 with a target in these games.")
     else:
-        metric = st.radio("Colour by", ["twos", "lift"], key="players_two_metric", horizontal=True,
-                          format_func=lambda m: "2s given" if m == "twos" else "lift over a fair choice")
         frame = matrix.to_pandas()
         heat = alt.Chart(frame).mark_rect().encode(
             x=alt.X("target:N", title="target (who drew the card)"),

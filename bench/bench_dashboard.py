@@ -1,0 +1,294 @@
+"""Dashboard benchmark: each page's first render and the replay's step change, timed with
+Streamlit's AppTest against a large warehouse.
+
+    .venv/bin/python bench/bench_dashboard.py build --hands 1000000   # once (minutes)
+    .venv/bin/python bench/bench_dashboard.py run                     # the timings
+
+`build` makes the warehouse in two stages. A base of real games: the simulator plays them
+and `haftkhabis ingest`'s pipeline stores them (so every row is what ingest writes). Then
+copies of the base ("tiles") fill it up to the target: each tile's game ids get a suffix
+(`.r0007`), inside the raw log lines too, so a tiled game replays exactly as its original;
+tiles are written with ingest's own Parquet part writer and committed as Delta versions and
+a `batches` row, so `ingest.queries.open_warehouse` reads it like any other. Simulating and
+ingesting a million hands for real would take hours on a small machine; the tiles give the
+same row counts and partition layout, with fewer distinct games' *contents*.
+
+`run` times, per page: a first render with empty query caches (the warehouse already
+open: opening it is timed on its own), and a rerun with warm caches; then a replay deep
+link's first render (the game's lines read and replayed) and N "Next" clicks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import shutil
+import statistics
+import sys
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import pyarrow as pa  # noqa: E402
+import pyarrow.compute as pc  # noqa: E402
+
+OUT = ROOT / "bench" / "out"
+APP = ROOT / "dashboards" / "app.py"
+BASE_RUNS: list[tuple[str, dict[str, Any]]] = [
+    ("bazito", {"games": 900, "seed": 11, "fault_rate": 0.1}),
+    ("persian", {"games": 250, "seed": 12, "players": (2, 8), "match": {"hands": 3}, "fault_rate": 0.15}),
+    ("persian", {"games": 120, "seed": 13, "players": (3, 6), "mode": "elimination", "fault_rate": 0.15}),
+    ("pis-yedili", {"games": 300, "seed": 14, "players": (2, 7), "fault_rate": 0.15}),
+]
+#: (label, page, query parameters): each page's default view, then its heavier tabs
+VIEWS: list[tuple[str, str, dict[str, str]]] = [
+    ("overview", "overview", {}),
+    ("games", "games", {}),
+    ("scoring (one game)", "scoring", {"game": "{game}"}),
+    ("scoring (across games)", "scoring", {"scoring_tab": "Across games"}),
+    ("players (leaderboard)", "players", {}),
+    ("players (profile)", "players", {"player": "{player}"}),
+    ("players (2-card matrix)", "players", {"players_tab": "2-card targeting"}),
+    ("compliance", "compliance", {}),
+    ("check a log (empty)", "check_log", {}),
+]
+
+
+# ------------------------------------------------------------------------ build
+
+
+def build_base(folder: Path) -> Path:
+    """Simulate the base games and ingest them for real; returns the base warehouse."""
+    from engine.simulate import SimConfig, open_output, write_simulation
+    from ingest.pipeline import ingest
+
+    logs = folder / "logs"
+    base = folder / "base"
+    if base.exists():
+        return base
+    logs.mkdir(parents=True, exist_ok=True)
+    for i, (ruleset, options) in enumerate(BASE_RUNS):
+        out = open_output(str(logs / f"{i}-{ruleset}.jsonl"))
+        try:
+            summary = write_simulation(SimConfig(ruleset, **options), out)
+        finally:
+            out.close()
+        print(f"  simulated {ruleset}: {summary.games} games, {summary.hands} hands, {summary.lines} lines")
+    started = time.monotonic()
+    result = ingest([str(logs)], str(base), workers=os.cpu_count() or 1)
+    print(f"  ingested the base: {result.games_new} games, {result.lines} lines in {time.monotonic() - started:.1f}s")
+    return base
+
+
+def _retag(part: pa.Table, suffix: str, delta: timedelta, months: pa.Array, index: pa.Array) -> pa.Table:
+    """A tile's copy: game ids (and the ids inside the raw lines) get `suffix`; every
+    timestamp moves by `delta` and `month` follows the game's new start."""
+    names = part.column_names
+    part = part.set_column(names.index("game_id"), "game_id",
+                           pc.binary_join_element_wise(part["game_id"], suffix, ""))
+    if "raw" in names:
+        raw = pc.replace_substring_regex(part["raw"], pattern=r'^(\{"game":"[^"]+)"',
+                                         replacement=r"\1" + suffix + '"', max_replacements=1)
+        part = part.set_column(names.index("raw"), "raw", raw)
+    for i, field in enumerate(part.schema):
+        if pa.types.is_timestamp(field.type):
+            part = part.set_column(i, field.name, pc.add(part[field.name], pa.scalar(delta)))
+    return part.set_column(names.index("month"), "month", pc.take(months, index))
+
+
+def _split(part: pa.Table, partition_by: tuple[str, ...]) -> list[tuple[tuple[str, ...], pa.Table]]:
+    key = pc.binary_join_element_wise(*[part[c] for c in partition_by], "|")
+    out = []
+    for value in pc.unique(key).to_pylist():
+        out.append((tuple(value.split("|")), part.filter(pc.equal(key, value)).drop_columns(list(partition_by))))
+    return out
+
+
+def _as_file(parts: list[pa.Table], schema: pa.Schema) -> pa.Table:
+    """Concatenated tile parts with exactly the schema ingest writes (nullability included)."""
+    data = pa.concat_tables(parts).select(schema.names)
+    return pa.Table.from_arrays([c.cast(f.type) for c, f in zip(data.columns, schema, strict=True)],
+                                schema=schema)
+
+
+def build_tiles(base_root: Path, target: Path, hands: int) -> None:
+    """Fill `target` with tiles of the base up to `hands` hands."""
+    from engine import ENGINE_VERSION
+    from ingest.schema import TABLES
+    from ingest.store import PartWriter, Warehouse, new_token
+
+    base = Warehouse(base_root)
+    snapshot = base.snapshot()
+    tables = {name: base.dataset(name, snapshot.versions[name]).to_table()
+              for name in ("games", "hands", "hand_players", "events", "violations")}
+    base_hands = tables["hands"].num_rows
+    tiles = max(1, -(-hands // base_hands))
+    print(f"  base: {tables['games'].num_rows} games, {base_hands} hands, {tables['events'].num_rows} events; "
+          f"{tiles} tiles")
+    if target.exists():
+        shutil.rmtree(target)
+    store = Warehouse(target)
+    store.ensure()
+    versions = {name: 0 for name in TABLES}
+    started = datetime.now(UTC)
+    clock = time.monotonic()
+    games_ids = tables["games"]["game_id"]
+    starts = tables["games"]["start_time"]
+    for name, data in tables.items():
+        spec = TABLES[name]
+        index = pc.index_in(data["game_id"], value_set=games_ids)
+        writer = PartWriter(store, name, prefix=f"b000001-{new_token()}")
+        pending: dict[tuple[str, ...], list[pa.Table]] = {}
+        pending_rows: dict[tuple[str, ...], int] = {}
+        for k in range(tiles):
+            # a year of games: tile k moves by k mod 12 months (30 days) and a few days more
+            delta = timedelta(days=30 * (k % 12) + (k // 12) % 28)
+            months = pc.fill_null(pc.strftime(pc.add(starts, pa.scalar(delta)), format="%Y-%m"), "unknown")
+            for key, part in _split(_retag(data, f".r{k:04d}", delta, months, index), spec.partition_by):
+                pending.setdefault(key, []).append(part)
+                pending_rows[key] = pending_rows.get(key, 0) + part.num_rows
+                if pending_rows[key] >= 131_072:  # ingest's row-group size
+                    writer.add_table(key, _as_file(pending.pop(key), spec.file_schema))
+                    pending_rows[key] = 0
+        for key, parts in pending.items():
+            if parts:
+                writer.add_table(key, _as_file(parts, spec.file_schema))
+        written = writer.close()
+        versions[name] = store.commit(name, written, [], 1, "bench-tiles")
+        print(f"  {name}: {data.num_rows * tiles:,} rows in {len(written)} files ({time.monotonic() - clock:.0f}s)")
+        del pending
+        gc.collect()
+    versions["quarantine"] = store.table("quarantine").version()
+    games = tables["games"].num_rows * tiles
+    row = {
+        "id": 1, "kind": "bench-tiles", "started": started, "ended": datetime.now(UTC), "files": [],
+        "lines": tables["events"].num_rows * tiles, "games_new": games, "games_updated": 0,
+        "games_unchanged": 0, "violations": tables["violations"].num_rows * tiles, "errors": 0,
+        "workers": 1, "engine_version": ENGINE_VERSION,
+    }
+    store.commit_batch(row, versions)
+    (target / "BENCH.json").write_text(json.dumps({
+        "base_games": tables["games"].num_rows, "base_hands": base_hands, "tiles": tiles,
+        "games": games, "hands": base_hands * tiles, "events": tables["events"].num_rows * tiles,
+    }, indent=2))
+
+
+# ------------------------------------------------------------------------ run
+
+
+def _timed(run: Any) -> float:
+    started = time.perf_counter()
+    run()
+    return time.perf_counter() - started
+
+
+def measure(warehouse: Path, steps: int) -> dict[str, Any]:
+    os.environ.setdefault("STREAMLIT_LOGGER_LEVEL", "error")  # no "No runtime found" per run
+    import streamlit as st
+    from streamlit.testing.v1 import AppTest
+
+    from dashboards import cache, data
+
+    os.environ["HAFTKHABIS_WAREHOUSE"] = str(warehouse)
+    results: dict[str, Any] = {"warehouse": str(warehouse)}
+    info = warehouse / "BENCH.json"
+    if info.exists():
+        results["size"] = json.loads(info.read_text())
+
+    results["open_warehouse_s"] = _timed(lambda: data.connect(warehouse).close())
+    reader = data.connect(warehouse)
+    results["rows"] = {t: reader.rows(f"SELECT count(*) FROM {t}")[0][0]
+                       for t in ("games", "hands", "hand_players", "events", "violations")}
+    game, hand = reader.rows("""
+        SELECT v.game_id, v.hand FROM violations v JOIN games g USING (game_id)
+        WHERE v.hand IS NOT NULL AND g.hands >= 2 ORDER BY v.game_id DESC LIMIT 1""")[0]
+    # a typical player (the median number of hands), not the busiest
+    player = reader.rows("""
+        SELECT player FROM (SELECT player, count(*) AS n FROM hand_players GROUP BY player)
+        ORDER BY n, player LIMIT 1 OFFSET (SELECT count(DISTINCT player) // 2 FROM hand_players)""")[0][0]
+    reader.close()
+    values = {"game": game, "player": player}
+
+    import logging
+
+    for name in list(logging.root.manager.loggerDict):
+        if name.startswith("streamlit"):
+            logging.getLogger(name).setLevel(logging.ERROR)
+    at = AppTest.from_file(str(APP), default_timeout=300)
+    results["app_first_run_s"] = _timed(at.run)  # imports, the warehouse opened, Overview
+    print(f"  warehouse opened in {results['open_warehouse_s'] * 1000:.0f} ms; the app's first run "
+          f"(imports, opening, Overview) {results['app_first_run_s'] * 1000:.0f} ms")
+    pages: dict[str, dict[str, float]] = {}
+    for label, page, params in VIEWS:
+        st.cache_data.clear()
+        at.query_params.clear()
+        at.query_params.update({k: v.format(**values) for k, v in params.items()})
+        at.switch_page(f"pages/{page}.py")
+        first = _timed(at.run)
+        again = _timed(at.run)
+        assert not at.exception, (label, [e.value for e in at.exception])
+        pages[label] = {"first_render_s": first, "cached_rerun_s": again}
+        print(f"  {label:<24} first render {first * 1000:6.0f} ms   cached rerun {again * 1000:5.0f} ms")
+    results["pages"] = pages
+    results["profile_player"] = player
+
+    cache.reload()  # the replay's game not yet read nor replayed
+    at.query_params.clear()
+    at.query_params.update({"game": game, "hand": str(hand), "step": "1"})
+    at.switch_page("pages/replay.py")
+    open_replay = _timed(at.run)
+    assert not at.exception
+    clicks = []
+    for _ in range(steps):
+        at.button(key="replay_next").click()
+        clicks.append(_timed(at.run))
+    jump = []
+    for _ in range(3):
+        at.button(key="replay_nextbad").click()
+        jump.append(_timed(at.run))
+    assert not at.exception
+    replay = cache.replay_game(game)
+    results["replay"] = {
+        "game": game, "lines": len(replay.steps) if replay else None,
+        "first_render_s": open_replay,
+        "step_mean_s": statistics.mean(clicks), "step_p95_s": sorted(clicks)[int(0.95 * (len(clicks) - 1))],
+        "step_max_s": max(clicks), "next_violation_mean_s": statistics.mean(jump), "steps": steps,
+    }
+    print(f"  {'replay (deep link)':<24} first render {open_replay * 1000:6.0f} ms   step mean {statistics.mean(clicks) * 1000:.0f} ms, "
+          f"p95 {results['replay']['step_p95_s'] * 1000:.0f} ms, max {max(clicks) * 1000:.0f} ms; "
+          f"next violation {statistics.mean(jump) * 1000:.0f} ms")
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    build = sub.add_parser("build", help="make the benchmark warehouse")
+    build.add_argument("--hands", type=int, default=1_000_000)
+    build.add_argument("--out", type=Path, default=None)
+    run = sub.add_parser("run", help="time the pages")
+    run.add_argument("--warehouse", type=Path, default=OUT / "wh-1000000")
+    run.add_argument("--steps", type=int, default=30)
+    run.add_argument("--json", type=Path, default=None, help="also write the figures here")
+    args = parser.parse_args()
+    if args.command == "build":
+        target = args.out or OUT / f"wh-{args.hands}"
+        started = time.monotonic()
+        base = build_base(OUT / "base")
+        build_tiles(base, target, args.hands)
+        print(f"built {target} in {time.monotonic() - started:.0f}s")
+    else:
+        print(f"timing the dashboard on {args.warehouse}")
+        results = measure(args.warehouse, args.steps)
+        if args.json:
+            args.json.write_text(json.dumps(results, indent=2, default=str))
+
+
+if __name__ == "__main__":
+    main()
