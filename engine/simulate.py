@@ -1048,7 +1048,8 @@ class _GameSim:
         with the line-level faults (a dropped seq, a duplicate, a garbled copy, a bad
         spelling) when one is due."""
         if self.seq >= 2 and fault is None and self._due("dropped_line"):
-            # the server lost the line before this one: renumber this one past the gap
+            # a line lost on its way: the log skips a seq. No event is lost with it, so the
+            # replay after the gap stays in step and only the gap itself is reported
             self.seq += 1
             event = _with_seq(event, self.seq)
             self._record("dropped_line", event.seq, [Code.SEQUENCE.value])
