@@ -112,7 +112,8 @@ def _print_summary(console: Console, s: BatchSummary, warehouse: str) -> None:
     console.print(
         f"games: [green]{s.games_new:,} new[/green], [yellow]{s.games_updated:,} updated[/yellow], "
         f"{s.games_unchanged:,} unchanged; {s.violations:,} violations in new and updated games; "
-        f"{s.quarantined:,} lines quarantined")
+        f"{s.quarantined:,} lines quarantined; at most {s.peak_open_games:,} games open "
+        "at once per worker")
     for item in s.files_failed:
         console.print(f"  [red]{item['status']}[/red]: {escape(item['path'])}: "
                       f"{escape(item['error'] or '')}")

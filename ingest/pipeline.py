@@ -110,6 +110,7 @@ class WorkerResult:
     quarantined: int
     files: dict[str, FileReport]
     lines: int
+    peak_open: int = 0  # the most games this worker held open at once
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,6 +151,7 @@ class BatchSummary:
     versions: dict[str, int]
     workers: int
     restored: list[str] = field(default_factory=list)
+    peak_open_games: int = 0  # per worker: what the memory of a batch grows with
 
     @property
     def files_read(self) -> int:
@@ -231,6 +233,7 @@ class ShardWorker:
         self.files: dict[str, FileReport] = {}
         self.seen_quarantine: set[tuple[str | None, int | None, str]] = set()
         self.redo_writers: dict[str, PartWriter] | None = None
+        self.peak_open = 0
         self._last_report = 0.0
 
     # -- the pass over the input
@@ -315,6 +318,8 @@ class ShardWorker:
             buffered = opened.get(game)
             if buffered is None:
                 buffered = opened[game] = []
+                if len(opened) > self.peak_open:
+                    self.peak_open = len(opened)
             buffered.append((raw, name, number))
             state = _closed(games[game])
             if state == "closed":
@@ -437,7 +442,7 @@ class ShardWorker:
         return WorkerResult(
             task.shard, parts, {g: (existing[g][1], existing[g][2]) for g in updated},
             new, len(updated), len(unchanged), violations, self.counts.quarantined,
-            self.files, self.counts.lines)
+            self.files, self.counts.lines, self.peak_open)
 
     def _count_violations(self, parts: Sequence[PartFile]) -> int:
         total = 0
@@ -591,7 +596,8 @@ def ingest(
         state = Progress(files_total=len(to_read))
         if progress is not None:
             progress(state)
-        results = _run_workers(store, snapshot, to_read, batch, prefix, workers, state, progress)
+        results = (_run_workers(store, snapshot, to_read, batch, prefix, workers, state, progress)
+                   if to_read else [])
         try:
             state.phase = "committing"
             if progress is not None:
@@ -724,4 +730,5 @@ def _commit(store: Warehouse, snapshot: Snapshot, inputs: list[InputFile],
     }
     versions["batches"] = store.commit_batch(row, versions)
     return BatchSummary(batch, file_rows, lines, new, updated, unchanged, violations,
-                        quarantined, 0.0, versions, workers)
+                        quarantined, 0.0, versions, workers,
+                        peak_open_games=max((r.peak_open for r in results), default=0))

@@ -14,7 +14,7 @@ from engine.validate import validate_paths
 from ingest import pipeline
 from ingest.pipeline import ingest
 from ingest.queries import open_warehouse, replay_game
-from tests.ingest.conftest import batches, contents, write_lines
+from tests.ingest.conftest import batches, contents, interleave, write_lines
 
 
 def test_warehouse_matches_the_validator(logs: Path, tmp_path: Path,
@@ -167,3 +167,21 @@ def test_every_line_of_a_game_is_kept(tmp_path: Path, games: dict[str, list[Simu
     set_aside = [r for r in rows if r["set_aside"]]
     assert [(r["seq"], r["code"]) for r in set_aside] == [(5, "sequence"), (None, "schema")]
     assert {r["raw"].encode() for r in rows} == set(lines)
+
+
+def test_memory_follows_the_open_games_not_the_input(games: dict[str, list[SimulatedGame]],
+                                                     tmp_path: Path) -> None:
+    """Games written one after another are flushed as they close: a worker never holds
+    more than the games interleaved at that point of the input."""
+    sequential = [line for sims in games.values() for g in sims for line in g.lines]
+    write_lines(tmp_path / "seq.jsonl", sequential)
+    summary = ingest([str(tmp_path / "seq.jsonl")], str(tmp_path / "a"), workers=1)
+    assert summary.games_new == sum(len(s) for s in games.values())
+    # a game stays open only until its result; a faulty log (a dropped line, no result)
+    # may keep its game open to the end of the input
+    faulty = sum(1 for sims in games.values() for g in sims if g.faults)
+    assert summary.peak_open_games <= 1 + faulty < summary.games_new // 2
+    interleaved = interleave(games["persian"][:4]) + interleave(games["bazito"][:3])
+    write_lines(tmp_path / "mixed.jsonl", interleaved)
+    summary = ingest([str(tmp_path / "mixed.jsonl")], str(tmp_path / "b"), workers=1)
+    assert 4 <= summary.peak_open_games <= 4 + faulty
