@@ -209,9 +209,9 @@ def _every_period(frame: pl.DataFrame, unit: str, key: str, counts: Sequence[str
     """Add the periods without games (as zero counts), so charts do not bridge the gaps."""
     if not frame.height:
         return frame
-    periods = pl.date_range(frame["period"].min(), frame["period"].max(), "1w" if unit == "week" else "1d",
-                            eager=True).alias("period")
-    grid = periods.to_frame().join(frame.select(key).unique(), how="cross")
+    periods = frame.select(pl.date_range(pl.col("period").min(), pl.col("period").max(),
+                                         "1w" if unit == "week" else "1d").alias("period"))
+    grid = periods.join(frame.select(key).unique(), how="cross")
     full = grid.join(frame, on=["period", key], how="left")
     full = full.with_columns(pl.col(c).fill_null(0) for c in counts).sort("period", key)
     return full.with_columns(pl.lit(unit).alias("unit"))
@@ -484,7 +484,7 @@ def two_targets(reader: Reader, rulesets: Sequence[str], players: int = 25, lift
                      FROM events
                      WHERE {clause} AND type = 'play' AND starts_with(card, '2') AND target IS NOT NULL
                        AND target <> player AND NOT set_aside
-                       AND NOT list_contains(coalesce(codes, []::VARCHAR[]), 'bad_target')
+                       AND (game_id, seq) NOT IN (SELECT game_id, seq FROM violations WHERE code = 'bad_target')
                      GROUP BY player, target"""
     return reader.frame(f"""
         WITH t AS ({source}),

@@ -113,12 +113,12 @@ def targeting_tab() -> None:
         st.info("No 2 with a target in these games.")
     else:
         frame = matrix.to_pandas()
+        scale = (alt.Scale(scheme="redblue", reverse=True, domainMid=1) if metric == "lift"
+                 else alt.Scale(scheme="orangered"))
         heat = alt.Chart(frame).mark_rect().encode(
             x=alt.X("target:N", title="target (who drew the card)"),
             y=alt.Y("player:N", title="player of the 2"),
-            color=alt.Color(f"{metric}:Q", scale=alt.Scale(scheme="orangered" if metric == "twos" else "redblue",
-                                                          reverse=metric == "lift",
-                                                          **({"domainMid": 1} if metric == "lift" else {}))),
+            color=alt.Color(f"{metric}:Q", scale=scale),
             tooltip=["player", "target", "twos", alt.Tooltip("expected_twos:Q", format=".1f"),
                      alt.Tooltip("lift:Q", format=".2f")],
         )

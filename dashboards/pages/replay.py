@@ -76,15 +76,16 @@ if replay is None:
     st.error(f"No game {game!r} in the warehouse.")
     st.stop()
 
+game_id = replay.game
 views.verdict_summary(replay)
 shown = views.replay_view(
     replay, KEYS,
-    link=lambda step, viewer: step_link(replay.game, step, viewer),
-    report=lambda hand: cache.hand_report(replay.game, hand),
+    link=lambda step, viewer: step_link(game_id, step, viewer),
+    report=lambda hand: cache.hand_report(game_id, hand),
 )
 if shown is not None:
     viewer = st.session_state.get(KEYS.viewer) if st.session_state.get(KEYS.view) == views.PLAYER_VIEW else None
-    params = step_params(replay.game, shown, viewer)
+    params = step_params(game_id, shown, viewer)
     if st.query_params.to_dict() != params:
         st.query_params.from_dict(params)
     st.session_state[URL_SEEN] = urlencode(sorted(params.items()))
