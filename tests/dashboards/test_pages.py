@@ -151,3 +151,25 @@ def test_pages_without_a_warehouse(monkeypatch: pytest.MonkeyPatch, tmp_path: Pa
     at.switch_page(f"pages/{page}.py").run()
     assert not at.exception
     assert any("haftkhabis ingest" in w.value for w in at.warning)
+
+
+def test_picking_a_game_opens_its_replay(app: AppTest) -> None:
+    _open(app, "games")
+    app.multiselect(key="games_statuses").set_value(["violations"]).run()
+    first = app.dataframe[0].value["game_id"][0]
+    app.session_state["games_table"] = {"selection": {"rows": [0], "columns": [], "cells": []}}
+    app.run()
+    assert not app.exception
+    assert app.text_input(key="replay_game").value == first
+    assert _step_caption(app).startswith("Step 1 of")
+
+
+def test_a_compliance_row_opens_the_replay_at_that_line(app: AppTest) -> None:
+    _open(app, "compliance")
+    table = app.dataframe[-1].value
+    game, seq = table["game_id"][0], int(table["seq"][0])
+    app.session_state["compliance_table"] = {"selection": {"rows": [0], "columns": [], "cells": []}}
+    app.run()
+    assert not app.exception
+    assert app.query_params["game"] == game
+    assert f"seq {seq}" in _step_caption(app)

@@ -62,3 +62,28 @@ def test_report_command_refuses_a_missing_hand(sample_log: Path, tmp_path: Path)
     )
     assert result.exit_code == 2
     assert "no hand 9" in result.output
+
+
+def test_report_command_reads_the_warehouse(sample_warehouse: Path, tmp_path: Path) -> None:
+    out = tmp_path / "hand2.html"
+    result = CliRunner().invoke(
+        app, ["report", "--game", DISPUTED, "--hand", "2", "--out", str(out),
+              "--warehouse", str(sample_warehouse)]
+    )
+    assert result.exit_code == 0, result.output
+    assert f"{DISPUTED} · hand 2" in out.read_text(encoding="utf-8")
+
+
+def test_dashboard_command_line_is_locked_down(tmp_path: Path) -> None:
+    from cli.dashboard_cmd import APP, streamlit_command
+
+    command = streamlit_command(tmp_path, 8765, "127.0.0.1")
+    assert command[1:5] == ["-m", "streamlit", "run", str(APP)]
+    flags = dict(arg[2:].split("=", 1) for arg in command if arg.startswith("--") and "=" in arg)
+    assert flags["server.address"] == "127.0.0.1"
+    assert flags["server.port"] == "8765"
+    assert flags["server.enableXsrfProtection"] == "true"
+    assert flags["browser.gatherUsageStats"] == "false"
+    assert flags["client.showErrorDetails"] == "none"
+    assert int(flags["server.maxUploadSize"]) <= 50
+    assert command[-3:] == ["--", "--warehouse", str(tmp_path)]
