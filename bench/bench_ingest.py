@@ -187,7 +187,8 @@ def _hands_of(lines: list[bytes]) -> int:
 def duckdb_yardstick(logs: Path, target: Path) -> Run:
     script = (
         "import duckdb, sys\n"
-        "con = duckdb.connect(config={'enable_progress_bar': False})\n"
+        "con = duckdb.connect()\n"
+        "con.execute('SET enable_progress_bar = false')\n"
         "con.execute(\"COPY (SELECT * FROM read_json(?, format='newline_delimited', "
         "ignore_errors=true, maximum_object_size=16777216)) TO '" + str(target) +
         "' (FORMAT parquet, COMPRESSION zstd)\", [sys.argv[1]])\n"

@@ -235,6 +235,7 @@ class ShardWorker:
         self.redo_writers: dict[str, PartWriter] | None = None
         self.peak_open = 0
         self._last_report = 0.0
+        self._next_check = 0
 
     # -- the pass over the input
 
@@ -326,9 +327,10 @@ class ShardWorker:
                 self._flush(game)
             elif state == "over" and game not in self.over:
                 self.over[game] = counts.lines
-            if self.over and counts.lines % 1024 == 0:
-                self._flush_quiet()
-            if counts.lines % 4096 == 0:
+            if counts.lines >= self._next_check:
+                self._next_check = counts.lines + 1024
+                if self.over:
+                    self._flush_quiet()
                 self._progress()
         report.lines = lines_here
 
@@ -456,42 +458,52 @@ class ShardWorker:
     def _merge(self, games: set[str], existing: dict[str, tuple[str, str, str]],
                staged_events: Sequence[PartFile]) -> tuple[set[str], set[str]]:
         """Games to replay from the union of their committed, staged and late lines.
-        Returns (unchanged, redone)."""
-        columns = ["game_id", "ordinal", "fingerprint", "raw", "file", "line"]
+        Returns (unchanged, redone). Only fingerprints are read for all of them; the raw
+        lines only for the games that are replayed."""
         ids = sorted(games)
-        committed: dict[str, list[dict[str, Any]]] = defaultdict(list)
         in_warehouse = [g for g in ids if g in existing]
-        if in_warehouse:
-            data = self.warehouse.dataset("events", self.task.versions["events"]).to_table(
-                columns=columns, filter=pc.field("game_id").isin(in_warehouse))
-            for row in data.to_pylist():
-                committed[row["game_id"]].append(row)
-        staged: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        if staged_events:
-            paths = [str(self.warehouse.table_path("events") / p.path) for p in staged_events]
-            data = pads.dataset(paths).to_table(columns=columns, filter=pc.field("game_id").isin(ids))
-            for row in data.to_pylist():
-                staged[row["game_id"]].append(row)
+        committed_events = (self.warehouse.dataset("events", self.task.versions["events"])
+                            if in_warehouse else None)
+        staged_paths = [str(self.warehouse.table_path("events") / p.path) for p in staged_events]
+        staged_dataset = pads.dataset(staged_paths) if staged_paths else None
+
+        def fingerprints(dataset: pads.Dataset | None, wanted: list[str]) -> dict[str, set[int]]:
+            found: dict[str, set[int]] = defaultdict(set)
+            if dataset is not None and wanted:
+                data = _scan(dataset, ["game_id", "fingerprint"], wanted)
+                for gid, fp in zip(data["game_id"].to_pylist(), data["fingerprint"].to_pylist(),
+                                   strict=True):
+                    found[gid].add(fp)
+            return found
+
+        old = fingerprints(committed_events, in_warehouse)
+        mine = fingerprints(staged_dataset, ids)
         unchanged: set[str] = set()
-        redone: set[str] = set()
+        replay: list[str] = []
         for gid in ids:
-            old = sorted(committed.get(gid, ()), key=lambda r: r["ordinal"])
-            mine = sorted(staged.get(gid, ()), key=lambda r: r["ordinal"])
-            late = self.late.get(gid, [])
-            old_fps = {r["fingerprint"] for r in old}
-            mine_fps = {r["fingerprint"] for r in mine}
-            late_fps = {fingerprint(orjson.loads(raw)) for raw, _, _ in late}
-            union = old_fps | mine_fps | late_fps
-            if gid in existing and union == old_fps:
+            late = {fingerprint(orjson.loads(raw)) for raw, _, _ in self.late.get(gid, ())}
+            union = old.get(gid, set()) | mine.get(gid, set()) | late
+            if gid in existing and union == old.get(gid):
                 unchanged.add(gid)
+            elif union != mine.get(gid):  # else the staged version holds every line: it stands
+                replay.append(gid)
+        if not replay:
+            return unchanged, set()
+        columns = ["game_id", "ordinal", "raw", "file", "line"]
+        lines: dict[str, list[RawLine]] = defaultdict(list)
+        for dataset, wanted in ((committed_events, [g for g in replay if g in existing]),
+                                (staged_dataset, replay)):
+            if dataset is None or not wanted:
                 continue
-            if not late and union == mine_fps:
-                continue  # the staged version already holds every line: it stands
-            lines: list[RawLine] = [(r["raw"].encode(), r["file"], r["line"]) for r in old + mine]
-            lines.extend(late)
-            self._replay(gid, lines)
-            redone.add(gid)
-        return unchanged, redone
+            data = _scan(dataset, columns, wanted).sort_by([("game_id", "ascending"),
+                                                            ("ordinal", "ascending")])
+            for gid, raw, file, line in zip(data["game_id"].to_pylist(), data["raw"].to_pylist(),
+                                            data["file"].to_pylist(), data["line"].to_pylist(),
+                                            strict=True):
+                lines[gid].append((raw.encode(), file, line))
+        for gid in replay:
+            self._replay(gid, [*lines[gid], *self.late.get(gid, ())])
+        return unchanged, set(replay)
 
     def _replay(self, game: str, lines: Iterable[RawLine]) -> None:
         if self.redo_writers is None:
@@ -508,6 +520,13 @@ class ShardWorker:
         verdict = validator.finish_game(game)
         rows = game_rows(game, kept, pending.run, verdict, self.task.batch)
         self._write(rows, self.redo_writers)
+
+
+def _scan(dataset: pads.Dataset, columns: list[str], games: list[str]) -> pa.Table:
+    """The rows of `games`, read a batch at a time (no read-ahead: memory stays flat)."""
+    scanner = dataset.scanner(columns=columns, filter=pc.field("game_id").isin(games),
+                              batch_readahead=1, fragment_readahead=1)
+    return scanner.to_table()
 
 
 def _set_parent_death_signal() -> None:

@@ -148,11 +148,15 @@ def sort_lines(buffered: Sequence[RawLine]) -> list[tuple[int | None, int, dict[
     (seq, ordinal, object, line, fingerprint, set aside) for every line kept."""
     kept: list[tuple[int | None, int, dict[str, Any], RawLine, int, bool]] = []
     accepted_fp: dict[int, int] = {}
+    distinct: set[int] = set()
     dumps, blake2b, sort_keys = orjson.dumps, hashlib.blake2b, orjson.OPT_SORT_KEYS
     for entry in buffered:
         obj = orjson.loads(entry[0])
         fp = int.from_bytes(blake2b(dumps(obj, option=sort_keys), digest_size=8).digest(),
                             "big", signed=True)
+        if fp in distinct:  # an identical repeat: the engine drops it, or sets it aside again
+            continue
+        distinct.add(fp)
         seq = obj.get("seq")
         if type(seq) is not int or seq < 0:
             kept.append((None, len(kept), obj, entry, fp, True))

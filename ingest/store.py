@@ -39,6 +39,11 @@ DEFAULT_WAREHOUSE = "data/warehouse"
 LOCK_NAME = "_ingest.lock"
 STAGING = "_staging"
 ROWS_PER_GROUP = 131_072
+#: rows a writer holds in memory (over all its partitions) before it writes a row group:
+#: sized by how wide each table's rows are, so a worker's buffers stay near 100 MiB
+#: whatever the input's size
+ROW_BUFFER = {"events": 65_536, "hand_players": 65_536, "hands": 32_768, "games": 16_384,
+              "violations": 16_384, "quarantine": 4_096, "batches": 1_024}
 ROWS_PER_FILE = 4_000_000
 
 
@@ -233,12 +238,12 @@ class PartWriter:
     """
 
     def __init__(self, warehouse: Warehouse, name: str, prefix: str,
-                 rows_per_group: int = ROWS_PER_GROUP, rows_per_file: int = ROWS_PER_FILE) -> None:
+                 rows_per_group: int | None = None, rows_per_file: int = ROWS_PER_FILE) -> None:
         self.spec: TableSpec = TABLES[name]
         self.root = warehouse.table_path(name)
         self.schema = self.spec.file_schema
         self.prefix = prefix
-        self.rows_per_group = rows_per_group
+        self.rows_per_group = rows_per_group or ROW_BUFFER.get(name, ROWS_PER_GROUP)
         self.rows_per_file = rows_per_file
         self.buffers: dict[tuple[str, ...], list[tuple[Any, ...]]] = {}
         self.open: dict[tuple[str, ...], _OpenPart] = {}
@@ -256,7 +261,7 @@ class PartWriter:
             self._flush(partition)
         elif self.buffered > self.rows_per_group:
             # many partitions (a year of months × rulesets) must not each hold a row
-            # group's worth of rows: memory stays bounded by one row group per table
+            # group's worth of rows: memory stays bounded by one buffer per table
             largest = max(self.buffers, key=lambda p: len(self.buffers[p]))
             self._flush(largest)
 
