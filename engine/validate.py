@@ -9,6 +9,7 @@ returns the verdicts.
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,6 +21,8 @@ from engine.machine import Phase, Table, read_header
 from engine.reader import LineError, display_name, expand_paths, read_lines
 from engine.rulesets import RULESETS
 from engine.violations import Code, Violation
+
+_DENSE_GAP = 4096  # a seq this far past the last one is kept in a dict, not the array
 
 
 class ReplayError(Exception):
@@ -222,12 +225,30 @@ class GameRun:
 class _Pending:
     """The reader's book-keeping for one game: what seqs it has seen, what waits."""
 
-    __slots__ = ("next_seq", "run", "seen", "waiting")
+    __slots__ = ("next_seq", "run", "seen", "seen_far", "waiting")
+
+    def fingerprint_at(self, seq: int) -> int:
+        if seq < len(self.seen):
+            return self.seen[seq]
+        return self.seen_far.get(seq, 0)
+
+    def remember(self, seq: int, fingerprint: int) -> None:
+        seen = self.seen
+        if seq < len(seen):
+            seen[seq] = fingerprint
+        elif seq < len(seen) + _DENSE_GAP:
+            seen.frombytes(bytes(seen.itemsize * (seq - len(seen))))  # zeros: not seen
+            seen.append(fingerprint)
+        else:
+            self.seen_far[seq] = fingerprint
 
     def __init__(self, run: GameRun) -> None:
         self.run = run
         self.next_seq = 0
-        self.seen: dict[int, int] = {}  # seq → fingerprint of the line accepted there
+        # seq → fingerprint of the line accepted there: a flat array (8 bytes a line) for the
+        # dense seqs a real log has, a dict for stray huge ones
+        self.seen = array("q")
+        self.seen_far: dict[int, int] = {}
         self.waiting: dict[int, tuple[dict[str, Any], str, int]] = {}
 
 
@@ -294,15 +315,16 @@ class Validator:
                                file, line))
             return
         assert isinstance(seq, int)
-        fingerprint = hash(orjson.dumps(obj, option=orjson.OPT_SORT_KEYS))
-        seen = pending.seen.get(seq)
-        if seen is not None:
+        # 0 marks "no line yet" in the array, so a fingerprint is never 0
+        fingerprint = hash(orjson.dumps(obj, option=orjson.OPT_SORT_KEYS)) | 1
+        seen = pending.fingerprint_at(seq)
+        if seen:
             if seen != fingerprint:
                 run.note(Violation(seq, Code.SEQUENCE, _player_of(obj),
                                    f"another, different line already has seq {seq}; this one is set aside",
                                    file, line))
             return
-        pending.seen[seq] = fingerprint
+        pending.remember(seq, fingerprint)
         if seq != pending.next_seq:
             pending.waiting[seq] = (obj, file, line)
             return
