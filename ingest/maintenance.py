@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from engine import ENGINE_VERSION
-from ingest.schema import DATA_TABLES, TABLES
+from ingest.schema import SNAPSHOT_TABLES, TABLES
 from ingest.store import Warehouse, WarehouseError
 
 DEFAULT_RETAIN_HOURS = 168
@@ -42,7 +42,7 @@ def compact(root: str, *, retain_hours: int = DEFAULT_RETAIN_HOURS, vacuum: bool
         restored = store.recover()
         snapshot = store.snapshot()
         summary = CompactSummary(None, restored=restored)
-        versions = {n: snapshot.versions[n] for n in DATA_TABLES}
+        versions = {n: snapshot.versions[n] for n in SNAPSHOT_TABLES}
         changed = False
         for name in TABLES:  # `batches` too: its rows stay the same, in fewer files
             table = store.table(name)

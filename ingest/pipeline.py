@@ -51,8 +51,9 @@ from engine.events import valid_game_id
 from engine.reader import LineError, expand_paths, read_lines
 from engine.validate import ErrorRecord, Validator, _Pending
 from engine.violations import Code
+from ingest import summaries
 from ingest.rows import RawLine, fingerprint, game_rows
-from ingest.schema import DATA_TABLES, GAME_TABLES
+from ingest.schema import DATA_TABLES, GAME_TABLES, SUMMARY_TABLES
 from ingest.store import PartFile, PartWriter, Snapshot, Warehouse, new_token, rewrite_without
 
 #: lines a worker reads after a game's match is over before it flushes the game
@@ -707,6 +708,7 @@ def _commit(store: Warehouse, snapshot: Snapshot, inputs: list[InputFile],
         replaced.update(result.replaced)
     partitions = set(replaced.values())
     versions: dict[str, int] = {}
+    changed = False
     for name in DATA_TABLES:
         adds = [p for r in results for p in r.parts.get(name, [])]
         removes: list[PartFile] = []
@@ -717,8 +719,15 @@ def _commit(store: Warehouse, snapshot: Snapshot, inputs: list[InputFile],
                                              f"{prefix}-x")
             adds += fresh
         versions[name] = store.commit(name, adds, removes, batch, "ingest")
+        if versions[name] != snapshot.versions[name]:
+            changed = True
         _fault(f"after-commit:{name}")
         _pause()
+    if changed or any(snapshot.versions.get(n, 0) == 0 for n in SUMMARY_TABLES):
+        versions.update(summaries.refresh(store, versions, batch, prefix))
+    else:
+        versions.update({n: snapshot.versions[n] for n in SUMMARY_TABLES})
+    _fault("after-summaries")
     _fault("before-batches")
     reports: dict[str, FileReport] = results[0].files if results else {}
     file_rows = []

@@ -26,33 +26,7 @@ from ingest.schema import TABLES
 from ingest.store import DEFAULT_WAREHOUSE, Snapshot, Warehouse
 
 VIEWS: dict[str, str] = {
-    # one row per player and ruleset: the leaderboard's figures
-    "player_stats": """
-        WITH hands_played AS (
-            SELECT ruleset, player,
-                   count(DISTINCT game_id) AS games,
-                   count(*) FILTER (WHERE won IS NOT NULL) AS hands,
-                   count(*) FILTER (WHERE won) AS wins,
-                   sum(points) AS total_points,
-                   avg(points) AS mean_points
-            FROM hand_players GROUP BY ruleset, player
-        ), games_won AS (
-            SELECT ruleset, winner AS player, count(*) AS games_won
-            FROM (SELECT ruleset, unnest(winners) AS winner FROM games WHERE complete)
-            GROUP BY ruleset, winner
-        ), fouls AS (
-            SELECT ruleset, player, count(*) AS violations
-            FROM violations WHERE player IS NOT NULL GROUP BY ruleset, player
-        )
-        SELECT h.ruleset, h.player, h.games, coalesce(w.games_won, 0) AS games_won,
-               h.hands, h.wins,
-               CASE WHEN h.hands > 0 THEN h.wins / h.hands END AS win_rate,
-               h.mean_points, h.total_points,
-               coalesce(f.violations, 0) AS violations
-        FROM hands_played h
-        LEFT JOIN games_won w USING (ruleset, player)
-        LEFT JOIN fouls f USING (ruleset, player)
-    """,
+    # `player_stats` is a table (ingest/summaries.py), refreshed with every batch
     "leaderboard": """
         SELECT row_number() OVER (PARTITION BY ruleset
                                   ORDER BY wins DESC, win_rate DESC NULLS LAST, player) AS rank,

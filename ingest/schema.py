@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 #: bump on any change of a table's columns; the warehouse records it in `batches`
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 #: the partition value when a game's ruleset is not one the engine knows
 UNKNOWN_RULESET = "unknown"
@@ -149,6 +149,20 @@ QUARANTINE = pa.schema([
     pa.field("ingest_batch", pa.int64(), nullable=False),
 ])
 
+#: a summary refreshed with every batch (ingest/summaries.py): the leaderboard's figures
+PLAYER_STATS = pa.schema([
+    pa.field("ruleset", pa.string(), nullable=False),
+    pa.field("player", pa.string(), nullable=False),
+    pa.field("games", pa.int64(), nullable=False),
+    pa.field("games_won", pa.int64(), nullable=False),
+    pa.field("hands", pa.int64(), nullable=False),
+    pa.field("wins", pa.int64(), nullable=False),
+    pa.field("win_rate", pa.float64()),
+    pa.field("mean_points", pa.float64()),
+    pa.field("total_points", pa.int64()),
+    pa.field("violations", pa.int64(), nullable=False),
+])
+
 BATCH_FILE = pa.struct([
     pa.field("path", pa.string()),
     pa.field("size", pa.int64()),
@@ -204,11 +218,16 @@ TABLES: dict[str, TableSpec] = {
         TableSpec("events", EVENTS, PARTITION_COLUMNS),
         TableSpec("violations", VIOLATIONS, PARTITION_COLUMNS),
         TableSpec("quarantine", QUARANTINE, ()),
+        TableSpec("player_stats", PLAYER_STATS, ()),
         TableSpec("batches", BATCHES, ()),
     )
 }
 
 #: tables whose rows belong to one game and are replaced together when it is updated
 GAME_TABLES: tuple[str, ...] = tuple(n for n, s in TABLES.items() if s.game_keyed)
-#: every table but `batches`, whose row is the commit point of a batch
-DATA_TABLES: tuple[str, ...] = tuple(n for n in TABLES if n != "batches")
+#: summaries, recomputed from the game tables with every batch
+SUMMARY_TABLES: tuple[str, ...] = ("player_stats",)
+#: the tables the ingest workers write: the game tables and `quarantine`
+DATA_TABLES: tuple[str, ...] = (*GAME_TABLES, "quarantine")
+#: every table but `batches`, whose rows record their versions (the committed snapshot)
+SNAPSHOT_TABLES: tuple[str, ...] = (*DATA_TABLES, *SUMMARY_TABLES)

@@ -19,7 +19,7 @@ from deltalake import DeltaTable
 from engine.simulate import SimulatedGame
 from ingest.pipeline import KILL_ENV, PAUSE_ENV, ingest
 from ingest.queries import open_warehouse
-from ingest.schema import DATA_TABLES
+from ingest.schema import SNAPSHOT_TABLES
 from ingest.store import Warehouse
 from tests.ingest.conftest import batches, contents, game_lines, run_cli, write_lines
 
@@ -216,7 +216,7 @@ def test_tables_stay_consistent_after_recovery(games: dict[str, list[SimulatedGa
         restored = store.recover()
     assert set(restored) == {"games", "hands", "hand_players"}
     pinned = store.snapshot().versions
-    for name in DATA_TABLES:  # now every table reads, even without the snapshot, as before
+    for name in SNAPSHOT_TABLES:  # now every table reads, even without the snapshot, as before
         table = DeltaTable(str(root / name))
         assert table.to_pyarrow_table().num_rows == \
             DeltaTable(str(root / name), version=pinned[name]).to_pyarrow_table().num_rows
