@@ -171,6 +171,8 @@ class GameRun:
         elif event is not None and self.table is not None:
             before = self._phase_name() if self.facts is not None else None
             found.extend(self.table.apply(event))
+            if not self.record and not self.table.hand_open:
+                self.table.hand = None  # a closed hand's cards are no longer needed: free them
         placed = self._add(found, file, line)
         if self.facts is not None and self.table is not None:
             hand = self.table.hand
