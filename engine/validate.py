@@ -134,7 +134,9 @@ class GameRun:
         self.first_seen: int | None = None
         self.facts: list[EventFact] | None = [] if facts else None
 
-    def _add(self, found: Iterable[Violation], file: str | None, line: int | None) -> list[Violation]:
+    def _add(self, found: list[Violation], file: str | None, line: int | None) -> list[Violation]:
+        if not found:
+            return []
         placed = [
             Violation(v.seq, v.code, v.player, v.message, file, line) for v in found
         ]
@@ -294,17 +296,18 @@ class Validator:
                                            f"the line is JSON but not an object ({type(obj).__name__})"))
             return
         game = obj.get("game")
-        if not valid_game_id(game):
-            self.errors.append(ErrorRecord(
-                file, line, Code.SCHEMA,
-                "the line has no usable 'game' id (1-128 characters of A-Z a-z 0-9 . _ : -)"
-                + (f", got {game!r}" if game is not None else "")))
-            return
-        assert isinstance(game, str)
-        if self.only is not None and game not in self.only:
-            return
-        pending = self.games.get(game)
+        # a game already known had its id checked when it was first seen
+        pending = self.games.get(game) if isinstance(game, str) else None
         if pending is None:
+            if not valid_game_id(game):
+                self.errors.append(ErrorRecord(
+                    file, line, Code.SCHEMA,
+                    "the line has no usable 'game' id (1-128 characters of A-Z a-z 0-9 . _ : -)"
+                    + (f", got {game!r}" if game is not None else "")))
+                return
+            assert isinstance(game, str)
+            if self.only is not None and game not in self.only:
+                return
             pending = self.games[game] = _Pending(
                 GameRun(game, record=game in self.record, facts=self.facts))
         run = pending.run
