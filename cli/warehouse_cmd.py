@@ -64,8 +64,8 @@ def _fail(message: str, code: int = 2) -> typer.Exit:
 def ingest_command(
     paths: Annotated[list[str], typer.Argument(help="Log files and directories (recursive).")],
     warehouse: WarehouseOption = DEFAULT_WAREHOUSE,
-    workers: Annotated[int, typer.Option("--workers", "-j", min=1,
-                                         help="Worker processes (default: every core).")] = 0,
+    workers: Annotated[int | None, typer.Option("--workers", "-j", min=1,
+                                                help="Worker processes (default: every core).")] = None,
     force: Annotated[bool, typer.Option("--force", help="Read files even when an earlier "
                                         "batch already ingested them whole.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
