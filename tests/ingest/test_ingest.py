@@ -112,7 +112,7 @@ def test_a_game_spread_over_batches_is_completed(games: dict[str, list[Simulated
     root = str(tmp_path / "wh")
     write_lines(tmp_path / "rot" / "table.log.1", first_half)
     write_lines(tmp_path / "rot" / "table.log.2", second_half)
-    ingest([str(tmp_path / "rot" / "table.log.1")], root, workers=2)
+    ingest([str(tmp_path / "rot" / "table.log.1")], root, workers=1)
     summary = ingest([str(tmp_path / "rot" / "table.log.2")], root, workers=2)
     assert (summary.games_new, summary.games_updated) == (0, len(chosen))
     together = str(tmp_path / "together")

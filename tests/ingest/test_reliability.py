@@ -34,11 +34,23 @@ def _two_batches(games: dict[str, list[SimulatedGame]], root: Path) -> tuple[Pat
     return first, second
 
 
+@pytest.fixture(scope="module")
+def two_batches(games: dict[str, list[SimulatedGame]],
+                tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Any]:
+    """The two batches' files, and the tables after ingesting them undisturbed."""
+    root = tmp_path_factory.mktemp("batches")
+    first, second = _two_batches(games, root)
+    reference = root / "reference"
+    ingest([str(first)], str(reference), workers=1)
+    ingest([str(second)], str(reference), workers=1)
+    return first, second, contents(reference)
+
+
 @pytest.mark.parametrize(("point", "workers"), [
     ("after-pass", "2"), ("after-commit:events", "1"), ("before-batches", "1")])
 def test_a_killed_batch_leaves_the_warehouse_as_before(
-        point: str, workers: str, games: dict[str, list[SimulatedGame]], tmp_path: Path) -> None:
-    first, second = _two_batches(games, tmp_path)
+        point: str, workers: str, two_batches: tuple[Path, Path, Any], tmp_path: Path) -> None:
+    first, second, reference = two_batches
     root = tmp_path / "wh"
     ingest([str(first)], str(root), workers=1)
     before = contents(root)
@@ -53,12 +65,9 @@ def test_a_killed_batch_leaves_the_warehouse_as_before(
     assert contents(root) == before
     assert batches(root) == before_log
 
-    summary = ingest([str(second)], str(root), workers=2)
+    summary = ingest([str(second)], str(root), workers=int(workers))
     assert ("events" in summary.restored) == (point != "after-pass")
-    reference = tmp_path / "reference"
-    ingest([str(first)], str(reference), workers=1)
-    ingest([str(second)], str(reference), workers=1)
-    assert contents(root) == contents(reference)
+    assert contents(root) == reference
     log = batches(root)
     assert [b["id"] for b in log] == [1, 2]
     assert log[1]["games_updated"] == 1
