@@ -355,7 +355,7 @@ def _decode_pass(r: _Reader, game: str, seq: int, ts: str | None) -> Pass:
 def _decode_announce(r: _Reader, game: str, seq: int, ts: str | None) -> Announce:
     player = r.player()
     call = r.required("call")
-    if call not in CALLS:
+    if not isinstance(call, str) or call not in CALLS:
         r.issues.append(f"announce: 'call' must be \"last_card\", got {call!r}")
         call = str(call)
     return Announce(game, seq, ts, player, call)
@@ -371,7 +371,7 @@ def _decode_penalty(r: _Reader, game: str, seq: int, ts: str | None) -> Penalty:
     if len(cards) != 1:
         r.issues.append(f"penalty: 'cards' must hold exactly one card, got {len(cards)}")
     reason = r.required("reason")
-    if reason not in PENALTY_REASONS:
+    if not isinstance(reason, str) or reason not in PENALTY_REASONS:
         r.issues.append(
             f"penalty: unknown reason {reason!r} (expected one of {', '.join(sorted(PENALTY_REASONS))})"
         )

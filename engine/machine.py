@@ -1300,8 +1300,11 @@ def read_header(header: Header, rulesets: Mapping[str, Ruleset]) -> HeaderReadin
         out.append((Code.SCHEMA, f"format must be 'haftkhabis/1', got {header.format!r}"))
         unusable = True
     players = header.players
-    if not isinstance(players, tuple) or len(players) < 2 or len(set(players)) != len(players) or not all(
-        isinstance(p, str) and 1 <= len(p) <= 64 for p in players
+    if (
+        not isinstance(players, tuple)
+        or not all(isinstance(p, str) and 1 <= len(p) <= 64 for p in players)
+        or len(players) < 2
+        or len(set(players)) != len(players)
     ):
         out.append((Code.SCHEMA, f"players must be 2 or more unique ids of 1-64 characters, got {players!r}"))
         unusable = True
