@@ -4,7 +4,6 @@ self-contained HTML file)."""
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -61,12 +60,14 @@ def dashboard(
     env[WAREHOUSE_ENV] = str(warehouse)
     env["STREAMLIT_BROWSER_GATHER_USAGE_STATS"] = "false"
     Console(stderr=True).print(f"Dashboard on http://{escape(host)}:{port}/  (Ctrl-C stops it)")
-    try:
-        # the app's own folder as working directory: Streamlit reads .streamlit/config.toml there
-        completed = subprocess.run(streamlit_command(warehouse, port, host), cwd=APP_DIR, env=env, check=False)
-    except KeyboardInterrupt:
-        raise typer.Exit(0) from None
-    raise typer.Exit(completed.returncode)
+    # Streamlit takes this process over (exec, not a child): a signal to `haftkhabis dashboard`
+    # reaches the server itself, so stopping it never leaves an orphan serving the port.
+    # The app's own folder is the working directory: Streamlit reads .streamlit/config.toml there.
+    command = streamlit_command(warehouse, port, host)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.chdir(APP_DIR)
+    os.execve(command[0], command, env)
 
 
 def report(
