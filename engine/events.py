@@ -135,10 +135,6 @@ class Abort(Event):
 
 AnyEvent = Header | Deal | Play | Draw | Pass | Announce | Penalty | Reshuffle | End | Result | Abort
 
-EVENT_TYPES: dict[str, type[Event]] = {
-    cls.type: cls
-    for cls in (Header, Deal, Play, Draw, Pass, Announce, Penalty, Reshuffle, End, Result, Abort)
-}
 
 _COMMON = frozenset({"game", "seq", "type", "ts"})
 _FIELDS: dict[str, frozenset[str]] = {
@@ -475,8 +471,3 @@ def encode(event: Event) -> dict[str, Any]:
             if event.reason is not None:
                 out["reason"] = event.reason
     return out
-
-
-def event_player(event: Event) -> str | None:
-    """The acting player of an event, when it has one."""
-    return getattr(event, "player", None)

@@ -17,7 +17,7 @@ from typing import Any
 import orjson
 
 from engine.events import Deal, Event, Header, decode_line, valid_game_id, valid_seq
-from engine.machine import Phase, Table, read_header
+from engine.machine import Table, read_header
 from engine.reader import LineError, display_name, expand_paths, read_lines
 from engine.rulesets import RULESETS
 from engine.violations import Code, Violation
@@ -106,7 +106,6 @@ class GameRun:
     __slots__ = (
         "facts",
         "files",
-        "first_seen",
         "game",
         "header",
         "invalid",
@@ -131,7 +130,6 @@ class GameRun:
         self.steps: list[Step] = []
         self.files: dict[str, None] = {}
         self.lines = 0
-        self.first_seen: int | None = None
         self.facts: list[EventFact] | None = [] if facts else None
 
     def _add(self, found: list[Violation], file: str | None, line: int | None) -> list[Violation]:
@@ -413,13 +411,6 @@ def replay_lines(lines: Iterable[dict[str, Any]], *, strict: bool = False, recor
 def _player_of(obj: dict[str, Any]) -> str | None:
     player = obj.get("player")
     return player if isinstance(player, str) else None
-
-
-def hand_phase(run: GameRun) -> Phase | None:
-    table = run.table
-    if table is None or table.hand is None:
-        return None
-    return table.hand.phase
 
 
 __all__ = [
