@@ -258,9 +258,10 @@ def decode_line(obj: Mapping[str, Any], game: str, seq: int) -> Decoded:
         return Decoded(None, [f"unknown event type {type_!r} (expected one of {', '.join(_FIELDS)})"])
     reader = _Reader(obj, type_)
     allowed = _ALLOWED[type_]
-    for key in obj:
-        if key not in allowed and not key.startswith("x_"):
-            reader.issues.append(f"{type_}: unknown field '{key}' (producer extensions start with 'x_')")
+    if not allowed.issuperset(obj):
+        for key in obj:
+            if key not in allowed and not key.startswith("x_"):
+                reader.issues.append(f"{type_}: unknown field '{key}' (producer extensions start with 'x_')")
     ts = obj.get("ts")
     if ts is not None and not (isinstance(ts, str) and TS_RE.fullmatch(ts)):
         reader.issues.append(f"{type_}: 'ts' must be an RFC 3339 timestamp with offset, got {ts!r}")
