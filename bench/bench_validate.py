@@ -8,6 +8,11 @@ and prints events/s, games/s, peak RSS and the ratio validate ÷ bare decode.
 
     .venv/bin/python bench/bench_validate.py              # 100,000 hands
     .venv/bin/python bench/bench_validate.py --hands 20000
+    .venv/bin/python bench/bench_validate.py --compiled  # also time a mypyc build of the engine
+
+`--compiled` builds `engine/machine.py` and `engine/validate.py` with mypyc into
+bench/out/mypyc/ (never into the source tree, so nothing stale can shadow the code) and
+times validation with that build too. The project itself runs the pure-Python engine.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import resource
+import shutil
 import subprocess
 import sys
 import time
@@ -22,6 +28,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "bench" / "out"
+MYPYC = OUT / "mypyc"
 
 
 def _peak_rss_mib() -> float:
@@ -41,9 +48,13 @@ def _child_decode(path: str) -> dict[str, float]:
     return {"lines": lines, "seconds": seconds, "peak_mib": _peak_rss_mib()}
 
 
-def _child_validate(path: str) -> dict[str, float]:
-    sys.path.insert(0, str(ROOT))
+def _child_validate(path: str, compiled: bool = False) -> dict[str, float]:
+    sys.path.insert(0, str(MYPYC if compiled else ROOT))
+    import engine.machine
     from engine.validate import Validator
+
+    if compiled and not engine.machine.__file__.endswith(".so"):
+        raise SystemExit(f"the mypyc build was not picked up: {engine.machine.__file__}")
 
     started = time.perf_counter()
     validator = Validator()
@@ -58,6 +69,17 @@ def _child_validate(path: str) -> dict[str, float]:
         "lines": validator.lines_read, "games": games, "compliant": compliant,
         "seconds": seconds, "peak_mib": _peak_rss_mib(),
     }
+
+
+def _build_mypyc() -> None:
+    if MYPYC.exists():
+        shutil.rmtree(MYPYC)
+    shutil.copytree(ROOT / "engine", MYPYC / "engine", ignore=shutil.ignore_patterns("__pycache__"))
+    print("building the engine with mypyc into bench/out/mypyc/ …", flush=True)
+    subprocess.run(
+        [str(Path(sys.executable).with_name("mypyc")), "engine/machine.py", "engine/validate.py"],
+        cwd=MYPYC, check=True, capture_output=True,
+    )
 
 
 def _run_child(kind: str, path: Path) -> dict[str, float]:
@@ -92,11 +114,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--hands", type=int, default=100_000)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--compiled", action="store_true", help="also time a mypyc build of the engine")
     parser.add_argument("--child", nargs=2, metavar=("KIND", "PATH"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         kind, path = args.child
-        result = _child_decode(path) if kind == "decode" else _child_validate(path)
+        if kind == "decode":
+            result = _child_decode(path)
+        else:
+            result = _child_validate(path, compiled=kind == "compiled")
         print(json.dumps(result))
         return
     path = _ensure_sample(args.hands, args.seed)
@@ -113,6 +139,13 @@ def main() -> None:
           f"({validate['seconds']:.2f} s, peak {validate['peak_mib']:.0f} MiB)")
     print(f"ratio validate ÷ bare decode: {decode['seconds'] / validate['seconds']:.3f} "
           f"(validate takes {validate['seconds'] / decode['seconds']:.1f}× the decode time)")
+    if args.compiled:
+        _build_mypyc()
+        compiled = _run_child("compiled", path)
+        print(f"validate, mypyc    : {compiled['lines'] / compiled['seconds']:>12,.0f} events/s  "
+              f"{compiled['games'] / compiled['seconds']:,.0f} games/s  "
+              f"({compiled['seconds']:.2f} s, peak {compiled['peak_mib']:.0f} MiB; "
+              f"{validate['seconds'] / compiled['seconds']:.2f}× the pure-Python speed)")
 
 
 if __name__ == "__main__":
