@@ -45,6 +45,12 @@ ROWS_PER_GROUP = 131_072
 ROW_BUFFER = {"events": 65_536, "hand_players": 65_536, "hands": 32_768, "games": 16_384,
               "violations": 16_384, "quarantine": 4_096, "batches": 1_024}
 ROWS_PER_FILE = 4_000_000
+#: a part is closed after this many row groups: an open Parquet writer keeps every row
+#: group's metadata in memory, and many partitions make small row groups
+GROUPS_PER_FILE = 256
+#: long free-text columns get no Parquet statistics (nobody filters on them, and their
+#: min/max would fill every row group's metadata)
+NO_STATISTICS = frozenset({"raw", "message", "meta", "options"})
 
 
 class WarehouseError(Exception):
@@ -289,7 +295,7 @@ class PartWriter:
             part = self.open[partition] = _OpenPart(self.root, relative, self.schema, partition,
                                                     self.spec)
         part.write(data)
-        if part.rows >= self.rows_per_file:
+        if part.rows >= self.rows_per_file or part.groups >= GROUPS_PER_FILE:
             self.done.append(part.close())
             del self.open[partition]
 
@@ -315,6 +321,7 @@ class _OpenPart:
     partition: tuple[str, ...]
     spec: TableSpec
     rows: int = 0
+    groups: int = 0
     writer: pq.ParquetWriter | None = None
     tmp: Path = field(init=False)
     stats: _ColumnStats = field(init=False)
@@ -329,10 +336,12 @@ class _OpenPart:
         if self.writer is None:
             self.writer = pq.ParquetWriter(
                 self.tmp, self.schema, compression="zstd", compression_level=3,
-                write_statistics=True, use_dictionary=True,
+                write_statistics=[n for n in self.schema.names if n not in NO_STATISTICS],
+                use_dictionary=True,
             )
         self.writer.write_table(data, row_group_size=ROWS_PER_GROUP)
         self.rows += data.num_rows
+        self.groups += -(-data.num_rows // ROWS_PER_GROUP)
         self.stats.update(data)
 
     def close(self) -> PartFile:
