@@ -10,7 +10,8 @@ Shape of a batch (docs/warehouse.md tells the same story for users):
    `Validator`. A worker holds only its open games: a game is flushed (replayed rows
    written as Parquet parts into the table folders, uncommitted) once it is closed by a
    `result` or `abort`, or once its match is over and a window of further lines has passed
-   without more of it, and at the end of the input. Lines that belong to no game go to
+   without more of it, or once it has been idle for a longer window (a log with a gap
+   never closes), and at the end of the input. Lines that belong to no game go to
    `quarantine` (worker 0 writes those, so each is written once).
 3. Each worker then reconciles its games with the committed warehouse: a game whose
    content hash is already there is unchanged (its new rows are dropped); a game that was
@@ -58,6 +59,9 @@ from ingest.store import PartFile, PartWriter, Snapshot, Warehouse, new_token, r
 
 #: lines a worker reads after a game's match is over before it flushes the game
 CLOSE_WINDOW = 20_000
+#: lines a worker reads without a line of an open game before it flushes the game as it
+#: stands (a log with a gap never closes); should more of it come, it is merged at the end
+IDLE_WINDOW = 250_000
 #: seconds between progress messages from a worker
 PROGRESS_EVERY = 0.2
 #: test hooks: the point where the ingest SIGKILLs itself ("after-pass", "after-commit:TABLE",
@@ -229,6 +233,7 @@ class ShardWorker:
         self.flushed: set[str] = set()
         self.late: dict[str, list[RawLine]] = defaultdict(list)
         self.over: dict[str, int] = {}  # game → lines read when its match was over
+        self.touched: dict[str, int] = {}  # open game → lines read at its latest line
         self.writers = {name: PartWriter(self.warehouse, name, task.prefix) for name in DATA_TABLES}
         self.counts = Counts()
         self.files: dict[str, FileReport] = {}
@@ -237,6 +242,7 @@ class ShardWorker:
         self.peak_open = 0
         self._last_report = 0.0
         self._next_check = 0
+        self._next_idle_check = 0
 
     # -- the pass over the input
 
@@ -276,6 +282,7 @@ class ShardWorker:
         games = validator.games
         opened = self.open
         flushed = self.flushed
+        touched = self.touched
         counts = self.counts
         name = item.path
         lines_here = 0
@@ -323,6 +330,7 @@ class ShardWorker:
                 if len(opened) > self.peak_open:
                     self.peak_open = len(opened)
             buffered.append((raw, name, number))
+            touched[game] = counts.lines
             state = _closed(games[game])
             if state == "closed":
                 self._flush(game)
@@ -332,6 +340,9 @@ class ShardWorker:
                 self._next_check = counts.lines + 1024
                 if self.over:
                     self._flush_quiet()
+                if counts.lines >= self._next_idle_check:
+                    self._next_idle_check = counts.lines + 16_384
+                    self._flush_idle()
                 self._progress()
         report.lines = lines_here
 
@@ -342,9 +353,16 @@ class ShardWorker:
             if since <= horizon:
                 self._flush(game)
 
+    def _flush_idle(self) -> None:
+        """Flush games that got no line for a long window of the input."""
+        horizon = self.counts.lines - IDLE_WINDOW
+        for game in [g for g, last in self.touched.items() if last <= horizon]:
+            self._flush(game)
+
     def _flush(self, game: str) -> None:
         lines = self.open.pop(game)
         self.over.pop(game, None)
+        self.touched.pop(game, None)
         pending = self.validator.games[game]
         verdict = self.validator.finish_game(game)
         rows = game_rows(game, lines, pending.run, verdict, self.task.batch)

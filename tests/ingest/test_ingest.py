@@ -185,3 +185,26 @@ def test_memory_follows_the_open_games_not_the_input(games: dict[str, list[Simul
     write_lines(tmp_path / "mixed.jsonl", interleaved)
     summary = ingest([str(tmp_path / "mixed.jsonl")], str(tmp_path / "b"), workers=1)
     assert 4 <= summary.peak_open_games <= 4 + faulty
+
+
+def test_idle_games_are_flushed_and_merged_if_more_comes(
+        games: dict[str, list[SimulatedGame]], tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A game idle for a window of lines is written as it stands (a log with a gap never
+    closes); when the rest of it comes later in the batch, it is replayed whole."""
+    slow, gapped = games["persian"][2], games["bazito"][2]
+    filler = [line for g in games["pis-yedili"][:6] for line in g.lines]
+    lines = [*slow.lines[:30], *gapped.lines[:9], *gapped.lines[10:], *filler, *slow.lines[30:]]
+    write_lines(tmp_path / "in" / "log.jsonl", lines)
+    expected = str(tmp_path / "expected")
+    ingest([str(tmp_path / "in")], expected, workers=1)
+    monkeypatch.setattr(pipeline, "IDLE_WINDOW", 100)
+    root = str(tmp_path / "wh")
+    summary = ingest([str(tmp_path / "in")], root, workers=1)
+    assert summary.peak_open_games <= 3
+    assert contents(root) == contents(expected)
+    verdicts, _ = validate_paths([str(tmp_path / "in")])
+    with open_warehouse(root) as reader:
+        status = dict(reader.sql("SELECT game_id, status FROM games").fetchall())
+    assert status == {v.game: v.status for v in verdicts}
+    assert status[gapped.game] == "violations"
