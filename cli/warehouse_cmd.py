@@ -72,8 +72,9 @@ def ingest_command(
 ) -> None:
     """Validate and replay every game in PATHS and commit them to the warehouse as one batch.
 
-    Idempotent: ingesting the same files again changes no table but `batches`. A game
-    delivered again with more lines replaces its older version.
+    Idempotent: ingesting the same files again changes no table but `batches`.
+
+    A game delivered again with more lines replaces its older version.
     """
     console = Console(stderr=True)
     columns = (
