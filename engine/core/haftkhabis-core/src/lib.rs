@@ -1,0 +1,19 @@
+//! The Haft Khabis rules engine: cards, ruleset profiles (data), the `haftkhabis/1`
+//! notation, the one state machine that replays a game, scoring, and the validator.
+//!
+//! Layers, bottom up: [`cards`] → [`ruleset`] → [`json`] / [`event`] / [`notation`] →
+//! [`machine`] → [`validator`] (with [`reader`] for files). Nothing here knows Python; the
+//! `haftkhabis-py` crate is the thin binding.
+
+pub mod cards;
+pub mod event;
+pub mod json;
+pub mod machine;
+pub mod notation;
+pub mod reader;
+pub mod ruleset;
+pub mod validator;
+pub mod violation;
+
+/// The engine's version, recorded with every verdict and warehouse row.
+pub const ENGINE_VERSION: &str = env!("CARGO_PKG_VERSION");

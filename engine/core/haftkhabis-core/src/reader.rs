@@ -1,0 +1,1 @@
+//! Finding log files and reading their lines: directories, gzip, standard input.
