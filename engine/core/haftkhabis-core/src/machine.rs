@@ -4,10 +4,16 @@
 //! the event as the table recorded it (the cards really moved) so later breaches are found
 //! too. `Table::options` is the legality view of the state (what the player to move may
 //! do); the validator, the replay, the dashboard and the simulator all use that same code.
+//!
+//! Names follow `shared/rules.md`; every rule decision is one method, whose doc comment
+//! quotes the rule it implements.
 
-use crate::cards::{Card, Suit};
-use crate::event::{Event, Header};
-use crate::ruleset::{Mode, Ruleset};
+use std::collections::VecDeque;
+
+use crate::cards::{pretty_cards, Card, CardCounts, Suit};
+use crate::event::{Deal, Draw, End, Event, GameResult, Header, Kind, Penalty, PenaltyReason, Play, Points};
+use crate::json::Value;
+use crate::ruleset::{self, AfterDraw, Effect, JackRule, Mode, MustPlay, Ruleset};
 use crate::violation::{Code, Violation};
 
 /// "Every player is dealt 7 cards."
@@ -110,12 +116,21 @@ pub enum Closure {
     Abort,
 }
 
+impl Closure {
+    pub fn name(self) -> &'static str {
+        match self {
+            Closure::Result => "result",
+            Closure::Abort => "abort",
+        }
+    }
+}
+
 /// What the player to move may do now: the legality view of the state.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TurnOptions {
     pub player: String,
     pub phase: Phase,
-    /// cards held that may be played now, sorted, distinct
+    /// cards held that may be played now, distinct, in notation order
     pub playable: Vec<Card>,
     /// how many cards a draw must take now; None: no draw allowed
     pub draw: Option<u32>,
@@ -126,56 +141,766 @@ pub struct TurnOptions {
     pub gift: bool,
 }
 
+impl TurnOptions {
+    /// The options in words ("sara may play 5♦ J♦ or draw 1").
+    pub fn describe(&self) -> String {
+        if self.gift {
+            return format!("{} draws the 2's gift (1 card)", self.player);
+        }
+        let mut parts = Vec::new();
+        if !self.playable.is_empty() {
+            parts.push(format!("play {}", pretty_cards(&self.playable)));
+        }
+        if let Some(n) = self.draw {
+            if !self.obliged {
+                parts.push(format!("draw {n}"));
+            }
+        }
+        if self.may_pass {
+            parts.push("pass".to_string());
+        }
+        if parts.is_empty() {
+            return format!("{}: nothing ({})", self.player, self.phase.name());
+        }
+        format!("{} may {}", self.player, parts.join(" or "))
+    }
+}
+
+/// What a draw was, as the engine knows it (the warehouse's `draw_kind`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DrawKind {
+    /// the drawn 7 total
+    SevenTotal,
+    /// a 2's gift
+    Gift,
+    /// bazito/persian: the draw after an 8 without a follow
+    FailedFollow,
+    /// persian points: a loser's draw for their laid-aside 7s
+    Settlement,
+    /// a table penalty's card
+    Penalty,
+    /// a draw the player chose (or had to make without a playable card) in a normal turn
+    Voluntary,
+    /// pis-yedili: the opener's draws until a club
+    Opening,
+    /// a draw where none is allowed (after a pis-yedili A, a bonus A, a deflect, …)
+    NotAllowed,
+}
+
+impl DrawKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            DrawKind::SevenTotal => "seven_total",
+            DrawKind::Gift => "gift",
+            DrawKind::FailedFollow => "failed_follow",
+            DrawKind::Settlement => "settlement",
+            DrawKind::Penalty => "penalty",
+            DrawKind::Voluntary => "voluntary",
+            DrawKind::Opening => "opening",
+            DrawKind::NotAllowed => "not_allowed",
+        }
+    }
+}
+
+/// What the engine knew of one applied line: every fact the warehouse and the views
+/// need, derived here once.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LineFact {
+    /// the hand the line belongs to (a `deal` its new hand, an `end` the hand it closes)
+    pub hand: Option<u64>,
+    /// the phase before the line (`gift` while a 2's gift was owed)
+    pub phase: Option<&'static str>,
+    /// for a `draw` or `penalty`: what the draw was
+    pub draw_kind: Option<DrawKind>,
+    /// 7s laid aside in settlement right after this line: (player, cards)
+    pub laid_aside: Vec<(String, Vec<Card>)>,
+    /// the player whose turn it was before the line (None between hands)
+    pub expected: Option<String>,
+    /// a 2 whose gift applies: its target
+    pub gift_to: Option<String>,
+}
+
+/// What the warehouse and the scoring views need of each hand dealt.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HandRecord {
+    pub number: u64,
+    pub dealer: String,
+    pub first_player: String,
+    pub outcome: Option<HandOutcome>,
+    /// cards left per player in seat order
+    pub cards_left: Vec<(String, Vec<Card>)>,
+    pub reshuffles: u32,
+    pub closed: bool,
+}
+
+/// The state as plain data, for the replay views and golden tests.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Snapshot {
+    pub hand: u64,
+    pub open: bool,
+    pub dealer: String,
+    pub phase: Phase,
+    pub hands: Vec<(String, Vec<Card>)>,
+    pub pile_top: Option<Card>,
+    pub pile_size: usize,
+    /// the last cards played, top last (at most `PILE_HISTORY`)
+    pub pile_recent: Vec<Card>,
+    pub stock_size: u32,
+    pub current_suit: Option<Suit>,
+    pub clockwise: bool,
+    pub mover: Option<String>,
+    pub pending_total: u32,
+    pub follow_card: Option<Card>,
+    pub gift_target: Option<String>,
+    pub call_due: Vec<String>,
+    pub finished: Vec<String>,
+    pub waiting_sevens: Vec<String>,
+    pub laid_aside: Vec<Card>,
+    pub legal: Option<TurnOptions>,
+    pub outcome: Option<HandOutcome>,
+}
+
+/// How many of the pile's last cards a snapshot shows.
+pub const PILE_HISTORY: usize = 8;
+
+/// The mutable state of one hand. Players are seat indices.
+#[derive(Clone, Debug)]
+struct Hand {
+    number: u64,
+    dealer: usize,
+    /// seat → still in the hand (elimination play takes finishers out)
+    active: Vec<bool>,
+    hands: Vec<Vec<Card>>,
+    /// the discard pile, top last
+    pile: Vec<Card>,
+    /// unseen cards
+    stock: CardCounts,
+    /// the stock top first, when the log told it
+    stock_order: Option<VecDeque<Card>>,
+    laid_aside: Vec<Card>,
+    current_suit: Option<Suit>,
+    direction: i8,
+    mover: usize,
+    first_player: usize,
+    phase: Phase,
+    pending_total: u32,
+    total_drawn: u32,
+    follow_card: Option<Card>,
+    gift_target: Option<usize>,
+    gift_from: Option<usize>,
+    waiting_cards: Vec<(usize, Card)>,
+    drawn_card: Option<Card>,
+    draws_this_turn: u32,
+    /// player → seq of the line that made the call due, in the order they fell due
+    call_due: Vec<(usize, u64)>,
+    finished: Vec<usize>,
+    waiting_sevens: Vec<usize>,
+    settle_queue: VecDeque<usize>,
+    settle_player: Option<usize>,
+    settle_owed: u32,
+    /// players whose settlement is done
+    settled: Vec<usize>,
+    outcome: Option<HandOutcome>,
+    reshuffles: u32,
+}
+
+impl Hand {
+    fn new(number: u64, dealer: usize, players: usize) -> Hand {
+        Hand {
+            number,
+            dealer,
+            active: vec![true; players],
+            hands: vec![Vec::new(); players],
+            pile: Vec::new(),
+            stock: CardCounts::default(),
+            stock_order: None,
+            laid_aside: Vec::new(),
+            current_suit: None,
+            direction: 1,
+            mover: 0,
+            first_player: 0,
+            phase: Phase::Turn,
+            pending_total: 0,
+            total_drawn: 0,
+            follow_card: None,
+            gift_target: None,
+            gift_from: None,
+            waiting_cards: Vec::new(),
+            drawn_card: None,
+            draws_this_turn: 0,
+            call_due: Vec::new(),
+            finished: Vec::new(),
+            waiting_sevens: Vec::new(),
+            settle_queue: VecDeque::new(),
+            settle_player: None,
+            settle_owed: 0,
+            settled: Vec::new(),
+            outcome: None,
+            reshuffles: 0,
+        }
+    }
+
+    fn top(&self) -> Option<Card> {
+        self.pile.last().copied()
+    }
+
+    fn decided(&self) -> bool {
+        self.outcome.is_some()
+    }
+
+    fn stock_size(&self) -> u32 {
+        self.stock.total()
+    }
+
+    /// "No card anywhere: an empty stock and nothing under the pile's top card."
+    fn no_card_anywhere(&self) -> bool {
+        self.stock_size() == 0 && self.pile.len() <= 1
+    }
+
+    fn active_count(&self) -> usize {
+        self.active.iter().filter(|&&a| a).count()
+    }
+
+    fn card_count(&self) -> usize {
+        self.hands.iter().map(Vec::len).sum::<usize>()
+            + self.pile.len()
+            + self.stock_size() as usize
+            + self.laid_aside.len()
+    }
+}
+
 /// A table replaying one game. Feed it events in `seq` order with `apply`.
+#[derive(Clone, Debug)]
 pub struct Table {
     pub game: String,
     pub settings: Settings,
+    hand: Option<Hand>,
+    /// a hand is dealt and not yet closed by its `end`
+    hand_open: bool,
+    last_hand_number: u64,
+    outcomes: Vec<HandOutcome>,
+    totals: Vec<i64>,
+    first_places: Vec<u32>,
+    previous_winner: Option<usize>,
+    match_over: bool,
+    closed_by: Option<Closure>,
+    /// a `result` came before the match was over (the game is closed, not complete)
+    premature_result: bool,
+    /// seat → the fouls committed since their last penalty
+    fouls: Vec<Vec<Code>>,
+    last_type: Option<&'static str>,
+    hand_log: Vec<HandRecord>,
+    out: Vec<Violation>,
+    seq: Option<u64>,
+    fact: LineFact,
 }
 
-/// Judge a `game` header: the settings to replay with, or None when unusable.
-pub fn read_header(_header: &Header) -> HeaderReading {
-    todo!("read_header")
+fn quoted(text: &str) -> String {
+    Value::Str(text.to_string()).repr()
+}
+
+fn fmt_scores(scores: Option<&[(String, i64)]>) -> String {
+    match scores {
+        None => "none".to_string(),
+        Some(items) => {
+            let inner: Vec<String> = items.iter().map(|(p, v)| format!("{p}: {v}")).collect();
+            format!("{{{}}}", inner.join(", "))
+        }
+    }
+}
+
+fn fmt_claim(claim: &[(String, Points)]) -> String {
+    let inner: Vec<String> = claim
+        .iter()
+        .map(|(p, v)| match v {
+            Points::Int(n) => format!("{p}: {n}"),
+            Points::Float(x) => format!("{p}: {x:?}"),
+        })
+        .collect();
+    format!("{{{}}}", inner.join(", "))
+}
+
+fn names_list(names: &[String]) -> String {
+    let inner: Vec<String> = names.iter().map(|n| quoted(n)).collect();
+    format!("[{}]", inner.join(", "))
+}
+
+fn sorted_names(names: &[String]) -> Vec<String> {
+    let mut out = names.to_vec();
+    out.sort();
+    out
+}
+
+/// A claimed points map equals the computed one: every player, no extra key, equal values
+/// (notation.md: "`scores`/`totals` as exact objects").
+fn claim_equals(claim: &[(String, Points)], computed: &[(String, i64)]) -> bool {
+    let mut keys: Vec<&str> = Vec::new();
+    for (k, _) in claim {
+        if !keys.contains(&k.as_str()) {
+            keys.push(k);
+        }
+    }
+    if keys.len() != computed.len() {
+        return false;
+    }
+    computed.iter().all(|(player, points)| {
+        // the last value under a key counts
+        claim
+            .iter()
+            .rev()
+            .find(|(k, _)| k == player)
+            .is_some_and(|(_, v)| v.equals(*points))
+    })
+}
+
+fn same_set(a: &[String], b: &[String]) -> bool {
+    a.iter().all(|x| b.contains(x)) && b.iter().all(|x| a.contains(x))
+}
+
+/// Cards sorted the way the notation spells them (as Python sorts card strings).
+fn notation_sorted(cards: impl IntoIterator<Item = Card>) -> Vec<Card> {
+    let mut out: Vec<Card> = cards.into_iter().collect();
+    out.sort_by_key(|c| c.notation());
+    out.dedup();
+    out
+}
+
+fn value_is_int(value: &Value) -> Option<i128> {
+    match value {
+        Value::Int(n) => Some(i128::from(*n)),
+        Value::UInt(n) => Some(i128::from(*n)),
+        _ => None,
+    }
+}
+
+/// Judge a `game` header: the settings to replay with, or None when unusable
+/// (notation.md: "The header is unusable (status `invalid`, nothing replayed) when
+/// `format` is not `haftkhabis/1`, a required field is missing, `players` is not 2+
+/// unique ids, or the ruleset, an option or a mode is unknown").
+pub fn read_header(header: &Header) -> HeaderReading {
+    let mut out: Vec<(Code, String)> = Vec::new();
+    let mut unusable = false;
+    let format_ok = matches!(&header.format, Some(Value::Str(s)) if s == "haftkhabis/1");
+    if !format_ok {
+        let shown = header.format.as_ref().map_or("None".to_string(), Value::repr);
+        out.push((
+            Code::Schema,
+            format!("format must be 'haftkhabis/1', got {shown}"),
+        ));
+        unusable = true;
+    }
+    let players: Option<Vec<String>> = match &header.players {
+        Some(Value::Array(items)) => {
+            let mut names = Vec::new();
+            let mut ok = true;
+            for item in items {
+                match item {
+                    Value::Str(s) if (1..=64).contains(&s.chars().count()) => names.push(s.clone()),
+                    _ => ok = false,
+                }
+            }
+            let unique = names
+                .iter()
+                .enumerate()
+                .all(|(i, n)| !names[..i].contains(n));
+            (ok && names.len() >= 2 && unique).then_some(names)
+        }
+        _ => None,
+    };
+    if players.is_none() {
+        let shown = match &header.players {
+            None => "None".to_string(),
+            Some(Value::Array(items)) => {
+                let inner: Vec<String> = items.iter().map(Value::repr).collect();
+                format!("({}{})", inner.join(", "), if items.len() == 1 { "," } else { "" })
+            }
+            Some(other) => other.repr(),
+        };
+        out.push((
+            Code::Schema,
+            format!("players must be 2 or more unique ids of 1-64 characters, got {shown}"),
+        ));
+        unusable = true;
+    }
+    let name = match &header.ruleset {
+        None => {
+            out.push((
+                Code::Schema,
+                "the required field 'ruleset' is missing".to_string(),
+            ));
+            return HeaderReading {
+                settings: None,
+                violations: out,
+            };
+        }
+        Some(value) => value,
+    };
+    let rules = match name {
+        Value::Str(s) => ruleset::ruleset(s),
+        _ => None,
+    };
+    let Some(rules) = rules else {
+        let known: Vec<&str> = ruleset::rulesets().iter().map(|r| r.name.as_str()).collect();
+        out.push((
+            Code::UnknownRuleset,
+            format!(
+                "unknown ruleset {} (known: {})",
+                name.repr(),
+                known.join(", ")
+            ),
+        ));
+        return HeaderReading {
+            settings: None,
+            violations: out,
+        };
+    };
+    let mut options = rules.options;
+    if let Some(given) = &header.options {
+        match given {
+            Value::Object(entries) => {
+                for (key, value) in entries {
+                    if !rules.has_option(key) {
+                        let known = if rules.option_names.is_empty() {
+                            "none".to_string()
+                        } else {
+                            rules.option_names.join(", ")
+                        };
+                        out.push((
+                            Code::UnknownRuleset,
+                            format!(
+                                "unknown option {} for {} (known: {known})",
+                                quoted(key),
+                                rules.name
+                            ),
+                        ));
+                        unusable = true;
+                    } else if let Value::Bool(b) = value {
+                        options.set(key, *b);
+                    } else {
+                        out.push((
+                            Code::Schema,
+                            format!(
+                                "option {} must be true or false, got {}",
+                                quoted(key),
+                                value.repr()
+                            ),
+                        ));
+                    }
+                }
+            }
+            other => out.push((
+                Code::Schema,
+                format!("options must be an object, got {}", other.repr()),
+            )),
+        }
+    }
+    let mut mode = Mode::Points;
+    if let Some(given) = &header.mode {
+        match given {
+            Value::Str(s) if Mode::parse(s).is_some() => {
+                let parsed = Mode::parse(s).unwrap_or(Mode::Points);
+                if rules.has_mode(parsed) {
+                    mode = parsed;
+                } else {
+                    out.push((
+                        Code::UnknownRuleset,
+                        format!("{} has no {} mode", rules.name, parsed.name()),
+                    ));
+                    unusable = true;
+                }
+            }
+            other => {
+                out.push((
+                    Code::UnknownRuleset,
+                    format!("unknown mode {}", other.repr()),
+                ));
+                unusable = true;
+            }
+        }
+    }
+    let players = match (unusable, players) {
+        (false, Some(players)) => players,
+        _ => {
+            return HeaderReading {
+                settings: None,
+                violations: out,
+            }
+        }
+    };
+    if !(rules.min_players..=rules.max_players).contains(&players.len()) {
+        let range = if rules.max_players != rules.min_players {
+            format!("{} to {}", rules.min_players, rules.max_players)
+        } else {
+            rules.min_players.to_string()
+        };
+        out.push((
+            Code::Schema,
+            format!(
+                "{} is played by {range} players, not {}",
+                rules.name,
+                players.len()
+            ),
+        ));
+    }
+    let mut decks = rules.decks_for(players.len());
+    if let Some(given) = &header.decks {
+        let allowed: &[i128] = if rules.two_decks_above.is_some() {
+            &[1, 2]
+        } else {
+            &[1]
+        };
+        match value_is_int(given) {
+            Some(n) if allowed.contains(&n) => decks = n as u8,
+            _ => {
+                let shown: Vec<String> = allowed.iter().map(|n| n.to_string()).collect();
+                let tuple = if shown.len() == 1 {
+                    format!("({},)", shown[0])
+                } else {
+                    format!("({})", shown.join(", "))
+                };
+                out.push((
+                    Code::Schema,
+                    format!(
+                        "decks must be one of {tuple} for {}, got {}",
+                        rules.name,
+                        given.repr()
+                    ),
+                ));
+            }
+        }
+    }
+    let mut match_hands = rules.default_hands.map(u64::from);
+    let mut match_target = None;
+    if let Some(given) = &header.r#match {
+        let single = match given {
+            Value::Object(entries) if entries.len() == 1 => {
+                let (key, value) = &entries[0];
+                match value_is_int(value) {
+                    Some(n) if n >= 1 && (key == "hands" || key == "target") => {
+                        Some((key.as_str(), u64::try_from(n).unwrap_or(u64::MAX)))
+                    }
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
+        match single {
+            Some(("hands", n)) => match_hands = Some(n),
+            Some((_, n)) => {
+                if mode == Mode::Elimination {
+                    out.push((
+                        Code::Schema,
+                        "a points target makes no sense in elimination play".to_string(),
+                    ));
+                    match_hands = None;
+                } else {
+                    match_hands = None;
+                    match_target = Some(n);
+                }
+            }
+            None => out.push((
+                Code::Schema,
+                format!(
+                    "match must be {{\"hands\": N}} or {{\"target\": N}}, got {}",
+                    given.repr()
+                ),
+            )),
+        }
+    }
+    if let Some(meta) = &header.meta {
+        if !matches!(meta, Value::Object(_)) {
+            out.push((
+                Code::Schema,
+                format!("meta must be an object, got {}", meta.repr()),
+            ));
+        }
+    }
+    let mut profile = rules.clone();
+    profile.options = options;
+    HeaderReading {
+        settings: Some(Settings {
+            ruleset: profile,
+            players,
+            mode,
+            decks,
+            match_hands,
+            match_target,
+        }),
+        violations: out,
+    }
 }
 
 impl Table {
     pub fn new(settings: Settings, game: &str) -> Table {
+        let n = settings.players.len();
         Table {
             game: game.to_string(),
             settings,
+            hand: None,
+            hand_open: false,
+            last_hand_number: 0,
+            outcomes: Vec::new(),
+            totals: vec![0; n],
+            first_places: vec![0; n],
+            previous_winner: None,
+            match_over: false,
+            closed_by: None,
+            premature_result: false,
+            fouls: vec![Vec::new(); n],
+            last_type: None,
+            hand_log: Vec::new(),
+            out: Vec::new(),
+            seq: None,
+            fact: LineFact::default(),
         }
     }
 
+    // ------------------------------------------------------------------ public API
+
     /// Judge `event`, apply it as recorded, and return the breaches found on it.
-    pub fn apply(&mut self, _event: &Event) -> Vec<Violation> {
-        todo!("apply")
+    pub fn apply(&mut self, event: &Event) -> Vec<Violation> {
+        self.out = Vec::new();
+        self.seq = Some(event.common.seq);
+        let open_before = self.hand_open;
+        self.fact = LineFact {
+            hand: if open_before {
+                self.hand.as_ref().map(|h| h.number)
+            } else {
+                None
+            },
+            phase: self.phase_name(),
+            expected: self.expected_actor().map(str::to_string),
+            ..LineFact::default()
+        };
+        let kind = &event.kind;
+        if let Some(closure) = self.closed_by {
+            self.flag(
+                Code::UnexpectedEvent,
+                kind.actor().map(str::to_string),
+                format!(
+                    "{} after the game's {}: nothing may follow it",
+                    kind.type_name(),
+                    closure.name()
+                ),
+            );
+        } else {
+            match kind {
+                Kind::Play(_) | Kind::Draw(_) | Kind::Pass { .. } => self.turn_event(event),
+                Kind::Header(_) => self.flag(
+                    Code::UnexpectedEvent,
+                    None,
+                    "a game header may only stand at seq 0".to_string(),
+                ),
+                Kind::Deal(deal) => {
+                    self.deal(deal);
+                    if self.hand_open {
+                        self.fact.hand = self.hand.as_ref().map(|h| h.number);
+                    }
+                }
+                Kind::Announce { player, call } => self.announce(player, call),
+                Kind::Penalty(penalty) => self.penalty(penalty),
+                Kind::Reshuffle { stock } => self.reshuffle(stock.as_deref()),
+                Kind::End(end) => self.end(end),
+                Kind::Result(result) => self.result(result),
+                Kind::Abort { .. } => self.closed_by = Some(Closure::Abort),
+            }
+        }
+        self.last_type = Some(kind.type_name());
+        let found = std::mem::take(&mut self.out);
+        for violation in &found {
+            if violation.code.is_foul() {
+                if let Some(seat) = violation.player.as_deref().and_then(|p| self.seat(p)) {
+                    if !self.fouls[seat].contains(&violation.code) {
+                        self.fouls[seat].push(violation.code);
+                    }
+                }
+            }
+        }
+        found
     }
 
-    /// What the player expected to act may do now (None when nobody is to move).
-    pub fn options(&self) -> Option<TurnOptions> {
-        todo!("options")
+    /// The facts of the line last applied.
+    pub fn last_fact(&self) -> &LineFact {
+        &self.fact
     }
 
     /// The player the rules expect to act next.
     pub fn expected_actor(&self) -> Option<&str> {
-        todo!()
+        let hand = self.open_hand()?;
+        let seat = match hand.phase {
+            Phase::Settlement => hand.settle_player?,
+            Phase::Over => return None,
+            _ => hand.gift_target.unwrap_or(hand.mover),
+        };
+        Some(&self.settings.players[seat])
+    }
+
+    /// What the player expected to act may do now (None when nobody is to move).
+    pub fn options(&self) -> Option<TurnOptions> {
+        let hand = self.open_hand()?;
+        match hand.phase {
+            Phase::Over => None,
+            Phase::Settlement => {
+                let player = hand.settle_player?;
+                let stock = hand.stock_size();
+                let owed = if stock > 0 {
+                    hand.settle_owed.min(stock)
+                } else {
+                    hand.settle_owed
+                };
+                Some(TurnOptions {
+                    player: self.name(player),
+                    phase: hand.phase,
+                    playable: Vec::new(),
+                    draw: Some(owed),
+                    may_pass: false,
+                    obliged: false,
+                    gift: false,
+                })
+            }
+            _ => match hand.gift_target {
+                Some(target) => Some(TurnOptions {
+                    player: self.name(target),
+                    phase: hand.phase,
+                    playable: Vec::new(),
+                    draw: Some(1),
+                    may_pass: false,
+                    obliged: false,
+                    gift: true,
+                }),
+                None => Some(self.options_for(hand, hand.mover)),
+            },
+        }
     }
 
     /// The match is over and its last hand has its `end` (or a result closed it).
     pub fn is_complete(&self) -> bool {
-        todo!()
+        if self.closed_by == Some(Closure::Result) {
+            return !self.premature_result;
+        }
+        if self.hand_open {
+            return false;
+        }
+        if self.match_over {
+            return true;
+        }
+        // "a persian open-ended game is complete when its log ends right after an end"
+        self.settings.match_hands.is_none()
+            && self.settings.match_target.is_none()
+            && self.last_type == Some("end")
     }
 
     pub fn closed_by(&self) -> Option<Closure> {
-        todo!()
+        self.closed_by
     }
 
     /// A hand is dealt and not yet closed by its `end`.
     pub fn hand_open(&self) -> bool {
-        todo!()
+        self.hand_open
     }
 
     pub fn match_over(&self) -> bool {
-        todo!()
+        self.match_over
     }
 
     pub fn elimination(&self) -> bool {
@@ -186,29 +911,2073 @@ impl Table {
         &self.settings.players
     }
 
-    /// The match winners: the lowest total, or in elimination play the most first places.
+    pub fn seat(&self, player: &str) -> Option<usize> {
+        self.settings.players.iter().position(|p| p == player)
+    }
+
+    /// Match points per player, seat order (the hands closed so far).
+    pub fn totals(&self) -> Vec<(String, i64)> {
+        self.settings
+            .players
+            .iter()
+            .cloned()
+            .zip(self.totals.iter().copied())
+            .collect()
+    }
+
+    /// The match winners: the lowest total; in elimination play the most first places
+    /// (rules.md: "In elimination play the match winners are the players with the most
+    /// first places").
     pub fn match_winners(&self) -> Vec<String> {
-        todo!()
+        let players = &self.settings.players;
+        if self.elimination() {
+            let best = self.first_places.iter().copied().max().unwrap_or(0);
+            if best == 0 {
+                return Vec::new();
+            }
+            let mut out: Vec<String> = players
+                .iter()
+                .zip(&self.first_places)
+                .filter(|(_, &n)| n == best)
+                .map(|(p, _)| p.clone())
+                .collect();
+            out.sort();
+            return out;
+        }
+        let best = self.totals.iter().copied().min().unwrap_or(0);
+        players
+            .iter()
+            .zip(&self.totals)
+            .filter(|(_, &t)| t == best)
+            .map(|(p, _)| p.clone())
+            .collect()
     }
 
     /// Hands with an outcome: those closed by an end, and the running one if decided.
     pub fn decided_outcomes(&self) -> Vec<HandOutcome> {
-        todo!()
+        let mut hands = self.outcomes.clone();
+        if let Some(outcome) = self.open_hand().and_then(|h| h.outcome.as_ref()) {
+            hands.push(outcome.clone());
+        }
+        hands
     }
 
     /// The phase before the next line, in the words the warehouse stores (`gift` while a
     /// 2's gift is owed); None when no hand runs.
     pub fn phase_name(&self) -> Option<&'static str> {
-        todo!()
+        let hand = self.open_hand()?;
+        if hand.gift_target.is_some() {
+            return Some("gift");
+        }
+        Some(hand.phase.name())
     }
 
     /// Forget a closed hand's cards (the validator calls this when no replay is recorded).
     pub fn free_closed_hand(&mut self) {
-        todo!()
+        if !self.hand_open {
+            self.hand = None;
+        }
     }
 
     /// The current suit, for views.
     pub fn current_suit(&self) -> Option<Suit> {
-        todo!()
+        self.hand.as_ref().and_then(|h| h.current_suit)
+    }
+
+    /// Every card accounted for in the running hand: hands, pile, stock and laid-aside 7s.
+    pub fn card_count(&self) -> Option<usize> {
+        self.hand.as_ref().map(Hand::card_count)
+    }
+
+    /// Every hand dealt so far, the running one brought up to date.
+    pub fn hand_records(&self) -> Vec<HandRecord> {
+        let mut records = self.hand_log.clone();
+        if let (Some(hand), true) = (&self.hand, self.hand_open) {
+            if let Some(record) = records.last_mut() {
+                if record.number == hand.number {
+                    record.outcome = hand.outcome.clone();
+                    record.cards_left = self.cards_left(hand);
+                    record.reshuffles = hand.reshuffles;
+                    record.closed = false;
+                }
+            }
+        }
+        records
+    }
+
+    /// The state after the last line, for the replay views (None before the first deal).
+    pub fn snapshot(&self) -> Option<Snapshot> {
+        let hand = self.hand.as_ref()?;
+        let players = &self.settings.players;
+        let start = hand.pile.len().saturating_sub(PILE_HISTORY);
+        Some(Snapshot {
+            hand: hand.number,
+            open: self.hand_open,
+            dealer: players[hand.dealer].clone(),
+            phase: hand.phase,
+            hands: self.cards_left(hand),
+            pile_top: hand.top(),
+            pile_size: hand.pile.len(),
+            pile_recent: hand.pile[start..].to_vec(),
+            stock_size: hand.stock_size(),
+            current_suit: hand.current_suit,
+            clockwise: hand.direction == 1,
+            mover: self.expected_actor().map(str::to_string),
+            pending_total: hand.pending_total,
+            follow_card: hand.follow_card,
+            gift_target: hand.gift_target.map(|s| players[s].clone()),
+            call_due: {
+                let mut names: Vec<String> =
+                    hand.call_due.iter().map(|(s, _)| players[*s].clone()).collect();
+                names.sort();
+                names
+            },
+            finished: hand.finished.iter().map(|s| players[*s].clone()).collect(),
+            waiting_sevens: hand
+                .waiting_sevens
+                .iter()
+                .map(|s| players[*s].clone())
+                .collect(),
+            laid_aside: hand.laid_aside.clone(),
+            legal: self.options(),
+            outcome: hand.outcome.clone(),
+        })
+    }
+
+    // ------------------------------------------------------------------ helpers
+
+    fn open_hand(&self) -> Option<&Hand> {
+        if self.hand_open {
+            self.hand.as_ref()
+        } else {
+            None
+        }
+    }
+
+    fn name(&self, seat: usize) -> String {
+        self.settings.players[seat].clone()
+    }
+
+    fn rules(&self) -> &Ruleset {
+        &self.settings.ruleset
+    }
+
+    fn cards_left(&self, hand: &Hand) -> Vec<(String, Vec<Card>)> {
+        self.settings
+            .players
+            .iter()
+            .cloned()
+            .zip(hand.hands.iter().cloned())
+            .collect()
+    }
+
+    fn flag(&mut self, code: Code, player: Option<String>, message: String) {
+        self.out.push(Violation::new(self.seq, code, player, message));
+    }
+
+    fn flag_seat(&mut self, code: Code, seat: usize, message: String) {
+        let player = Some(self.name(seat));
+        self.flag(code, player, message);
+    }
+
+    fn effect(&self, card: Card) -> Effect {
+        self.settings.ruleset.effect(card)
+    }
+
+    /// "'Next player' means the next seat in the current direction among players still in
+    /// the hand." `player` itself may have just left it.
+    fn next_player(&self, hand: &Hand, player: usize, steps: usize) -> usize {
+        let n = self.settings.players.len();
+        let mut i = player;
+        let mut left = steps;
+        let mut guard = n * (steps + 1) + n;
+        while left > 0 && guard > 0 {
+            guard -= 1;
+            i = if hand.direction == 1 {
+                (i + 1) % n
+            } else {
+                (i + n - 1) % n
+            };
+            if hand.active[i] {
+                left -= 1;
+            }
+        }
+        i
+    }
+
+    /// "a match is a card of the current suit or of the top card's rank"
+    fn is_match(&self, hand: &Hand, card: Card) -> bool {
+        match hand.top() {
+            None => true,
+            Some(top) => Some(card.suit()) == hand.current_suit || card.rank() == top.rank(),
+        }
+    }
+
+    fn holds_match(&self, hand: &Hand, held: &[Card]) -> bool {
+        held.iter().any(|&c| self.is_match(hand, c))
+    }
+
+    /// Whether `card` may be played now by a player holding `held` ("Legal / fits").
+    fn legal(&self, hand: &Hand, phase: Phase, card: Card, held: &[Card]) -> bool {
+        let rules = self.rules();
+        let declares = self.effect(card) == Effect::Declare;
+        match phase {
+            Phase::Opening => Some(card.suit()) == rules.opening_suit,
+            // "Nothing else answers a pending total — not a J."
+            Phase::Seven => self.effect(card) == Effect::Stack && hand.total_drawn == 0,
+            // "may play any A to pass the skip on"
+            Phase::Deflect => self.effect(card) == Effect::Skip,
+            Phase::Follow | Phase::FollowDrawn => {
+                if self.is_match(hand, card) {
+                    return !declares
+                        || rules.jack != JackRule::NotOnJack
+                        || Some(card.suit()) == hand.current_suit;
+                }
+                if declares && rules.jack == JackRule::NoMatchHeld {
+                    return !self.holds_match(hand, held);
+                }
+                false
+            }
+            _ => {
+                let top = hand.top();
+                if rules.jack == JackRule::NotOnJack
+                    && top.is_some_and(|t| self.effect(t) == Effect::Declare)
+                {
+                    // "When the top card is a J, only a card of the declared suit — never a J on a J."
+                    return Some(card.suit()) == hand.current_suit && !declares;
+                }
+                if self.is_match(hand, card) {
+                    return true;
+                }
+                if !declares {
+                    return false;
+                }
+                if rules.jack == JackRule::NoMatchHeld {
+                    return !self.holds_match(hand, held);
+                }
+                true
+            }
+        }
+    }
+
+    fn any_legal(&self, hand: &Hand, phase: Phase, held: &[Card]) -> bool {
+        held.iter().any(|&c| self.legal(hand, phase, c, held))
+    }
+
+    fn options_for(&self, hand: &Hand, player: usize) -> TurnOptions {
+        let rules = self.rules();
+        let phase = hand.phase;
+        let held = &hand.hands[player];
+        let playable = notation_sorted(
+            held.iter()
+                .copied()
+                .filter(|&c| self.legal(hand, phase, c, held)),
+        );
+        let mut draw = Some(1);
+        let mut may_pass = false;
+        let mut obliged = false;
+        match phase {
+            Phase::Opening => obliged = !playable.is_empty(),
+            Phase::Turn => match rules.must_play {
+                MustPlay::AnyLegal => obliged = !playable.is_empty(),
+                MustPlay::Match => obliged = playable.iter().any(|&c| self.is_match(hand, c)),
+                MustPlay::Never => {}
+            },
+            Phase::Drawn => {
+                if rules.after_draw == AfterDraw::Free {
+                    may_pass = true;
+                } else {
+                    draw = None;
+                    obliged = rules.after_draw == AfterDraw::MustPlayMatch
+                        && hand.drawn_card.is_some_and(|c| self.is_match(hand, c));
+                    may_pass = !obliged;
+                }
+            }
+            Phase::Seven => {
+                draw = Some(hand.pending_total.saturating_sub(hand.total_drawn));
+                obliged = rules.seven_answer_compulsory && !playable.is_empty();
+            }
+            Phase::Follow => {
+                if hand.follow_card.is_some_and(|c| self.effect(c) == Effect::Follow) {
+                    let optional = rules.options.eight_bonus_optional;
+                    may_pass = optional;
+                    obliged = if rules.must_play == MustPlay::Match {
+                        !optional && playable.iter().any(|&c| self.is_match(hand, c))
+                    } else {
+                        !playable.is_empty()
+                    };
+                } else {
+                    // the A's follow (pis-yedili) or a bonus A: optional, never a draw
+                    draw = None;
+                    may_pass = true;
+                }
+            }
+            Phase::FollowDrawn => {
+                draw = None;
+                obliged = hand.drawn_card.is_some_and(|c| self.is_match(hand, c));
+                may_pass = !obliged;
+            }
+            Phase::Deflect => {
+                draw = None;
+                may_pass = true;
+            }
+            Phase::Settlement | Phase::Over => {}
+        }
+        TurnOptions {
+            player: self.name(player),
+            phase,
+            playable,
+            draw,
+            may_pass,
+            obliged,
+            gift: false,
+        }
+    }
+
+    fn phase_words(&self, hand: &Hand) -> String {
+        match hand.phase {
+            Phase::Seven => format!("facing a total of {}", hand.pending_total),
+            Phase::Follow | Phase::FollowDrawn => format!(
+                "following {}",
+                hand.follow_card.map(Card::pretty).unwrap_or_default()
+            ),
+            Phase::Deflect => "may deflect the A".to_string(),
+            Phase::Opening => "the opening".to_string(),
+            Phase::Turn => "a normal turn".to_string(),
+            _ => "after drawing".to_string(),
+        }
+    }
+
+    // ------------------------------------------------------------------ deal
+
+    fn deal(&mut self, event: &Deal) {
+        let n = self.settings.players.len();
+        if self.match_over && !self.hand_open {
+            self.flag(
+                Code::UnexpectedEvent,
+                None,
+                "a deal after the match is over".to_string(),
+            );
+        } else if self.hand_open {
+            if let Some(mut hand) = self.hand.take() {
+                if hand.decided() {
+                    self.flag(
+                        Code::UnexpectedEvent,
+                        None,
+                        format!(
+                            "a deal while hand {} is decided but has no end yet",
+                            hand.number
+                        ),
+                    );
+                } else {
+                    self.flag(
+                        Code::UnexpectedEvent,
+                        None,
+                        format!(
+                            "a deal while hand {} is still being played; it is abandoned",
+                            hand.number
+                        ),
+                    );
+                    hand.outcome = None;
+                }
+                self.close_hand(&hand);
+                self.hand = Some(hand);
+            }
+        }
+        let Some(dealer) = self.seat(&event.dealer) else {
+            self.flag(
+                Code::Schema,
+                None,
+                format!("deal: unknown dealer {}", quoted(&event.dealer)),
+            );
+            return;
+        };
+        let rules = self.settings.ruleset.clone();
+        let expected_number = self.last_hand_number + 1;
+        if event.hand != expected_number {
+            self.flag(
+                Code::BadDeal,
+                None,
+                format!(
+                    "deal: hand {}, expected hand {expected_number}",
+                    event.hand
+                ),
+            );
+        }
+        let dealt_to = |player: &str| -> Option<&Vec<Card>> {
+            event
+                .hands
+                .iter()
+                .rev()
+                .find(|(p, _)| p == player)
+                .map(|(_, c)| c)
+        };
+        let mut problems: Vec<String> = Vec::new();
+        for player in &self.settings.players {
+            match dealt_to(player) {
+                None => problems.push(format!("no hand for {player}")),
+                Some(cards) if cards.len() != HAND_SIZE => problems.push(format!(
+                    "{player} is dealt {} cards, not {HAND_SIZE}",
+                    cards.len()
+                )),
+                Some(_) => {}
+            }
+        }
+        let mut named: Vec<&str> = Vec::new();
+        for (player, _) in &event.hands {
+            if !named.contains(&player.as_str()) {
+                named.push(player);
+            }
+        }
+        for player in &named {
+            if self.seat(player).is_none() {
+                problems.push(format!(
+                    "a hand for {}, who is not at the table",
+                    quoted(player)
+                ));
+            }
+        }
+        let mut dealt = CardCounts::default();
+        for player in &named {
+            if let Some(cards) = dealt_to(player) {
+                for &card in cards {
+                    dealt.add(card);
+                }
+            }
+        }
+        let mut starter = event.starter;
+        if rules.has_starter {
+            match starter {
+                None => problems.push(format!(
+                    "the starter is {}",
+                    if event.starter_unreadable {
+                        "unreadable"
+                    } else {
+                        "missing"
+                    }
+                )),
+                Some(card) if rules.forbidden_starter_ranks.contains(&card.rank()) => problems
+                    .push(format!(
+                        "{} may not be the starter in {}",
+                        card.pretty(),
+                        rules.name
+                    )),
+                Some(_) => {}
+            }
+        } else if starter.is_some() || event.starter_unreadable {
+            problems.push(format!("{} has no starter", rules.name));
+            starter = None;
+        }
+        if let Some(card) = starter {
+            dealt.add(card);
+        }
+        let full = CardCounts::pack(self.settings.decks);
+        let over = notation_sorted(Card::deck().filter(|&c| dealt.get(c) > full.get(c)));
+        if !over.is_empty() {
+            problems.push(format!("too many of {}", pretty_cards(&over)));
+        }
+        let stock = full.minus(&dealt);
+        let mut stock_order = None;
+        if let Some(order) = &event.stock {
+            if CardCounts::of(order) == stock {
+                stock_order = Some(order.iter().copied().collect::<VecDeque<Card>>());
+            } else {
+                problems.push("the stock is not the rest of the pack".to_string());
+            }
+        }
+        if !problems.is_empty() {
+            self.flag(
+                Code::BadDeal,
+                None,
+                format!("deal: {}", problems.join("; ")),
+            );
+        }
+        let mut hand = Hand::new(event.hand, dealer, n);
+        for (seat, player) in self.settings.players.iter().enumerate() {
+            hand.hands[seat] = dealt_to(player).cloned().unwrap_or_default();
+        }
+        if let Some(card) = starter {
+            hand.pile.push(card);
+            hand.current_suit = Some(card.suit());
+        }
+        hand.stock = stock;
+        hand.stock_order = stock_order;
+        self.hand_open = true;
+        self.last_hand_number = event.hand;
+        let mut first = self.next_player(&hand, dealer, 1);
+        // "later hands, the previous hand's winner (in elimination play, its first
+        // finisher; after a hand closed without an outcome, the seat after the dealer)"
+        if rules.first_player_previous_winner && event.hand > 1 {
+            if let Some(winner) = self.previous_winner {
+                first = winner;
+            }
+        }
+        hand.first_player = first;
+        self.hand_log.push(HandRecord {
+            number: event.hand,
+            dealer: self.name(dealer),
+            first_player: self.name(first),
+            outcome: None,
+            cards_left: Vec::new(),
+            reshuffles: 0,
+            closed: false,
+        });
+        self.start_turn(&mut hand, first, !rules.has_starter);
+        self.hand = Some(hand);
+    }
+
+    // ------------------------------------------------------------------ turn flow
+
+    /// Hand the turn to `player`, passing over (or blocking on) a player who has nothing
+    /// to do but draw when no card can be drawn ("a player who then has nothing to do
+    /// but draw is passed over without a line"; pis-yedili: "the hand is blocked when the
+    /// stock is empty and the player to move must draw").
+    fn start_turn(&mut self, hand: &mut Hand, player: usize, opening: bool) {
+        let mut player = player;
+        let opening_suit = self.rules().opening_suit;
+        for _ in 0..=self.settings.players.len() {
+            hand.mover = player;
+            hand.draws_this_turn = 0;
+            hand.drawn_card = None;
+            hand.follow_card = None;
+            hand.total_drawn = 0;
+            hand.phase = if opening || (hand.pile.is_empty() && opening_suit.is_some()) {
+                Phase::Opening
+            } else if hand.pending_total > 0 {
+                Phase::Seven
+            } else {
+                Phase::Turn
+            };
+            if !self.must_draw_but_cannot(hand, player) {
+                return;
+            }
+            if !self.rules().reshuffles {
+                self.decide_blocked(hand);
+                return;
+            }
+            if hand.phase == Phase::Seven {
+                if !hand.waiting_sevens.is_empty() {
+                    // "If the player facing the total cannot draw anything, the waiting
+                    // 7-player wins as if it had been drawn."
+                    self.total_drawn_by(hand, player);
+                    return;
+                }
+                hand.pending_total = 0;
+            }
+            player = self.next_player(hand, player, 1);
+        }
+        // nobody can move: the hand is stalled; leave the turn where it is
+    }
+
+    fn must_draw_but_cannot(&self, hand: &Hand, player: usize) -> bool {
+        if hand.stock_size() != 0 {
+            return false;
+        }
+        if self.rules().reshuffles && hand.pile.len() > 1 {
+            return false;
+        }
+        !self.any_legal(hand, hand.phase, &hand.hands[player])
+    }
+
+    /// `player`'s turn is over: the next player in the current direction moves.
+    fn end_turn(&mut self, hand: &mut Hand, player: usize) {
+        if hand.decided() {
+            return;
+        }
+        if hand.hands[player].is_empty()
+            && hand.active[player]
+            && !hand.waiting_sevens.contains(&player)
+        {
+            let top = hand.top();
+            self.goes_out(hand, player, top);
+            if hand.decided() {
+                return;
+            }
+        }
+        let next = self.next_player(hand, player, 1);
+        self.start_turn(hand, next, false);
+    }
+
+    fn turn_event(&mut self, event: &Event) {
+        let kind = &event.kind;
+        let (player_name, type_name) = match kind.actor() {
+            Some(p) => (p.to_string(), kind.type_name()),
+            None => return,
+        };
+        let Some(player) = self.seat(&player_name) else {
+            self.flag(
+                Code::Schema,
+                None,
+                format!("{type_name}: unknown player {}", quoted(&player_name)),
+            );
+            return;
+        };
+        let Some(mut hand) = self.hand.take() else {
+            self.flag(
+                Code::UnexpectedEvent,
+                Some(player_name),
+                format!("{type_name} while no hand is being played"),
+            );
+            return;
+        };
+        self.turn_event_in(&mut hand, event, player);
+        self.hand = Some(hand);
+    }
+
+    fn turn_event_in(&mut self, hand: &mut Hand, event: &Event, player: usize) {
+        let kind = &event.kind;
+        let type_name = kind.type_name();
+        if !self.hand_open {
+            self.flag_seat(
+                Code::UnexpectedEvent,
+                player,
+                format!("{type_name} while no hand is being played"),
+            );
+            return;
+        }
+        if hand.phase == Phase::Settlement {
+            self.settlement_event(hand, kind, player);
+            return;
+        }
+        if hand.decided() {
+            self.flag_seat(
+                Code::UnexpectedEvent,
+                player,
+                format!("{type_name} after hand {} is decided", hand.number),
+            );
+            return;
+        }
+        self.close_call_windows(hand, kind, player);
+        if let Some(gift) = hand.gift_target {
+            if player == gift {
+                if let Kind::Draw(draw) = kind {
+                    self.gift_draw(hand, draw, player);
+                    return;
+                }
+            }
+            // "The gift is forgone once another turn event takes its place."
+            hand.gift_target = None;
+            if player == gift {
+                if let Kind::Pass { .. } = kind {
+                    self.flag_seat(
+                        Code::IllegalPass,
+                        player,
+                        format!(
+                            "{} owes the 2's gift draw; a pass is not allowed",
+                            self.name(player)
+                        ),
+                    );
+                    return;
+                }
+                // the target plays instead of drawing
+                self.flag_seat(
+                    Code::UnexpectedEvent,
+                    player,
+                    format!(
+                        "{} owes the 2's gift draw of 1 card, not a play",
+                        self.name(player)
+                    ),
+                );
+                if player != hand.mover {
+                    let mover = self.name(hand.mover);
+                    self.flag_seat(
+                        Code::NotYourTurn,
+                        player,
+                        format!("it is {mover}'s turn after the gift"),
+                    );
+                    self.take_over_turn(hand, player);
+                }
+            } else {
+                let gift_name = self.name(gift);
+                self.flag_seat(
+                    Code::NotYourTurn,
+                    player,
+                    format!("{gift_name} owes the 2's gift draw first"),
+                );
+                self.take_over_turn(hand, player);
+            }
+        } else if player != hand.mover {
+            let mover = self.name(hand.mover);
+            let words = self.phase_words(hand);
+            self.flag_seat(
+                Code::NotYourTurn,
+                player,
+                format!("it is {mover}'s turn ({words})"),
+            );
+            self.take_over_turn(hand, player);
+        }
+        match kind {
+            Kind::Play(play) => self.play(hand, play, player),
+            Kind::Draw(draw) => self.draw(hand, draw, player, event.common.seq),
+            _ => self.pass(hand, player),
+        }
+    }
+
+    /// "an out-of-turn event is judged and applied as a normal turn of its actor, except
+    /// that a pending total falls on them (a follow, a deflect or an owed gift is dropped)"
+    fn take_over_turn(&self, hand: &mut Hand, player: usize) {
+        hand.gift_target = None;
+        hand.mover = player;
+        hand.draws_this_turn = 0;
+        hand.drawn_card = None;
+        hand.follow_card = None;
+        hand.total_drawn = 0;
+        if hand.phase == Phase::Opening {
+            return;
+        }
+        hand.phase = if hand.pending_total > 0 {
+            Phase::Seven
+        } else {
+            Phase::Turn
+        };
+    }
+
+    // ------------------------------------------------------------------ play
+
+    fn play(&mut self, hand: &mut Hand, event: &Play, player: usize) {
+        let card = event.card;
+        let phase = hand.phase;
+        let in_hand = hand.hands[player].contains(&card);
+        if !in_hand {
+            let name = self.name(player);
+            self.flag_seat(
+                Code::CardNotInHand,
+                player,
+                format!("{name} does not hold {}", card.pretty()),
+            );
+        } else if !self.legal(hand, phase, card, &hand.hands[player]) {
+            let why = self.why_illegal(hand, card, player);
+            self.flag_seat(Code::IllegalCard, player, why);
+        }
+        if in_hand {
+            if let Some(i) = hand.hands[player].iter().position(|&c| c == card) {
+                hand.hands[player].remove(i);
+            }
+        } else {
+            self.take_unheld_card(hand, card);
+        }
+        let opening = phase == Phase::Opening;
+        let previous_suit = hand.current_suit;
+        hand.pile.push(card);
+        hand.gift_target = None;
+        let dropped_total = phase == Phase::Seven && self.effect(card) != Effect::Stack;
+        if dropped_total {
+            // the table let a non-7 answer the total: it is gone
+            hand.pending_total = 0;
+        }
+        self.declare(hand, event, player, previous_suit, opening);
+        let last_card = hand.hands[player].is_empty();
+        self.judge_target(hand, event, player, !opening && !last_card);
+        if self.rules().last_card_call && hand.hands[player].len() == 1 {
+            // "In points play, no call is due for an 8 (its follow comes first)"
+            let exempt = self.effect(card) == Effect::Follow && !self.elimination() && !opening;
+            if !exempt {
+                self.call_due(hand, player, self.seq.unwrap_or(0));
+            }
+        }
+        if dropped_total && !hand.waiting_sevens.is_empty() {
+            self.chain_dropped(hand, player);
+            return;
+        }
+        if opening {
+            self.end_turn(hand, player);
+            return;
+        }
+        if last_card {
+            self.last_card(hand, player, card);
+            return;
+        }
+        self.card_effect(hand, player, card);
+    }
+
+    /// A card played that its player does not hold comes from where an unseen copy is:
+    /// the stock (so it is not counted twice); with none unseen it comes from nowhere
+    /// and the pack is one card larger (docs/decisions.md).
+    fn take_unheld_card(&self, hand: &mut Hand, card: Card) {
+        if hand.stock.take(card) {
+            if let Some(order) = hand.stock_order.as_mut() {
+                if let Some(i) = order.iter().position(|&c| c == card) {
+                    order.remove(i);
+                }
+            }
+        }
+    }
+
+    fn why_illegal(&self, hand: &Hand, card: Card, player: usize) -> String {
+        let top = hand.top();
+        let name = self.name(player);
+        match hand.phase {
+            Phase::Seven => {
+                return format!(
+                    "{name} faces a 7 total of {}: only a 7 answers it, not {}",
+                    hand.pending_total,
+                    card.pretty()
+                )
+            }
+            Phase::Opening => {
+                let suit = self.rules().opening_suit.unwrap_or(Suit::Clubs);
+                return format!(
+                    "the opening card must be a {} ({}), not {}",
+                    suit.singular(),
+                    suit.name(),
+                    card.pretty()
+                );
+            }
+            Phase::Deflect => {
+                return format!("only an A deflects the skip, not {}", card.pretty())
+            }
+            _ => {}
+        }
+        let suit_name = hand.current_suit.map_or("?", Suit::name);
+        let singular = hand.current_suit.map_or("?", Suit::singular);
+        if matches!(hand.phase, Phase::Follow | Phase::FollowDrawn) {
+            let basis = hand.follow_card;
+            return format!(
+                "{} does not follow {}: a follow is a {singular} or another {}",
+                card.pretty(),
+                basis.map(Card::pretty).unwrap_or_default(),
+                basis.map(|c| c.rank().letter().to_string()).unwrap_or_default()
+            );
+        }
+        let top_pretty = top.map(Card::pretty).unwrap_or_default();
+        let not_on_jack = self.rules().jack == JackRule::NotOnJack;
+        if self.effect(card) == Effect::Declare {
+            if not_on_jack {
+                return format!("a J may not be laid on a J; only a {singular} that is not a J");
+            }
+            return format!(
+                "{} is not wild while {name} holds a match for {top_pretty}",
+                card.pretty()
+            );
+        }
+        if not_on_jack && top.is_some_and(|t| self.effect(t) == Effect::Declare) {
+            return format!(
+                "after a J only the declared suit ({suit_name}) may be played, not {}",
+                card.pretty()
+            );
+        }
+        format!(
+            "{} matches neither the current suit ({suit_name}) nor the rank of {top_pretty}",
+            card.pretty()
+        )
+    }
+
+    /// "J: sets the current suit"; pis-yedili: "A J declares a suit different from the
+    /// current suit before it … declaring the same suit is `bad_suit`"; notation.md: "a J
+    /// without a suit leaves its own suit current".
+    fn declare(
+        &mut self,
+        hand: &mut Hand,
+        event: &Play,
+        player: usize,
+        previous_suit: Option<Suit>,
+        opening: bool,
+    ) {
+        let card = event.card;
+        let declares = self.effect(card) == Effect::Declare && !opening;
+        if !declares {
+            hand.current_suit = Some(card.suit());
+            if event.suit.is_some() || event.suit_unreadable {
+                let what = if opening {
+                    "the opening card".to_string()
+                } else {
+                    card.pretty()
+                };
+                self.flag_seat(
+                    Code::BadSuit,
+                    player,
+                    format!("{what} declares no suit; 'suit' is not allowed"),
+                );
+            }
+            return;
+        }
+        let Some(suit) = event.suit else {
+            hand.current_suit = Some(card.suit());
+            let why = if event.suit_unreadable {
+                "an unreadable suit"
+            } else {
+                "no suit"
+            };
+            self.flag_seat(
+                Code::BadSuit,
+                player,
+                format!(
+                    "{} must declare a suit (C, D, H or S); {why} given",
+                    card.pretty()
+                ),
+            );
+            return;
+        };
+        if self.rules().jack_suit_must_differ && Some(suit) == previous_suit {
+            self.flag_seat(
+                Code::BadSuit,
+                player,
+                format!(
+                    "a J must declare a suit other than the current one ({})",
+                    suit.name()
+                ),
+            );
+        }
+        hand.current_suit = Some(suit);
+    }
+
+    /// "2: the player names a target among the other players; the target draws 1 card at
+    /// once"; "A `target` on a 2 that is its player's last card is allowed and ignored."
+    fn judge_target(&mut self, hand: &mut Hand, event: &Play, player: usize, takes_target: bool) {
+        let card = event.card;
+        if self.effect(card) != Effect::Gift {
+            if event.target_given {
+                self.flag_seat(
+                    Code::BadTarget,
+                    player,
+                    format!("{} takes no target", card.pretty()),
+                );
+            }
+            return;
+        }
+        if !takes_target {
+            if hand.hands[player].is_empty() && hand.phase != Phase::Opening {
+                return;
+            }
+            if event.target_given {
+                self.flag_seat(
+                    Code::BadTarget,
+                    player,
+                    format!("{} here takes no target", card.pretty()),
+                );
+            }
+            return;
+        }
+        let name = self.name(player);
+        let Some(target) = &event.target else {
+            let what = if event.target_given {
+                "an invalid target"
+            } else {
+                "no target"
+            };
+            self.flag_seat(
+                Code::BadTarget,
+                player,
+                format!("{} must name a target player; {what} given", card.pretty()),
+            );
+            return;
+        };
+        if *target == name {
+            self.flag_seat(
+                Code::BadTarget,
+                player,
+                format!("{name} may not target themself with a 2"),
+            );
+            return;
+        }
+        let Some(seat) = self.seat(target) else {
+            self.flag_seat(
+                Code::BadTarget,
+                player,
+                format!("the target {} is not at the table", quoted(target)),
+            );
+            return;
+        };
+        if !hand.active[seat] || hand.finished.contains(&seat) {
+            self.flag_seat(
+                Code::BadTarget,
+                player,
+                format!("the target {target} is no longer in the hand"),
+            );
+            return;
+        }
+        if hand.no_card_anywhere() {
+            return; // a gift owed with no card anywhere is simply short
+        }
+        hand.gift_target = Some(seat);
+        hand.gift_from = Some(player);
+        self.fact.gift_to = Some(target.clone());
+    }
+
+    /// "a player who plays their last card wins the hand at once; the effects of that
+    /// last card are not applied", except persian `last_eight_draws` and `tarkesh`.
+    fn last_card(&mut self, hand: &mut Hand, player: usize, card: Card) {
+        if !hand.active[player] {
+            self.goes_out(hand, player, Some(card));
+            return;
+        }
+        let options = self.rules().options;
+        if self.effect(card) == Effect::Follow && options.last_eight_draws {
+            // "a player whose last card is an 8 has not won yet: they draw 1 card"
+            self.enter_follow(hand, player, card);
+            return;
+        }
+        if self.effect(card) == Effect::Stack && options.tarkesh {
+            // "a player whose last card is a 7 has not won yet. The chain runs on"
+            hand.waiting_sevens.push(player);
+            hand.waiting_cards.retain(|(s, _)| *s != player);
+            hand.waiting_cards.push((player, card));
+            hand.pending_total += self.rules().seven_total;
+            let next = self.next_player(hand, player, 1);
+            self.start_turn(hand, next, false);
+            return;
+        }
+        self.goes_out(hand, player, Some(card));
+    }
+
+    /// Points play: the hand is decided; elimination: "A player who empties their hand
+    /// finishes (1st, 2nd, …) and leaves the rotation".
+    fn goes_out(&mut self, hand: &mut Hand, player: usize, card: Option<Card>) {
+        if !hand.active[player] {
+            // a finished player acted again (not_your_turn)
+            let next = self.next_player(hand, player, 1);
+            self.start_turn(hand, next, false);
+            return;
+        }
+        if !self.elimination() {
+            self.decide_out(hand, player, card);
+            return;
+        }
+        self.finish(hand, player);
+        // "with `tarkesh` off, a 7 that goes out drops any pending total"
+        if card.is_some_and(|c| self.effect(c) == Effect::Stack) && !self.rules().options.tarkesh
+        {
+            hand.pending_total = 0;
+        }
+        if hand.active_count() <= 1 {
+            self.decide_elimination(hand);
+            return;
+        }
+        let next = self.next_player(hand, player, 1);
+        self.start_turn(hand, next, false);
+    }
+
+    /// A player finishes (elimination play): they leave the rotation once.
+    fn finish(&self, hand: &mut Hand, player: usize) {
+        if hand.active[player] {
+            hand.active[player] = false;
+            hand.finished.push(player);
+        }
+        hand.call_due.retain(|(s, _)| *s != player);
+    }
+
+    fn card_effect(&mut self, hand: &mut Hand, player: usize, card: Card) {
+        match self.effect(card) {
+            Effect::Stack => {
+                hand.pending_total += self.rules().seven_total;
+                self.end_turn(hand, player);
+            }
+            Effect::Follow => self.enter_follow(hand, player, card),
+            Effect::Skip => {
+                // "While exactly two players remain, an A is a bonus card instead of skipping"
+                if self.elimination() && hand.active_count() == 2 {
+                    self.enter_optional_follow(hand, player, card);
+                } else {
+                    self.skip_from(hand, player);
+                }
+            }
+            Effect::OptionalFollow => self.enter_optional_follow(hand, player, card),
+            Effect::Reverse => {
+                hand.direction = -hand.direction;
+                self.end_turn(hand, player);
+            }
+            Effect::Gift | Effect::Declare | Effect::Plain => self.end_turn(hand, player),
+        }
+    }
+
+    /// pis-yedili's A, persian's bonus A: "Holding such a card, the player plays it or
+    /// `pass`es (a draw is `illegal_draw`); holding none, the turn ends by itself."
+    fn enter_optional_follow(&mut self, hand: &mut Hand, player: usize, card: Card) {
+        hand.phase = Phase::Follow;
+        hand.follow_card = Some(card);
+        hand.mover = player;
+        if self.any_legal(hand, Phase::Follow, &hand.hands[player]) {
+            hand.draws_this_turn = 0;
+            hand.drawn_card = None;
+        } else {
+            self.end_turn(hand, player);
+        }
+    }
+
+    /// "A: the next player is skipped"; `ace_deflect`: "the player an A would skip may
+    /// play any A to pass the skip on … one without an A is skipped with no line".
+    fn skip_from(&mut self, hand: &mut Hand, player: usize) {
+        let skipped = self.next_player(hand, player, 1);
+        let holds_deflect = hand.hands[skipped]
+            .iter()
+            .any(|&c| self.effect(c) == Effect::Skip);
+        if self.rules().options.ace_deflect && holds_deflect {
+            hand.mover = skipped;
+            hand.phase = Phase::Deflect;
+            hand.draws_this_turn = 0;
+            hand.drawn_card = None;
+            hand.follow_card = None;
+            return;
+        }
+        let next = self.next_player(hand, skipped, 1);
+        self.start_turn(hand, next, false);
+    }
+
+    /// "8: the same player follows, with a card of the 8's suit or another 8".
+    fn enter_follow(&mut self, hand: &mut Hand, player: usize, card: Card) {
+        hand.mover = player;
+        hand.phase = Phase::Follow;
+        hand.follow_card = Some(card);
+        hand.draws_this_turn = 0;
+        hand.drawn_card = None;
+        if !hand.no_card_anywhere() || self.any_legal(hand, Phase::Follow, &hand.hands[player]) {
+            return;
+        }
+        // no follow held and nothing to draw: passed over (an empty hand goes out now;
+        // `last_eight_draws`: "With no card anywhere to draw, they win at once")
+        if hand.hands[player].is_empty() {
+            self.goes_out(hand, player, Some(card));
+        } else {
+            self.end_turn(hand, player);
+        }
+    }
+
+    // ------------------------------------------------------------------ draw
+
+    /// Move drawn cards from the stock into `player`'s hand, checking each is the stock's
+    /// top (or an unseen card when the stock's order is unknown).
+    fn take_cards(&mut self, hand: &mut Hand, player: usize, cards: &[Card]) {
+        let mut problems: Vec<String> = Vec::new();
+        for &card in cards {
+            if hand.stock_size() == 0 && hand.pile.len() > 1 && self.rules().reshuffles {
+                problems.push(
+                    "the stock was empty and the pile was not turned with a reshuffle line"
+                        .to_string(),
+                );
+                Self::turn_pile(hand, None);
+            }
+            let top_of_order = hand.stock_order.as_ref().and_then(|o| o.front().copied());
+            if top_of_order == Some(card) {
+                if let Some(order) = hand.stock_order.as_mut() {
+                    order.pop_front();
+                }
+                hand.stock.take(card);
+            } else if hand.stock.get(card) > 0 {
+                if let Some(top) = top_of_order {
+                    problems.push(format!(
+                        "{} is not the stock's top ({})",
+                        card.pretty(),
+                        top.pretty()
+                    ));
+                }
+                if let Some(order) = hand.stock_order.as_mut() {
+                    if let Some(i) = order.iter().position(|&c| c == card) {
+                        order.remove(i);
+                    }
+                }
+                hand.stock.take(card);
+            } else {
+                let mut text = format!("{} is not in the stock", card.pretty());
+                if let Some(top) = top_of_order {
+                    text.push_str(&format!(" (its top is {})", top.pretty()));
+                }
+                problems.push(text);
+            }
+            hand.hands[player].push(card);
+        }
+        if !problems.is_empty() {
+            let mut unique: Vec<String> = Vec::new();
+            for p in problems {
+                if !unique.contains(&p) {
+                    unique.push(p);
+                }
+            }
+            self.flag_seat(Code::StockMismatch, player, unique.join("; "));
+        }
+    }
+
+    /// "the discard pile, all but its top card, into a new stock" (in `stock`'s order
+    /// when the log gives it and it is exactly those cards).
+    fn turn_pile(hand: &mut Hand, stock: Option<&[Card]>) {
+        let keep = hand.pile.len().saturating_sub(1);
+        for card in hand.pile.drain(..keep) {
+            hand.stock.add(card);
+        }
+        hand.stock_order = match stock {
+            Some(order) if CardCounts::of(order) == hand.stock => {
+                Some(order.iter().copied().collect())
+            }
+            _ => None,
+        };
+    }
+
+    fn draw(&mut self, hand: &mut Hand, event: &Draw, player: usize, seq: u64) {
+        let cards = &event.cards;
+        let opts = self.options_for(hand, player);
+        let phase = hand.phase;
+        let follow_effect = hand.follow_card.map(|c| self.effect(c));
+        self.fact.draw_kind = Some(match phase {
+            Phase::Seven => DrawKind::SevenTotal,
+            Phase::Turn | Phase::Drawn => DrawKind::Voluntary,
+            Phase::Opening => DrawKind::Opening,
+            Phase::Follow if follow_effect == Some(Effect::Follow) => DrawKind::FailedFollow,
+            _ => DrawKind::NotAllowed,
+        });
+        if phase == Phase::Seven {
+            self.seven_draw(hand, event, player, &opts, seq);
+            return;
+        }
+        let name = self.name(player);
+        if opts.obliged {
+            self.flag_seat(
+                Code::MustPlay,
+                player,
+                format!(
+                    "{name} must play ({}) instead of drawing",
+                    pretty_cards(&opts.playable)
+                ),
+            );
+        }
+        match opts.draw {
+            None if !opts.obliged => {
+                let words = self.phase_words(hand);
+                self.flag_seat(
+                    Code::IllegalDraw,
+                    player,
+                    format!("no draw is allowed now ({words})"),
+                );
+            }
+            // "`must_play` with `illegal_draw` (a wrong count)": a draw takes one card
+            None if cards.len() != 1 => self.flag_seat(
+                Code::IllegalDraw,
+                player,
+                format!("a draw of {} cards; 1 expected", cards.len()),
+            ),
+            Some(expected) if cards.len() != expected as usize => self.flag_seat(
+                Code::IllegalDraw,
+                player,
+                format!("a draw of {} cards; {expected} expected", cards.len()),
+            ),
+            _ => {}
+        }
+        self.take_cards(hand, player, cards);
+        self.call_after_draw(hand, player, seq);
+        let Some(&drawn) = cards.last() else {
+            return;
+        };
+        hand.drawn_card = Some(drawn);
+        hand.draws_this_turn += 1;
+        if phase == Phase::Opening {
+            if self.blocked_opening(hand, player) {
+                self.decide_blocked(hand);
+            }
+            return;
+        }
+        let optional_follow = phase == Phase::Follow && follow_effect != Some(Effect::Follow);
+        if matches!(phase, Phase::Deflect | Phase::FollowDrawn) || optional_follow {
+            if phase == Phase::Deflect {
+                let next = self.next_player(hand, player, 1);
+                self.start_turn(hand, next, false);
+            } else {
+                self.end_turn(hand, player);
+            }
+            return;
+        }
+        if phase == Phase::Follow {
+            // the failed-follow draw after an 8
+            if self.rules().failed_follow_ends_turn
+                || !self.legal(hand, Phase::Follow, drawn, &hand.hands[player])
+            {
+                self.end_turn(hand, player);
+            } else {
+                hand.phase = Phase::FollowDrawn;
+            }
+            return;
+        }
+        // a normal turn
+        if self.rules().after_draw == AfterDraw::Free {
+            hand.phase = Phase::Drawn;
+            return;
+        }
+        if self.legal(hand, Phase::Drawn, drawn, &hand.hands[player]) {
+            hand.phase = Phase::Drawn;
+        } else {
+            self.end_turn(hand, player);
+        }
+    }
+
+    /// pis-yedili: "the hand is blocked when … an opener without a club" faces an empty stock.
+    fn blocked_opening(&self, hand: &Hand, player: usize) -> bool {
+        hand.stock_size() == 0 && !self.any_legal(hand, Phase::Opening, &hand.hands[player])
+    }
+
+    /// "That player either plays any 7 … or draws the whole total in one `draw` and their
+    /// turn ends"; "split only around a `reshuffle` when the stock runs dry mid-draw".
+    fn seven_draw(&mut self, hand: &mut Hand, event: &Draw, player: usize, opts: &TurnOptions, seq: u64) {
+        let cards = &event.cards;
+        let owed = hand.pending_total.saturating_sub(hand.total_drawn) as usize;
+        let name = self.name(player);
+        if opts.obliged {
+            self.flag_seat(
+                Code::MustPlay,
+                player,
+                format!(
+                    "{name} holds a 7 ({}) and must play it",
+                    pretty_cards(&opts.playable)
+                ),
+            );
+        }
+        let stock_before = hand.stock_size() as usize;
+        let reshuffles = self.rules().reshuffles;
+        let can_turn = reshuffles && hand.pile.len() > 1;
+        let split = cards.len() < owed && cards.len() == stock_before && stock_before > 0;
+        if cards.len() != owed && !split {
+            self.flag_seat(
+                Code::IllegalDraw,
+                player,
+                format!(
+                    "facing a total of {}, {name} must draw {owed}, not {}",
+                    hand.pending_total,
+                    cards.len()
+                ),
+            );
+        }
+        self.take_cards(hand, player, cards);
+        self.call_after_draw(hand, player, seq);
+        hand.total_drawn += cards.len() as u32;
+        if split && (can_turn || !reshuffles) {
+            if !reshuffles {
+                // "a draw owed took the stock's last card short of its total"
+                self.decide_blocked(hand);
+            }
+            return; // the rest is drawn after the reshuffle
+        }
+        hand.pending_total = 0;
+        hand.total_drawn = 0;
+        self.total_drawn_by(hand, player);
+    }
+
+    /// The total has been drawn (or could not be): `tarkesh` decides — "when another
+    /// player draws the total, the hand is decided right after that draw with the
+    /// earliest waiting 7-player as winner … If the chain comes back to them, they draw
+    /// the total and play goes on" — else play goes on.
+    fn total_drawn_by(&mut self, hand: &mut Hand, player: usize) {
+        hand.pending_total = 0;
+        hand.total_drawn = 0;
+        hand.waiting_sevens.retain(|&s| s != player);
+        if !hand.waiting_sevens.is_empty() {
+            self.decide_for_waiting(hand, player);
+            return;
+        }
+        self.end_turn(hand, player);
+    }
+
+    /// The waiting 7-players win: in points play the earliest; in elimination play
+    /// "waiting 7-players finish in the order they went out".
+    fn decide_for_waiting(&mut self, hand: &mut Hand, player: usize) {
+        let waiting = std::mem::take(&mut hand.waiting_sevens);
+        if self.elimination() {
+            for finisher in waiting {
+                self.finish(hand, finisher);
+            }
+            if hand.active_count() <= 1 {
+                self.decide_elimination(hand);
+                return;
+            }
+            let next = self.next_player(hand, player, 1);
+            self.start_turn(hand, next, false);
+            return;
+        }
+        let winner = waiting[0];
+        let card = hand
+            .waiting_cards
+            .iter()
+            .find(|(s, _)| *s == winner)
+            .map(|(_, c)| *c);
+        self.decide_out(hand, winner, card);
+    }
+
+    /// `tarkesh` (decision): "when the total is dropped without being drawn (a wrong
+    /// `pass`, or a non-7 played against it), the chain is over too: the hand is decided
+    /// right after that line, the same way."
+    fn chain_dropped(&mut self, hand: &mut Hand, player: usize) {
+        hand.pending_total = 0;
+        hand.total_drawn = 0;
+        hand.waiting_sevens.retain(|&s| s != player);
+        if hand.waiting_sevens.is_empty() {
+            self.end_turn(hand, player);
+            return;
+        }
+        self.decide_for_waiting(hand, player);
+    }
+
+    fn gift_draw(&mut self, hand: &mut Hand, event: &Draw, player: usize) {
+        self.fact.draw_kind = Some(DrawKind::Gift);
+        if event.cards.len() != 1 {
+            let name = self.name(player);
+            self.flag_seat(
+                Code::IllegalDraw,
+                player,
+                format!("the 2's gift is 1 card; {name} drew {}", event.cards.len()),
+            );
+        }
+        hand.gift_target = None;
+        self.take_cards(hand, player, &event.cards);
+        self.call_after_draw(hand, player, self.seq.unwrap_or(0));
+    }
+
+    fn call_due(&self, hand: &mut Hand, player: usize, seq: u64) {
+        if let Some(entry) = hand.call_due.iter_mut().find(|(s, _)| *s == player) {
+            entry.1 = seq;
+        } else {
+            hand.call_due.push((player, seq));
+        }
+    }
+
+    /// "a play or draw that leaves a player holding exactly one card makes a call due"
+    fn call_after_draw(&self, hand: &mut Hand, player: usize, seq: u64) {
+        if self.rules().last_card_call && hand.hands[player].len() == 1 {
+            self.call_due(hand, player, seq);
+        }
+    }
+
+    // ------------------------------------------------------------------ pass
+
+    fn pass(&mut self, hand: &mut Hand, player: usize) {
+        let opts = self.options_for(hand, player);
+        let phase = hand.phase;
+        let name = self.name(player);
+        let mut dropped_total = false;
+        if !opts.may_pass {
+            if phase == Phase::Seven {
+                self.flag_seat(
+                    Code::IllegalPass,
+                    player,
+                    format!(
+                        "facing a total of {}: play a 7 or draw {}",
+                        hand.pending_total, hand.pending_total
+                    ),
+                );
+            } else if opts.obliged {
+                self.flag_seat(
+                    Code::MustPlay,
+                    player,
+                    format!(
+                        "{name} must play ({}) instead of passing",
+                        pretty_cards(&opts.playable)
+                    ),
+                );
+            } else {
+                let words = self.phase_words(hand);
+                self.flag_seat(
+                    Code::IllegalPass,
+                    player,
+                    format!("a pass is not allowed here ({words}); {name} must draw"),
+                );
+            }
+            // "a wrong `pass` ends the turn (dropping a pending total)"
+            dropped_total = hand.pending_total > 0;
+            hand.pending_total = 0;
+        }
+        if dropped_total && !hand.waiting_sevens.is_empty() {
+            self.chain_dropped(hand, player);
+            return;
+        }
+        if phase == Phase::Deflect {
+            let next = self.next_player(hand, player, 1);
+            self.start_turn(hand, next, false);
+            return;
+        }
+        self.end_turn(hand, player);
+    }
+
+    // ------------------------------------------------------------------ calls, penalties
+
+    /// "Their `announce` must come before the next turn event of anyone, except the gift
+    /// draw forced by their own 2 … A missing call is the foul `missed_call`, reported at
+    /// the turn event that closed the window."
+    fn close_call_windows(&mut self, hand: &mut Hand, kind: &Kind, player: usize) {
+        if hand.call_due.is_empty() {
+            return;
+        }
+        let is_draw = matches!(kind, Kind::Draw(_));
+        let due = std::mem::take(&mut hand.call_due);
+        for (caller, seq) in due {
+            if is_draw && Some(player) == hand.gift_target && hand.gift_from == Some(caller) {
+                hand.call_due.push((caller, seq));
+                continue;
+            }
+            let name = self.name(caller);
+            self.flag_seat(
+                Code::MissedCall,
+                caller,
+                format!(
+                    "{name} was left with one card and did not announce it before this move"
+                ),
+            );
+        }
+    }
+
+    fn announce(&mut self, player: &str, call: &str) {
+        let Some(seat) = self.seat(player) else {
+            self.flag(
+                Code::Schema,
+                None,
+                format!("announce: unknown player {}", quoted(player)),
+            );
+            return;
+        };
+        if self.hand_open && call == "last_card" {
+            if let Some(hand) = self.hand.as_mut() {
+                hand.call_due.retain(|(s, _)| *s != seat);
+            }
+        }
+    }
+
+    /// "A `penalty` … must be justified" (rules.md, "Table penalties").
+    fn penalty(&mut self, event: &Penalty) {
+        let Some(player) = self.seat(&event.player) else {
+            self.flag(
+                Code::Schema,
+                None,
+                format!("penalty: unknown player {}", quoted(&event.player)),
+            );
+            return;
+        };
+        self.fact.draw_kind = Some(DrawKind::Penalty);
+        let decided = self.hand.as_ref().is_none_or(Hand::decided);
+        if !self.hand_open || decided {
+            self.flag_seat(
+                Code::UnexpectedEvent,
+                player,
+                "a penalty between hands or after the hand is decided".to_string(),
+            );
+            return;
+        }
+        let Some(mut hand) = self.hand.take() else {
+            return;
+        };
+        let name = self.name(player);
+        let fouls = self.fouls[player].clone();
+        let rules = self.rules();
+        let extra = rules.options.extra_fouls;
+        let reason = event.reason;
+        let why: Option<String> = if !rules.table_penalties {
+            Some(format!("{} has no table penalties", rules.name))
+        } else if hand.finished.contains(&player) {
+            Some(format!("{name} has already gone out"))
+        } else {
+            match reason {
+                PenaltyReason::Misplay if fouls.is_empty() => {
+                    Some(format!("{name} committed no foul since their last penalty"))
+                }
+                PenaltyReason::MissedCall
+                    if !fouls.contains(&Code::MissedCall) || hand.hands[player].is_empty() =>
+                {
+                    Some(if fouls.contains(&Code::MissedCall) {
+                        format!("{name} holds no cards")
+                    } else {
+                        format!("{name} missed no call since their last penalty")
+                    })
+                }
+                PenaltyReason::OutOfTurn if !extra => Some(
+                    "'out_of_turn' penalties need the extra_fouls sub-rule, which is off"
+                        .to_string(),
+                ),
+                PenaltyReason::OutOfTurn if !fouls.contains(&Code::NotYourTurn) => Some(format!(
+                    "{name} did not act out of turn since their last penalty"
+                )),
+                PenaltyReason::Delay | PenaltyReason::Other if !extra => Some(format!(
+                    "'{}' penalties need the extra_fouls sub-rule, which is off",
+                    reason.name()
+                )),
+                _ => None,
+            }
+        };
+        if let Some(why) = why {
+            self.flag_seat(
+                Code::UnjustifiedPenalty,
+                player,
+                format!("penalty ({}): {why}", reason.name()),
+            );
+        }
+        // "Any penalty of the player restarts 'since their last penalty'"
+        self.fouls[player].clear();
+        self.take_cards(&mut hand, player, &event.cards);
+        self.hand = Some(hand);
+    }
+
+    /// "A `reshuffle` is allowed whenever the stock is empty (never in pis-yedili)"; a
+    /// reshuffle while the stock still holds cards "is `unexpected_event` and is not
+    /// applied (the stock and the pile stay as they were)".
+    fn reshuffle(&mut self, stock: Option<&[Card]>) {
+        let over = self.hand.as_ref().is_none_or(|h| h.phase == Phase::Over);
+        if !self.hand_open || over {
+            self.flag(
+                Code::UnexpectedEvent,
+                None,
+                "a reshuffle while no hand is being played".to_string(),
+            );
+            return;
+        }
+        let Some(mut hand) = self.hand.take() else {
+            return;
+        };
+        if !self.rules().reshuffles {
+            let name = self.rules().name.clone();
+            self.flag(
+                Code::UnexpectedEvent,
+                None,
+                format!("{name} never reshuffles the pile"),
+            );
+            self.hand = Some(hand);
+            return;
+        }
+        if hand.stock_size() > 0 {
+            self.flag(
+                Code::UnexpectedEvent,
+                None,
+                format!(
+                    "a reshuffle while the stock still holds {} cards; it is not applied",
+                    hand.stock_size()
+                ),
+            );
+            self.hand = Some(hand);
+            return;
+        }
+        let keep = hand.pile.len().saturating_sub(1);
+        let under = CardCounts::of(&hand.pile[..keep]);
+        if let Some(order) = stock {
+            if CardCounts::of(order) != under {
+                self.flag(
+                    Code::StockMismatch,
+                    None,
+                    "the reshuffled stock is not the discard pile less its top card".to_string(),
+                );
+            }
+        }
+        hand.reshuffles += 1;
+        Self::turn_pile(&mut hand, stock);
+        if hand.phase == Phase::Settlement {
+            self.advance_settlement(&mut hand);
+        }
+        self.hand = Some(hand);
+    }
+
+    // ------------------------------------------------------------------ outcomes
+
+    fn decide_out(&mut self, hand: &mut Hand, winner: usize, card: Option<Card>) {
+        hand.call_due.clear();
+        hand.gift_target = None;
+        let multiplier = card.map_or(1, |c| self.rules().multiplier_of(c));
+        hand.outcome = Some(HandOutcome {
+            hand: hand.number,
+            winners: vec![self.name(winner)],
+            scores: None,
+            reason: OutcomeReason::Out,
+            order: None,
+            winning_card: card,
+            multiplier,
+        });
+        if self.rules().settlement_sevens {
+            // "Settlement, after the winning play, loser by loser in clockwise seat order
+            // starting after the winner"
+            let n = self.settings.players.len();
+            hand.settle_queue = (1..n).map(|k| (winner + k) % n).collect();
+            hand.phase = Phase::Settlement;
+            hand.settle_player = None;
+            hand.settle_owed = 0;
+            self.advance_settlement(hand);
+        } else {
+            self.score(hand);
+        }
+    }
+
+    /// "the winner scores 0; everyone else scores the sum of the cards left in hand …
+    /// times the ruleset's multiplier for the winning card"
+    fn score(&self, hand: &mut Hand) {
+        hand.phase = Phase::Over;
+        let rules = self.rules();
+        let Some(outcome) = hand.outcome.as_mut() else {
+            return;
+        };
+        let multiplier = i64::from(outcome.multiplier);
+        let scores = self
+            .settings
+            .players
+            .iter()
+            .zip(&hand.hands)
+            .map(|(p, held)| {
+                let points = if outcome.winners.contains(p) {
+                    0
+                } else {
+                    held.iter().map(|&c| i64::from(rules.points_of(c))).sum::<i64>() * multiplier
+                };
+                (p.clone(), points)
+            })
+            .collect();
+        outcome.scores = Some(scores);
+    }
+
+    /// pis-yedili: "Winners: every player with the lowest hand value (they score 0); the
+    /// others score their hand value, no multiplier."
+    fn decide_blocked(&self, hand: &mut Hand) {
+        hand.call_due.clear();
+        let rules = self.rules();
+        let values: Vec<i64> = hand
+            .hands
+            .iter()
+            .map(|held| held.iter().map(|&c| i64::from(rules.points_of(c))).sum())
+            .collect();
+        let lowest = values.iter().copied().min().unwrap_or(0);
+        let players = &self.settings.players;
+        hand.outcome = Some(HandOutcome {
+            hand: hand.number,
+            winners: players
+                .iter()
+                .zip(&values)
+                .filter(|(_, &v)| v == lowest)
+                .map(|(p, _)| p.clone())
+                .collect(),
+            scores: Some(
+                players
+                    .iter()
+                    .zip(&values)
+                    .map(|(p, &v)| (p.clone(), if v == lowest { 0 } else { v }))
+                    .collect(),
+            ),
+            reason: OutcomeReason::Blocked,
+            order: None,
+            winning_card: None,
+            multiplier: 1,
+        });
+        hand.phase = Phase::Over;
+    }
+
+    /// "The hand's `winners` is the first to finish; `order` lists all, last place last."
+    fn decide_elimination(&self, hand: &mut Hand) {
+        hand.call_due.clear();
+        hand.gift_target = None;
+        let mut order: Vec<String> = hand.finished.iter().map(|&s| self.name(s)).collect();
+        for (seat, &active) in hand.active.iter().enumerate() {
+            if active {
+                order.push(self.name(seat));
+            }
+        }
+        hand.outcome = Some(HandOutcome {
+            hand: hand.number,
+            winners: order.first().cloned().into_iter().collect(),
+            scores: None,
+            reason: OutcomeReason::Elimination,
+            order: Some(order),
+            winning_card: None,
+            multiplier: 1,
+        });
+        hand.phase = Phase::Over;
+    }
+
+    /// Persian settlement: "a loser holding n 7s lays them aside (0 points) and makes one
+    /// `draw` of 2n cards; if that draw brought m 7s, those are laid aside too and the
+    /// same loser makes one further `draw` of 2m cards … with no card anywhere,
+    /// settlement ends and any 7 still held scores 0."
+    fn advance_settlement(&mut self, hand: &mut Hand) {
+        loop {
+            let player = hand.settle_player;
+            if let Some(p) = player {
+                if hand.settle_owed > 0 {
+                    if hand.no_card_anywhere() {
+                        hand.settle_queue.clear();
+                        hand.settle_owed = 0;
+                        hand.settle_player = None;
+                        break;
+                    }
+                    return; // waiting for this loser's draw (or a reshuffle)
+                }
+                let sevens: Vec<Card> = hand.hands[p]
+                    .iter()
+                    .copied()
+                    .filter(|&c| self.effect(c) == Effect::Stack)
+                    .collect();
+                if !sevens.is_empty() {
+                    hand.hands[p].retain(|&c| self.effect(c) != Effect::Stack);
+                    hand.laid_aside.extend(&sevens);
+                    hand.settle_owed = self.rules().seven_total * sevens.len() as u32;
+                    self.fact.laid_aside.push((self.name(p), sevens));
+                    continue;
+                }
+                hand.settled.push(p);
+            }
+            match hand.settle_queue.pop_front() {
+                None => {
+                    hand.settle_player = None;
+                    break;
+                }
+                Some(next) => {
+                    hand.settle_player = Some(next);
+                    hand.settle_owed = 0;
+                }
+            }
+        }
+        self.score(hand);
+    }
+
+    /// A draw during settlement. "A wrong draw during settlement is reported and not
+    /// applied: by a loser other than the one whose draw is due, `not_your_turn`; by the
+    /// winner, or by a loser who owes nothing (already settled, or holding no 7),
+    /// `unexpected_event`."
+    fn settlement_event(&mut self, hand: &mut Hand, kind: &Kind, player: usize) {
+        let name = self.name(player);
+        let Kind::Draw(draw) = kind else {
+            self.flag_seat(
+                Code::UnexpectedEvent,
+                player,
+                format!(
+                    "{} after hand {} is decided (settlement draws only)",
+                    kind.type_name(),
+                    hand.number
+                ),
+            );
+            return;
+        };
+        if Some(player) != hand.settle_player {
+            let is_winner = hand
+                .outcome
+                .as_ref()
+                .is_some_and(|o| o.winners.contains(&name));
+            let holds_seven = hand.hands[player]
+                .iter()
+                .any(|&c| self.effect(c) == Effect::Stack);
+            let owes_nothing = is_winner || hand.settled.contains(&player) || !holds_seven;
+            let due = hand.settle_player.map(|s| self.name(s)).unwrap_or_default();
+            if owes_nothing {
+                let why = if is_winner {
+                    format!("{name} won the hand")
+                } else if hand.settled.contains(&player) {
+                    format!("{name} is already settled")
+                } else {
+                    format!("{name} holds no 7")
+                };
+                self.flag_seat(
+                    Code::UnexpectedEvent,
+                    player,
+                    format!("settlement: {why} and owes no draw (it is {due}'s draw); not applied"),
+                );
+            } else {
+                self.flag_seat(
+                    Code::NotYourTurn,
+                    player,
+                    format!("settlement: it is {due}'s draw for their 7s; not applied"),
+                );
+            }
+            return;
+        }
+        self.fact.draw_kind = Some(DrawKind::Settlement);
+        let owed = hand.settle_owed as usize;
+        let stock = hand.stock_size() as usize;
+        let count = draw.cards.len();
+        let split = count < owed && count == stock;
+        if count != owed && !split {
+            self.flag_seat(
+                Code::IllegalDraw,
+                player,
+                format!("settlement: {name} owes {owed} cards, drew {count}"),
+            );
+        }
+        self.take_cards(hand, player, &draw.cards);
+        hand.settle_owed = if split { (owed - count) as u32 } else { 0 };
+        self.advance_settlement(hand);
+    }
+
+    // ------------------------------------------------------------------ end, result
+
+    /// Close the hand (its `end`, or a `deal` that replaced it): count it toward the
+    /// match — "a hand closed without an outcome … still counts as one of the match's
+    /// hands (`{"hands": N}`), with nothing added to `totals`".
+    fn close_hand(&mut self, hand: &Hand) {
+        self.hand_open = false;
+        if let Some(record) = self.hand_log.last_mut() {
+            if record.number == hand.number {
+                record.outcome = hand.outcome.clone();
+                record.cards_left = self
+                    .settings
+                    .players
+                    .iter()
+                    .cloned()
+                    .zip(hand.hands.iter().cloned())
+                    .collect();
+                record.reshuffles = hand.reshuffles;
+                record.closed = true;
+            }
+        }
+        self.previous_winner = None;
+        if let Some(outcome) = &hand.outcome {
+            self.outcomes.push(outcome.clone());
+            if let Some(scores) = &outcome.scores {
+                for (seat, (_, points)) in scores.iter().enumerate() {
+                    self.totals[seat] += points;
+                }
+            }
+            if let Some(first) = outcome.winners.first().and_then(|w| self.seat(w)) {
+                if self.elimination() {
+                    self.first_places[first] += 1;
+                }
+                self.previous_winner = Some(first);
+            }
+        }
+        let settings = &self.settings;
+        if settings.match_hands.is_some_and(|n| hand.number >= n) {
+            self.match_over = true;
+        }
+        if let Some(target) = settings.match_target {
+            if self.totals.iter().any(|&t| t >= target as i64) {
+                self.match_over = true;
+            }
+        }
+    }
+
+    fn end(&mut self, event: &End) {
+        let Some(hand) = self.hand.take() else {
+            self.flag(
+                Code::UnexpectedEvent,
+                None,
+                "an end while no hand is being played".to_string(),
+            );
+            return;
+        };
+        if !self.hand_open {
+            self.flag(
+                Code::UnexpectedEvent,
+                None,
+                "an end while no hand is being played".to_string(),
+            );
+            self.hand = Some(hand);
+            return;
+        }
+        let mut hand = hand;
+        if hand.phase != Phase::Over {
+            self.flag(
+                Code::UnexpectedEvent,
+                None,
+                format!(
+                    "an end before hand {} is over; it is closed without an outcome",
+                    hand.number
+                ),
+            );
+            hand.outcome = None;
+            self.close_hand(&hand);
+            self.hand = Some(hand);
+            return;
+        }
+        if event.hand != hand.number {
+            self.flag(
+                Code::UnexpectedEvent,
+                None,
+                format!(
+                    "end of hand {}, but hand {} is being played",
+                    event.hand, hand.number
+                ),
+            );
+        }
+        if let Some(outcome) = hand.outcome.clone() {
+            self.check_claims(event, &outcome);
+        }
+        self.close_hand(&hand);
+        self.hand = Some(hand);
+    }
+
+    /// "Claims: `winners` compare as sets, `order` as a list, `scores`/`totals` as exact
+    /// objects (every player, no extra key)."
+    fn check_claims(&mut self, event: &End, outcome: &HandOutcome) {
+        if let Some(winners) = &event.winners {
+            if !same_set(winners, &outcome.winners) {
+                self.flag(
+                    Code::WinnerMismatch,
+                    None,
+                    format!(
+                        "hand {}: claimed winners {}, computed {}",
+                        outcome.hand,
+                        names_list(&sorted_names(winners)),
+                        names_list(&sorted_names(&outcome.winners))
+                    ),
+                );
+            }
+        }
+        if let Some(order) = &event.order {
+            let computed = outcome.order.clone().unwrap_or_default();
+            if *order != computed {
+                self.flag(
+                    Code::WinnerMismatch,
+                    None,
+                    format!(
+                        "hand {}: claimed order {}, computed {}",
+                        outcome.hand,
+                        names_list(order),
+                        outcome
+                            .order
+                            .as_ref()
+                            .map_or("none".to_string(), |o| names_list(o))
+                    ),
+                );
+            }
+        }
+        if let Some(scores) = &event.scores {
+            let computed = outcome.scores.clone().unwrap_or_default();
+            if !claim_equals(scores, &computed) {
+                self.flag(
+                    Code::ScoreMismatch,
+                    None,
+                    format!(
+                        "hand {}: claimed scores {}, computed {}",
+                        outcome.hand,
+                        fmt_claim(scores),
+                        fmt_scores(outcome.scores.as_deref())
+                    ),
+                );
+            }
+        }
+    }
+
+    /// Whether a `result` may come now: the match is over (open-ended: after a hand).
+    fn match_over_for_result(&self) -> bool {
+        let settings = &self.settings;
+        if settings.match_hands.is_none() && settings.match_target.is_none() {
+            return self.last_hand_number > 0;
+        }
+        self.match_over
+    }
+
+    /// "a `result` before the match is over is `unexpected_event` and closes the game:
+    /// every later line is `unexpected_event` too and is not replayed"
+    fn result(&mut self, event: &GameResult) {
+        if self.hand_open || !self.match_over_for_result() {
+            self.flag(
+                Code::UnexpectedEvent,
+                None,
+                "a result before the match is over; the game is closed here".to_string(),
+            );
+            self.premature_result = true;
+            self.closed_by = Some(Closure::Result);
+            return;
+        }
+        if let Some(totals) = &event.totals {
+            let computed = (!self.elimination()).then(|| self.totals());
+            let matches = computed.as_ref().is_some_and(|c| claim_equals(totals, c));
+            if !matches {
+                self.flag(
+                    Code::ScoreMismatch,
+                    None,
+                    format!(
+                        "claimed totals {}, computed {}",
+                        fmt_claim(totals),
+                        fmt_scores(computed.as_deref())
+                    ),
+                );
+            }
+        }
+        if let Some(winners) = &event.winners {
+            let computed = self.match_winners();
+            if !same_set(winners, &computed) {
+                self.flag(
+                    Code::WinnerMismatch,
+                    None,
+                    format!(
+                        "claimed match winners {}, computed {}",
+                        names_list(&sorted_names(winners)),
+                        names_list(&computed)
+                    ),
+                );
+            }
+        }
+        self.closed_by = Some(Closure::Result);
     }
 }
