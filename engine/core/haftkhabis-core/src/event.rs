@@ -63,7 +63,10 @@ impl PenaltyReason {
     }
 
     pub fn parse(text: &str) -> Option<PenaltyReason> {
-        PenaltyReason::ALL.iter().copied().find(|r| r.name() == text)
+        PenaltyReason::ALL
+            .iter()
+            .copied()
+            .find(|r| r.name() == text)
     }
 }
 

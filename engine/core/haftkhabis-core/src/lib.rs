@@ -13,6 +13,7 @@ pub mod notation;
 pub mod reader;
 pub mod ruleset;
 pub mod validator;
+pub mod verdict;
 pub mod violation;
 
 /// The engine's version, recorded with every verdict and warehouse row.

@@ -11,7 +11,9 @@
 use std::collections::VecDeque;
 
 use crate::cards::{pretty_cards, Card, CardCounts, Suit};
-use crate::event::{Deal, Draw, End, Event, GameResult, Header, Kind, Penalty, PenaltyReason, Play, Points};
+use crate::event::{
+    Deal, Draw, End, Event, GameResult, Header, Kind, Penalty, PenaltyReason, Play, Points,
+};
 use crate::json::Value;
 use crate::ruleset::{self, AfterDraw, Effect, JackRule, Mode, MustPlay, Ruleset};
 use crate::violation::{Code, Violation};
@@ -482,7 +484,10 @@ pub fn read_header(header: &Header) -> HeaderReading {
     let mut unusable = false;
     let format_ok = matches!(&header.format, Some(Value::Str(s)) if s == "haftkhabis/1");
     if !format_ok {
-        let shown = header.format.as_ref().map_or("None".to_string(), Value::repr);
+        let shown = header
+            .format
+            .as_ref()
+            .map_or("None".to_string(), Value::repr);
         out.push((
             Code::Schema,
             format!("format must be 'haftkhabis/1', got {shown}"),
@@ -512,7 +517,11 @@ pub fn read_header(header: &Header) -> HeaderReading {
             None => "None".to_string(),
             Some(Value::Array(items)) => {
                 let inner: Vec<String> = items.iter().map(Value::repr).collect();
-                format!("({}{})", inner.join(", "), if items.len() == 1 { "," } else { "" })
+                format!(
+                    "({}{})",
+                    inner.join(", "),
+                    if items.len() == 1 { "," } else { "" }
+                )
             }
             Some(other) => other.repr(),
         };
@@ -540,7 +549,10 @@ pub fn read_header(header: &Header) -> HeaderReading {
         _ => None,
     };
     let Some(rules) = rules else {
-        let known: Vec<&str> = ruleset::rulesets().iter().map(|r| r.name.as_str()).collect();
+        let known: Vec<&str> = ruleset::rulesets()
+            .iter()
+            .map(|r| r.name.as_str())
+            .collect();
         out.push((
             Code::UnknownRuleset,
             format!(
@@ -1027,8 +1039,11 @@ impl Table {
             follow_card: hand.follow_card,
             gift_target: hand.gift_target.map(|s| players[s].clone()),
             call_due: {
-                let mut names: Vec<String> =
-                    hand.call_due.iter().map(|(s, _)| players[*s].clone()).collect();
+                let mut names: Vec<String> = hand
+                    .call_due
+                    .iter()
+                    .map(|(s, _)| players[*s].clone())
+                    .collect();
                 names.sort();
                 names
             },
@@ -1072,7 +1087,8 @@ impl Table {
     }
 
     fn flag(&mut self, code: Code, player: Option<String>, message: String) {
-        self.out.push(Violation::new(self.seq, code, player, message));
+        self.out
+            .push(Violation::new(self.seq, code, player, message));
     }
 
     fn flag_seat(&mut self, code: Code, seat: usize, message: String) {
@@ -1198,7 +1214,10 @@ impl Table {
                 obliged = rules.seven_answer_compulsory && !playable.is_empty();
             }
             Phase::Follow => {
-                if hand.follow_card.is_some_and(|c| self.effect(c) == Effect::Follow) {
+                if hand
+                    .follow_card
+                    .is_some_and(|c| self.effect(c) == Effect::Follow)
+                {
                     let optional = rules.options.eight_bonus_optional;
                     may_pass = optional;
                     obliged = if rules.must_play == MustPlay::Match {
@@ -1298,10 +1317,7 @@ impl Table {
             self.flag(
                 Code::BadDeal,
                 None,
-                format!(
-                    "deal: hand {}, expected hand {expected_number}",
-                    event.hand
-                ),
+                format!("deal: hand {}, expected hand {expected_number}", event.hand),
             );
         }
         let dealt_to = |player: &str| -> Option<&Vec<Card>> {
@@ -1723,9 +1739,7 @@ impl Table {
                     card.pretty()
                 );
             }
-            Phase::Deflect => {
-                return format!("only an A deflects the skip, not {}", card.pretty())
-            }
+            Phase::Deflect => return format!("only an A deflects the skip, not {}", card.pretty()),
             _ => {}
         }
         let suit_name = hand.current_suit.map_or("?", Suit::name);
@@ -1736,7 +1750,9 @@ impl Table {
                 "{} does not follow {}: a follow is a {singular} or another {}",
                 card.pretty(),
                 basis.map(Card::pretty).unwrap_or_default(),
-                basis.map(|c| c.rank().letter().to_string()).unwrap_or_default()
+                basis
+                    .map(|c| c.rank().letter().to_string())
+                    .unwrap_or_default()
             );
         }
         let top_pretty = top.map(Card::pretty).unwrap_or_default();
@@ -1935,8 +1951,7 @@ impl Table {
         }
         self.finish(hand, player);
         // "with `tarkesh` off, a 7 that goes out drops any pending total"
-        if card.is_some_and(|c| self.effect(c) == Effect::Stack) && !self.rules().options.tarkesh
-        {
+        if card.is_some_and(|c| self.effect(c) == Effect::Stack) && !self.rules().options.tarkesh {
             hand.pending_total = 0;
         }
         if hand.active_count() <= 1 {
@@ -2203,7 +2218,14 @@ impl Table {
 
     /// "That player either plays any 7 … or draws the whole total in one `draw` and their
     /// turn ends"; "split only around a `reshuffle` when the stock runs dry mid-draw".
-    fn seven_draw(&mut self, hand: &mut Hand, event: &Draw, player: usize, opts: &TurnOptions, seq: u64) {
+    fn seven_draw(
+        &mut self,
+        hand: &mut Hand,
+        event: &Draw,
+        player: usize,
+        opts: &TurnOptions,
+        seq: u64,
+    ) {
         let cards = &event.cards;
         let owed = hand.pending_total.saturating_sub(hand.total_drawn) as usize;
         let name = self.name(player);
@@ -2401,9 +2423,7 @@ impl Table {
             self.flag_seat(
                 Code::MissedCall,
                 caller,
-                format!(
-                    "{name} was left with one card and did not announce it before this move"
-                ),
+                format!("{name} was left with one card and did not announce it before this move"),
             );
         }
     }
@@ -2601,7 +2621,10 @@ impl Table {
                 let points = if outcome.winners.contains(p) {
                     0
                 } else {
-                    held.iter().map(|&c| i64::from(rules.points_of(c))).sum::<i64>() * multiplier
+                    held.iter()
+                        .map(|&c| i64::from(rules.points_of(c)))
+                        .sum::<i64>()
+                        * multiplier
                 };
                 (p.clone(), points)
             })

@@ -394,6 +394,8 @@ mod tests {
     #[test]
     fn a_broken_profile_is_refused() {
         let text = include_str!("../profiles/bazito.toml").replace("K = 4\n", "");
-        assert!(Ruleset::from_toml(&text).unwrap_err().contains("every rank"));
+        assert!(Ruleset::from_toml(&text)
+            .unwrap_err()
+            .contains("every rank"));
     }
 }
