@@ -142,10 +142,7 @@ fn check_3_after_8d_jd_follows_jh_does_not() {
         p.suit = Some(haftkhabis_core::cards::Suit::Spades);
     }
     assert!(t.apply(&follow).is_empty());
-    assert_eq!(
-        t.current_suit(),
-        Some(haftkhabis_core::cards::Suit::Spades)
-    );
+    assert_eq!(t.current_suit(), Some(haftkhabis_core::cards::Suit::Spades));
 }
 
 #[test]

@@ -1,0 +1,125 @@
+//! `engine._core`: the thin Python face of `haftkhabis-core`. Conversions only; every rule
+//! lives in the core crate.
+
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+
+use haftkhabis_core::cards::Rank;
+use haftkhabis_core::ruleset::{self, AfterDraw, Effect, JackRule, MustPlay, Ruleset};
+
+fn must_play_name(rule: MustPlay) -> &'static str {
+    match rule {
+        MustPlay::AnyLegal => "any_legal",
+        MustPlay::Match => "match",
+        MustPlay::Never => "never",
+    }
+}
+
+fn jack_name(rule: JackRule) -> &'static str {
+    match rule {
+        JackRule::Always => "always",
+        JackRule::NoMatchHeld => "no_match_held",
+        JackRule::NotOnJack => "not_on_jack",
+    }
+}
+
+fn after_draw_name(rule: AfterDraw) -> &'static str {
+    match rule {
+        AfterDraw::MayPlayFit => "may_play_fit",
+        AfterDraw::MustPlayMatch => "must_play_match",
+        AfterDraw::Free => "free",
+    }
+}
+
+fn effect_name(effect: Effect) -> &'static str {
+    match effect {
+        Effect::Plain => "plain",
+        Effect::Stack => "stack",
+        Effect::Follow => "follow",
+        Effect::Skip => "skip",
+        Effect::Reverse => "reverse",
+        Effect::Gift => "gift",
+        Effect::Declare => "declare",
+        Effect::OptionalFollow => "optional_follow",
+    }
+}
+
+/// A per-rank table as a dict `{"A": …, "2": …, …, "K": …}`, in notation order.
+fn rank_table<'py, T: Copy, V: IntoPyObject<'py>>(
+    py: Python<'py>,
+    table: &[T; 13],
+    value: impl Fn(T) -> V,
+) -> PyResult<Bound<'py, PyDict>> {
+    let dict = PyDict::new(py);
+    for rank in Rank::ALL {
+        dict.set_item(rank.letter().to_string(), value(table[rank.index()]))?;
+    }
+    Ok(dict)
+}
+
+fn ruleset_dict<'py>(py: Python<'py>, rules: &Ruleset) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("name", &rules.name)?;
+    d.set_item("min_players", rules.min_players)?;
+    d.set_item("max_players", rules.max_players)?;
+    d.set_item("two_decks_above", rules.two_decks_above)?;
+    d.set_item("has_starter", rules.has_starter)?;
+    let forbidden: String = rules
+        .forbidden_starter_ranks
+        .iter()
+        .map(|r| r.letter())
+        .collect();
+    d.set_item("forbidden_starter_ranks", forbidden)?;
+    d.set_item(
+        "opening_suit",
+        rules.opening_suit.map(|s| s.letter().to_string()),
+    )?;
+    d.set_item("seven_total", rules.seven_total)?;
+    d.set_item("seven_answer_compulsory", rules.seven_answer_compulsory)?;
+    d.set_item("must_play", must_play_name(rules.must_play))?;
+    d.set_item("jack", jack_name(rules.jack))?;
+    d.set_item("jack_suit_must_differ", rules.jack_suit_must_differ)?;
+    d.set_item("after_draw", after_draw_name(rules.after_draw))?;
+    d.set_item("failed_follow_ends_turn", rules.failed_follow_ends_turn)?;
+    d.set_item("reshuffles", rules.reshuffles)?;
+    d.set_item("last_card_call", rules.last_card_call)?;
+    d.set_item("table_penalties", rules.table_penalties)?;
+    d.set_item("settlement_sevens", rules.settlement_sevens)?;
+    d.set_item(
+        "first_player_previous_winner",
+        rules.first_player_previous_winner,
+    )?;
+    d.set_item("default_hands", rules.default_hands)?;
+    d.set_item("points", rank_table(py, &rules.points, |v| v)?)?;
+    d.set_item("multipliers", rank_table(py, &rules.multipliers, |v| v)?)?;
+    d.set_item("effects", rank_table(py, &rules.effects, effect_name)?)?;
+    d.set_item("option_names", PyList::new(py, &rules.option_names)?)?;
+    let options = PyDict::new(py);
+    for option in &rules.option_names {
+        options.set_item(option, rules.options.get(option).unwrap_or(false))?;
+    }
+    d.set_item("options", options)?;
+    let modes: Vec<&str> = rules.modes.iter().map(|m| m.name()).collect();
+    d.set_item("modes", modes)?;
+    Ok(d)
+}
+
+/// The Haft Khabis rules engine, compiled (`haftkhabis-core`).
+#[pymodule(name = "_core")]
+mod core_module {
+    use super::*;
+
+    /// The engine's version, recorded with every verdict and warehouse row.
+    #[pymodule_export]
+    const ENGINE_VERSION: &str = haftkhabis_core::ENGINE_VERSION;
+
+    /// Every ruleset profile's parameters, in the contract's order (bazito, persian,
+    /// pis-yedili).
+    #[pyfunction]
+    fn rulesets(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
+        ruleset::rulesets()
+            .iter()
+            .map(|rules| ruleset_dict(py, rules))
+            .collect()
+    }
+}
