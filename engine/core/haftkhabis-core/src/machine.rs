@@ -300,8 +300,6 @@ struct Hand {
     settle_queue: VecDeque<usize>,
     settle_player: Option<usize>,
     settle_owed: u32,
-    /// players whose settlement is done
-    settled: Vec<usize>,
     outcome: Option<HandOutcome>,
     reshuffles: u32,
 }
@@ -336,7 +334,6 @@ impl Hand {
             settle_queue: VecDeque::new(),
             settle_player: None,
             settle_owed: 0,
-            settled: Vec::new(),
             outcome: None,
             reshuffles: 0,
         }
@@ -398,7 +395,7 @@ pub struct Table {
 }
 
 fn quoted(text: &str) -> String {
-    Value::Str(text.to_string()).repr()
+    Value::from(text).repr()
 }
 
 fn fmt_scores(scores: Option<&[(String, i64)]>) -> String {
@@ -500,7 +497,7 @@ pub fn read_header(header: &Header) -> HeaderReading {
             let mut ok = true;
             for item in items {
                 match item {
-                    Value::Str(s) if (1..=64).contains(&s.chars().count()) => names.push(s.clone()),
+                    Value::Str(s) if (1..=64).contains(&s.chars().count()) => names.push(s.to_string()),
                     _ => ok = false,
                 }
             }
@@ -1353,11 +1350,20 @@ impl Table {
                 ));
             }
         }
+        // the cards dealt to the table (and the starter), and those of hands for someone not
+        // at the table: a phantom hand's cards are not dealt, they stay in the stock, so the
+        // table always holds the whole pack (docs/decisions.md, card accounting)
         let mut dealt = CardCounts::default();
+        let mut phantom = CardCounts::default();
         for player in &named {
             if let Some(cards) = dealt_to(player) {
+                let into = if self.seat(player).is_some() {
+                    &mut dealt
+                } else {
+                    &mut phantom
+                };
                 for &card in cards {
-                    dealt.add(card);
+                    into.add(card);
                 }
             }
         }
@@ -1388,7 +1394,9 @@ impl Table {
             dealt.add(card);
         }
         let full = CardCounts::pack(self.settings.decks);
-        let over = notation_sorted(Card::deck().filter(|&c| dealt.get(c) > full.get(c)));
+        let over = notation_sorted(
+            Card::deck().filter(|&c| u32::from(dealt.get(c)) + u32::from(phantom.get(c)) > u32::from(full.get(c))),
+        );
         if !over.is_empty() {
             problems.push(format!("too many of {}", pretty_cards(&over)));
         }
@@ -1655,11 +1663,15 @@ impl Table {
         let phase = hand.phase;
         let in_hand = hand.hands[player].contains(&card);
         if !in_hand {
+            let source = self.take_copy(hand, card, player);
             let name = self.name(player);
             self.flag_seat(
                 Code::CardNotInHand,
                 player,
-                format!("{name} does not hold {}", card.pretty()),
+                format!(
+                    "{name} does not hold {}; the card is taken from {source}",
+                    card.pretty()
+                ),
             );
         } else if !self.legal(hand, phase, card, &hand.hands[player]) {
             let why = self.why_illegal(hand, card, player);
@@ -1669,8 +1681,6 @@ impl Table {
             if let Some(i) = hand.hands[player].iter().position(|&c| c == card) {
                 hand.hands[player].remove(i);
             }
-        } else {
-            self.take_unheld_card(hand, card);
         }
         let opening = phase == Phase::Opening;
         let previous_suit = hand.current_suit;
@@ -1680,6 +1690,7 @@ impl Table {
         if dropped_total {
             // the table let a non-7 answer the total: it is gone
             hand.pending_total = 0;
+            hand.total_drawn = 0;
         }
         self.declare(hand, event, player, previous_suit, opening);
         let last_card = hand.hands[player].is_empty();
@@ -1691,9 +1702,8 @@ impl Table {
                 self.call_due(hand, player, self.seq.unwrap_or(0));
             }
         }
-        if dropped_total && !hand.waiting_sevens.is_empty() {
-            self.chain_dropped(hand, player);
-            return;
+        if dropped_total && self.end_chain(hand) {
+            return; // a tarkesh chain dropped: decided right after this line
         }
         if opening {
             self.end_turn(hand, player);
@@ -1706,17 +1716,47 @@ impl Table {
         self.card_effect(hand, player, card);
     }
 
-    /// A card played that its player does not hold comes from where an unseen copy is:
-    /// the stock (so it is not counted twice); with none unseen it comes from nowhere
-    /// and the pack is one card larger (docs/decisions.md).
-    fn take_unheld_card(&self, hand: &mut Hand, card: Card) {
+    /// Take one copy of `card` from where the table has it, for a card played that its
+    /// player does not hold or drawn that the stock does not hold, so that no card ever
+    /// exists twice (docs/decisions.md, card accounting). Looked for in this order: the
+    /// stock (an unseen copy), the discard pile under its top (nearest the top first), the
+    /// other players' hands in seat order from the seat after `actor`, the pile's top, the
+    /// laid-aside 7s, `actor`'s own hand. Returns where it came from (for the message).
+    fn take_copy(&self, hand: &mut Hand, card: Card, actor: usize) -> String {
         if hand.stock.take(card) {
             if let Some(order) = hand.stock_order.as_mut() {
                 if let Some(i) = order.iter().position(|&c| c == card) {
                     order.remove(i);
                 }
             }
+            return "the stock".to_string();
         }
+        let under = hand.pile.len().saturating_sub(1);
+        if let Some(i) = hand.pile[..under].iter().rposition(|&c| c == card) {
+            hand.pile.remove(i);
+            return "the discard pile".to_string();
+        }
+        let n = self.settings.players.len();
+        for k in 1..n {
+            let other = (actor + k) % n;
+            if let Some(i) = hand.hands[other].iter().position(|&c| c == card) {
+                hand.hands[other].remove(i);
+                return format!("{}'s hand", self.name(other));
+            }
+        }
+        if hand.top() == Some(card) {
+            hand.pile.pop();
+            return "the top of the pile".to_string();
+        }
+        if let Some(i) = hand.laid_aside.iter().position(|&c| c == card) {
+            hand.laid_aside.remove(i);
+            return "the laid-aside 7s".to_string();
+        }
+        if let Some(i) = hand.hands[actor].iter().position(|&c| c == card) {
+            hand.hands[actor].remove(i);
+            return format!("{}'s own hand", self.name(actor));
+        }
+        "nowhere (no copy is left on the table)".to_string()
     }
 
     fn why_illegal(&self, hand: &Hand, card: Card, player: usize) -> String {
@@ -1925,9 +1965,12 @@ impl Table {
         }
         if self.effect(card) == Effect::Stack && options.tarkesh {
             // "a player whose last card is a 7 has not won yet. The chain runs on"
-            hand.waiting_sevens.push(player);
-            hand.waiting_cards.retain(|(s, _)| *s != player);
-            hand.waiting_cards.push((player, card));
+            if !hand.waiting_sevens.contains(&player) {
+                // a waiting player's further 7 (a card not held) only adds to the total
+                hand.waiting_sevens.push(player);
+                hand.waiting_cards.retain(|(s, _)| *s != player);
+                hand.waiting_cards.push((player, card));
+            }
             hand.pending_total += self.rules().seven_total;
             let next = self.next_player(hand, player, 1);
             self.start_turn(hand, next, false);
@@ -1950,6 +1993,7 @@ impl Table {
             return;
         }
         self.finish(hand, player);
+        hand.waiting_sevens.retain(|&s| s != player);
         // "with `tarkesh` off, a 7 that goes out drops any pending total"
         if card.is_some_and(|c| self.effect(c) == Effect::Stack) && !self.rules().options.tarkesh {
             hand.pending_total = 0;
@@ -2082,10 +2126,12 @@ impl Table {
                 }
                 hand.stock.take(card);
             } else {
+                let source = self.take_copy(hand, card, player);
                 let mut text = format!("{} is not in the stock", card.pretty());
                 if let Some(top) = top_of_order {
                     text.push_str(&format!(" (its top is {})", top.pretty()));
                 }
+                text.push_str(&format!("; it is taken from {source}"));
                 problems.push(text);
             }
             hand.hands[player].push(card);
@@ -2278,49 +2324,47 @@ impl Table {
         hand.total_drawn = 0;
         hand.waiting_sevens.retain(|&s| s != player);
         if !hand.waiting_sevens.is_empty() {
-            self.decide_for_waiting(hand, player);
+            if !self.end_chain(hand) {
+                let next = self.next_player(hand, player, 1);
+                self.start_turn(hand, next, false);
+            }
             return;
         }
         self.end_turn(hand, player);
     }
 
-    /// The waiting 7-players win: in points play the earliest; in elimination play
-    /// "waiting 7-players finish in the order they went out".
-    fn decide_for_waiting(&mut self, hand: &mut Hand, player: usize) {
+    /// A `tarkesh` chain is over (its total drawn, dropped without being drawn — "when
+    /// the total is dropped without being drawn (a wrong `pass`, or a non-7 played against
+    /// it), the chain is over too: the hand is decided right after that line, the same
+    /// way" — or impossible to draw): in points play the earliest waiting 7-player wins
+    /// (settlement follows); in elimination "waiting 7-players finish in the order they
+    /// went out", and a gift owed to one of them lapses. True when this decided the
+    /// hand; false with nobody waiting, or when elimination play goes on.
+    fn end_chain(&mut self, hand: &mut Hand) -> bool {
         let waiting = std::mem::take(&mut hand.waiting_sevens);
-        if self.elimination() {
-            for finisher in waiting {
-                self.finish(hand, finisher);
-            }
-            if hand.active_count() <= 1 {
-                self.decide_elimination(hand);
-                return;
-            }
-            let next = self.next_player(hand, player, 1);
-            self.start_turn(hand, next, false);
-            return;
+        let Some(&earliest) = waiting.first() else {
+            return false;
+        };
+        if !self.elimination() {
+            let card = hand
+                .waiting_cards
+                .iter()
+                .find(|(s, _)| *s == earliest)
+                .map(|(_, c)| *c);
+            self.decide_out(hand, earliest, card);
+            return true;
         }
-        let winner = waiting[0];
-        let card = hand
-            .waiting_cards
-            .iter()
-            .find(|(s, _)| *s == winner)
-            .map(|(_, c)| *c);
-        self.decide_out(hand, winner, card);
-    }
-
-    /// `tarkesh` (decision): "when the total is dropped without being drawn (a wrong
-    /// `pass`, or a non-7 played against it), the chain is over too: the hand is decided
-    /// right after that line, the same way."
-    fn chain_dropped(&mut self, hand: &mut Hand, player: usize) {
-        hand.pending_total = 0;
-        hand.total_drawn = 0;
-        hand.waiting_sevens.retain(|&s| s != player);
-        if hand.waiting_sevens.is_empty() {
-            self.end_turn(hand, player);
-            return;
+        for finisher in waiting {
+            self.finish(hand, finisher);
         }
-        self.decide_for_waiting(hand, player);
+        if hand.gift_target.is_some_and(|t| !hand.active[t]) {
+            hand.gift_target = None;
+        }
+        if hand.active_count() <= 1 {
+            self.decide_elimination(hand);
+            return true;
+        }
+        false
     }
 
     fn gift_draw(&mut self, hand: &mut Hand, event: &Draw, player: usize) {
@@ -2359,7 +2403,6 @@ impl Table {
         let opts = self.options_for(hand, player);
         let phase = hand.phase;
         let name = self.name(player);
-        let mut dropped_total = false;
         if !opts.may_pass {
             if phase == Phase::Seven {
                 self.flag_seat(
@@ -2388,12 +2431,11 @@ impl Table {
                 );
             }
             // "a wrong `pass` ends the turn (dropping a pending total)"
-            dropped_total = hand.pending_total > 0;
             hand.pending_total = 0;
-        }
-        if dropped_total && !hand.waiting_sevens.is_empty() {
-            self.chain_dropped(hand, player);
-            return;
+            hand.total_drawn = 0;
+            if phase == Phase::Seven && self.end_chain(hand) {
+                return; // a tarkesh chain dropped: decided right after this line
+            }
         }
         if phase == Phase::Deflect {
             let next = self.next_player(hand, player, 1);
@@ -2718,7 +2760,6 @@ impl Table {
                     self.fact.laid_aside.push((self.name(p), sevens));
                     continue;
                 }
-                hand.settled.push(p);
             }
             match hand.settle_queue.pop_front() {
                 None => {
@@ -2753,33 +2794,41 @@ impl Table {
             return;
         };
         if Some(player) != hand.settle_player {
+            // not applied: a loser whose draw is still to come is out of turn; the winner
+            // and a loser who owes nothing (settled already, or holding no 7) draw nothing
+            let due = format!(
+                "it is {}'s draw for their 7s",
+                hand.settle_player.map(|s| self.name(s)).unwrap_or_default()
+            );
             let is_winner = hand
                 .outcome
                 .as_ref()
                 .is_some_and(|o| o.winners.contains(&name));
+            let queued = hand.settle_queue.contains(&player);
             let holds_seven = hand.hands[player]
                 .iter()
                 .any(|&c| self.effect(c) == Effect::Stack);
-            let owes_nothing = is_winner || hand.settled.contains(&player) || !holds_seven;
-            let due = hand.settle_player.map(|s| self.name(s)).unwrap_or_default();
-            if owes_nothing {
-                let why = if is_winner {
-                    format!("{name} won the hand")
-                } else if hand.settled.contains(&player) {
-                    format!("{name} is already settled")
+            if is_winner {
+                self.flag_seat(
+                    Code::UnexpectedEvent,
+                    player,
+                    format!(
+                        "settlement: {name} won hand {} and draws nothing; {due}",
+                        hand.number
+                    ),
+                );
+            } else if queued && holds_seven {
+                self.flag_seat(Code::NotYourTurn, player, format!("settlement: {due}"));
+            } else {
+                let why = if queued {
+                    "holds no 7"
                 } else {
-                    format!("{name} holds no 7")
+                    "is settled already"
                 };
                 self.flag_seat(
                     Code::UnexpectedEvent,
                     player,
-                    format!("settlement: {why} and owes no draw (it is {due}'s draw); not applied"),
-                );
-            } else {
-                self.flag_seat(
-                    Code::NotYourTurn,
-                    player,
-                    format!("settlement: it is {due}'s draw for their 7s; not applied"),
+                    format!("settlement: {name} {why} and owes nothing; {due}"),
                 );
             }
             return;
