@@ -226,6 +226,7 @@ class Table:
         self.previous_winner: str | None = None
         self.match_over = False
         self.closed_by: str | None = None  # "result" or "abort"
+        self.premature_result = False  # the result came before the match was over
         self.fouls: dict[str, set[Code]] = {p: set() for p in self.players}
         self.last_type: str | None = None
         self.hand_log: list[HandRecord] = []
@@ -291,9 +292,10 @@ class Table:
         return self._options_for(hand, hand.mover)
 
     def is_complete(self) -> bool:
-        """The match is over and its last hand has its `end` (or a result closed it)."""
+        """The match is over and its last hand has its `end` (or a result closed it).
+        A `result` before the match was over closes the game unfinished: not complete."""
         if self.closed_by == "result":
-            return True
+            return not self.premature_result
         if self.hand_open:
             return False
         if self.match_over:
@@ -430,14 +432,14 @@ class Table:
         if self.match_over and not self.hand_open:
             self._flag(Code.UNEXPECTED_EVENT, None, "a deal after the match is over")
         elif self.hand_open and hand is not None:
+            # one unexpected_event, even when closing that hand ends the match
             if hand.decided:
                 self._flag(Code.UNEXPECTED_EVENT, None,
                            f"a deal while hand {hand.number} is decided but has no end yet")
-                self._close_hand(hand)
             else:
                 self._flag(Code.UNEXPECTED_EVENT, None,
                            f"a deal while hand {hand.number} is still being played; it is abandoned")
-                self.previous_winner = None
+            self._close_hand(hand)  # without an outcome when it was not decided
         if event.dealer not in self.seat:
             self._flag(Code.SCHEMA, None, f"deal: unknown dealer {event.dealer!r}")
             return
@@ -454,9 +456,10 @@ class Table:
         for player in event.hands:
             if player not in self.seat:
                 problems.append(f"a hand for {player!r}, who is not at the table")
-        dealt: Counter[str] = Counter()
-        for cards in event.hands.values():
-            dealt.update(cards)
+        dealt: Counter[str] = Counter()  # the cards dealt to the table (and the starter)
+        phantom: Counter[str] = Counter()  # cards of hands for someone not at the table
+        for holder, cards in event.hands.items():
+            (dealt if holder in self.seat else phantom).update(cards)
         starter = event.starter
         if rules.has_starter:
             if starter is None:
@@ -469,9 +472,11 @@ class Table:
         if starter is not None:
             dealt[starter] += 1
         full = pack(self.settings.decks)
-        over = sorted(c for c, n in dealt.items() if n > full[c])
+        over = sorted(c for c, n in (dealt + phantom).items() if n > full[c])
         if over:
             problems.append("too many of " + pretty_cards(over))
+        # a phantom hand's cards are not dealt: they stay in the stock, so that the table
+        # always holds the whole pack
         stock = full - dealt
         stock_order: list[str] | None = None
         if event.stock is not None:
@@ -628,7 +633,9 @@ class Table:
         held = hand.hands[player]
         in_hand = card in held
         if not in_hand:
-            self._flag(Code.CARD_NOT_IN_HAND, player, f"{player} does not hold {pretty(card)}")
+            source = self._take_copy(hand, card, player)
+            self._flag(Code.CARD_NOT_IN_HAND, player,
+                       f"{player} does not hold {pretty(card)}; the card is taken from {source}")
         elif not self._legal(hand, phase, card, held):
             self._flag(Code.ILLEGAL_CARD, player, self._why_illegal(hand, card, player))
         if in_hand:
@@ -637,8 +644,10 @@ class Table:
         previous_suit = hand.current_suit
         hand.pile.append(card)
         hand.gift_target = None
-        if phase is Phase.SEVEN and card[0] != "7":
-            hand.pending_total = 0  # the table let a non-7 answer the total: it is gone
+        dropped = phase is Phase.SEVEN and card[0] != "7"
+        if dropped:  # the table let a non-7 answer the total: it is gone
+            hand.pending_total = 0
+            hand.total_drawn = 0
         self._declare(hand, event, previous_suit, opening)
         last_card = not held
         self._judge_target(hand, event, takes_target=not opening and not last_card)
@@ -646,6 +655,8 @@ class Table:
             exempt = card[0] == "8" and not self.elimination and not opening
             if not exempt:
                 hand.call_due[player] = event.seq
+        if dropped and self._end_chain(hand):
+            return  # a tarkesh chain dropped: decided right after this line
         if opening:
             self._end_turn(hand, player)
             return
@@ -735,8 +746,9 @@ class Table:
             self._enter_follow(hand, player, card)
             return
         if card[0] == "7" and rules.option("tarkesh"):
-            hand.waiting_sevens.append(player)
-            hand.waiting_cards[player] = card
+            if player not in hand.waiting_sevens:  # a waiting player's further 7 (a card
+                hand.waiting_sevens.append(player)  # not held) only adds to the total
+                hand.waiting_cards[player] = card
             hand.pending_total += rules.seven_total
             self._start_turn(hand, self._next_player(hand, player))
             return
@@ -752,6 +764,8 @@ class Table:
         hand.finished.append(player)
         hand.active.remove(player)
         hand.call_due.pop(player, None)
+        if player in hand.waiting_sevens:  # never reached in practice; finish once only
+            hand.waiting_sevens.remove(player)
         if card is not None and card[0] == "7" and not self.rules.option("tarkesh"):
             hand.pending_total = 0
         if len(hand.active) <= 1:
@@ -837,11 +851,49 @@ class Table:
                 hand.stock[card] -= 1
                 hand.stock_count -= 1
             else:
+                source = self._take_copy(hand, card, player)
                 problems.append(f"{pretty(card)} is not in the stock" + (
-                    f" (its top is {pretty(order[0])})" if order else ""))
+                    f" (its top is {pretty(order[0])})" if order else "") + f"; it is taken from {source}")
             hand.hands[player].append(card)
         if problems:
             self._flag(Code.STOCK_MISMATCH, player, "; ".join(dict.fromkeys(problems)))
+
+    def _take_copy(self, hand: Hand, card: str, actor: str) -> str:
+        """Take one copy of `card` from where the table has it, for a card played that its
+        player does not hold or drawn that the stock does not hold, so that no card ever
+        exists twice. Looked for in this order: the stock (an unseen copy), the discard pile
+        under its top (nearest the top first), the other players' hands in seat order from
+        the seat after `actor`, the pile's top, the laid-aside 7s, `actor`'s own hand.
+        Returns where it came from (for the message)."""
+        if hand.stock[card] > 0:
+            hand.stock[card] -= 1
+            hand.stock_count -= 1
+            if hand.stock_order is not None:
+                hand.stock_order.remove(card)  # the copy nearest the top
+            return "the stock"
+        pile = hand.pile
+        for i in range(len(pile) - 2, -1, -1):
+            if pile[i] == card:
+                del pile[i]
+                return "the discard pile"
+        seat, n = self.seat[actor], len(self.players)
+        for k in range(1, n):
+            other = self.players[(seat + k) % n]
+            held = hand.hands.get(other)
+            if held is not None and card in held:
+                held.remove(card)
+                return f"{other}'s hand"
+        if pile and pile[-1] == card:
+            pile.pop()
+            return "the top of the pile"
+        if card in hand.laid_aside:
+            hand.laid_aside.remove(card)
+            return "the laid-aside 7s"
+        own = hand.hands.get(actor)
+        if own is not None and card in own:
+            own.remove(card)
+            return f"{actor}'s own hand"
+        return "nowhere (no copy is left on the table)"
 
     def _turn_pile(self, hand: Hand, stock: tuple[str, ...] | None) -> None:
         """The discard pile but its top card becomes the stock (in `stock`'s order when
@@ -867,8 +919,13 @@ class Table:
             self._flag(Code.MUST_PLAY, player,
                        f"{player} must play ({pretty_cards(opts.playable)}) instead of drawing")
         if opts.draw is None:
+            # obliged to play a drawn match, one more card is just `must_play`; a draw of
+            # any other count is a wrong count too, reported with it
             if not opts.obliged:
                 self._flag(Code.ILLEGAL_DRAW, player, f"no draw is allowed now ({self._phase_words(hand)})")
+            elif len(cards) != 1:
+                self._flag(Code.ILLEGAL_DRAW, player,
+                           f"a draw of {len(cards)} cards; even a single card would be wrong here")
         elif len(cards) != opts.draw:
             self._flag(Code.ILLEGAL_DRAW, player, f"a draw of {len(cards)} cards; {opts.draw} expected")
         self._take_cards(hand, player, cards)
@@ -940,20 +997,35 @@ class Table:
         if player in hand.waiting_sevens:
             hand.waiting_sevens.remove(player)  # the chain came back: play goes on
         if hand.waiting_sevens:
-            waiting = list(hand.waiting_sevens)
-            hand.waiting_sevens.clear()
-            if self.elimination:
-                for finisher in waiting:
-                    hand.finished.append(finisher)
-                    hand.active.remove(finisher)
-                if len(hand.active) <= 1:
-                    self._decide_elimination(hand)
-                    return
+            if not self._end_chain(hand):
                 self._start_turn(hand, self._next_player(hand, player))
-                return
-            self._decide_out(hand, waiting[0], hand.waiting_cards.get(waiting[0]))
             return
         self._end_turn(hand, player)
+
+    def _end_chain(self, hand: Hand) -> bool:
+        """A tarkesh chain is over (its total drawn, dropped without being drawn, or
+        impossible to draw): in points play the earliest waiting 7-player wins (settlement
+        follows); in elimination every waiting player finishes, in the order they went out,
+        and a gift owed to one of them lapses. True when this decided the hand; False with
+        nobody waiting, or when elimination play goes on."""
+        waiting = list(hand.waiting_sevens)
+        hand.waiting_sevens.clear()
+        if not waiting:
+            return False
+        if not self.elimination:
+            self._decide_out(hand, waiting[0], hand.waiting_cards.get(waiting[0]))
+            return True
+        for finisher in waiting:
+            if finisher in hand.active:  # a player finishes once, never twice
+                hand.finished.append(finisher)
+                hand.active.remove(finisher)
+                hand.call_due.pop(finisher, None)
+        if hand.gift_target is not None and hand.gift_target not in hand.active:
+            hand.gift_target = None
+        if len(hand.active) <= 1:
+            self._decide_elimination(hand)
+            return True
+        return False
 
     def _gift_draw(self, hand: Hand, event: Draw) -> None:
         if len(event.cards) != 1:
@@ -984,6 +1056,9 @@ class Table:
                 self._flag(Code.ILLEGAL_PASS, player,
                            f"a pass is not allowed here ({self._phase_words(hand)}); {player} must draw")
             hand.pending_total = 0
+            hand.total_drawn = 0
+            if phase is Phase.SEVEN and self._end_chain(hand):
+                return  # a tarkesh chain dropped: decided right after this line
         if phase is Phase.DEFLECT:
             self._start_turn(hand, self._next_player(hand, player))
             return
@@ -1049,11 +1124,16 @@ class Table:
         if hand is None or not self.hand_open or hand.phase is Phase.OVER:
             self._flag(Code.UNEXPECTED_EVENT, None, "a reshuffle while no hand is being played")
             return
+        # reported and not applied: the stock and the pile stay as they were (its `stock`
+        # is not checked either)
         if not self.rules.reshuffles:
-            self._flag(Code.UNEXPECTED_EVENT, None, f"{self.rules.name} never reshuffles the pile")
-        elif hand.stock_size() > 0:
             self._flag(Code.UNEXPECTED_EVENT, None,
-                       f"a reshuffle while the stock still holds {hand.stock_size()} cards")
+                       f"{self.rules.name} never reshuffles the pile; the line is not applied")
+            return
+        if hand.stock_size() > 0:
+            self._flag(Code.UNEXPECTED_EVENT, None,
+                       f"a reshuffle while the stock still holds {hand.stock_size()} cards; not applied")
+            return
         under = Counter(hand.pile[:-1])
         if event.stock is not None and Counter(event.stock) != under:
             self._flag(Code.STOCK_MISMATCH, None, "the reshuffled stock is not the discard pile less its top card")
@@ -1144,8 +1224,19 @@ class Table:
                        f"{event.type} after hand {hand.number} is decided (settlement draws only)")
             return
         if player != hand.settle_player:
-            self._flag(Code.NOT_YOUR_TURN, player,
-                       f"settlement: it is {hand.settle_player}'s draw for their 7s")
+            # not applied: a loser whose draw is still to come is out of turn; the winner
+            # and a loser who owes nothing (settled already, or holding no 7) draw nothing
+            assert hand.outcome is not None
+            due = f"it is {hand.settle_player}'s draw for their 7s"
+            if player in hand.outcome.winners:
+                self._flag(Code.UNEXPECTED_EVENT, player,
+                           f"settlement: {player} won hand {hand.number} and draws nothing; {due}")
+            elif player in hand.settle_queue and any(c[0] == "7" for c in hand.hands[player]):
+                self._flag(Code.NOT_YOUR_TURN, player, f"settlement: {due}")
+            else:
+                why = "holds no 7" if player in hand.settle_queue else "is settled already"
+                self._flag(Code.UNEXPECTED_EVENT, player,
+                           f"settlement: {player} {why} and owes nothing; {due}")
             return
         owed = hand.settle_owed
         stock = hand.stock_size()
@@ -1159,19 +1250,21 @@ class Table:
     # ----------------------------------------------------------------- end, result
 
     def _close_hand(self, hand: Hand) -> None:
+        """Close the hand (its `end`, or a `deal` that abandons it). A hand closed without
+        an outcome still counts as one of the match's hands, with nothing added to totals."""
         self.hand_open = False
         self._record_hand(hand, closed=True)
         outcome = hand.outcome
         if outcome is None:
             self.previous_winner = None
-            return
-        self.outcomes.append(outcome)
-        if outcome.scores is not None:
-            for player, points in outcome.scores.items():
-                self.totals[player] += points
-        if outcome.winners:
-            self.first_places[outcome.winners[0]] += 1 if self.elimination else 0
-        self.previous_winner = outcome.winners[0] if outcome.winners else None
+        else:
+            self.outcomes.append(outcome)
+            if outcome.scores is not None:
+                for player, points in outcome.scores.items():
+                    self.totals[player] += points
+            if outcome.winners and self.elimination:
+                self.first_places[outcome.winners[0]] += 1
+            self.previous_winner = outcome.winners[0] if outcome.winners else None
         settings = self.settings
         if settings.match_hands is not None and hand.number >= settings.match_hands:
             self.match_over = True
@@ -1208,7 +1301,12 @@ class Table:
 
     def _result(self, event: Result) -> None:
         if self.hand_open or not self.is_match_over_for_result():
-            self._flag(Code.UNEXPECTED_EVENT, None, "a result before the match is over")
+            # it closes the game all the same: every later line is unexpected_event, not
+            # replayed; its claims are not checked (like those of an early end)
+            self._flag(Code.UNEXPECTED_EVENT, None,
+                       "a result before the match is over; the game is closed unfinished")
+            self.closed_by = "result"
+            self.premature_result = True
             return
         if event.totals is not None:
             computed: dict[str, int] | None = None if self.elimination else self.totals

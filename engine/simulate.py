@@ -882,7 +882,16 @@ class _GameSim:
         if not fitting:
             return None
         card = self.rng.choice(fitting)
-        return self._fault_play(opts.player, card, "card_not_held", {Code.CARD_NOT_IN_HAND})
+        play = self._fault_play(opts.player, card, "card_not_held", {Code.CARD_NOT_IN_HAND})
+
+        def move() -> None:
+            # the engine takes a card not held from the stock when a copy is there (else
+            # from the pile or a hand, which it keeps itself): take the same copy here, the
+            # one nearest the top (the physical stock has its top last)
+            if hand.stock[card] > 0 and card in self.stock:
+                del self.stock[len(self.stock) - 1 - self.stock[::-1].index(card)]
+            play()
+        return move
 
     def _fault_wrong_seven_total(self, hand: Hand, opts: TurnOptions) -> _Move:
         if opts.phase is not Phase.SEVEN or opts.gift or hand.total_drawn or opts.draw is None:

@@ -12,7 +12,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from engine.cards import pack
+from engine.reader import LineError, is_log_name, read_lines
+from engine.simulate import SimConfig, simulate
 from engine.validate import Validator
+from engine.violations import Code
+
+PACK = pack(1)
 
 FIXTURES = sorted((Path(__file__).parent / "fixtures").glob("fx-*.jsonl"))
 
@@ -96,3 +102,74 @@ def test_one_mutation_is_caught_or_harmless(fixture: Path, data: st.DataObject) 
     if mutated["status"] == "compliant":
         assert mutated["hands"] == baseline["hands"]
         assert mutated["totals"] == baseline["totals"]
+
+
+# ----------------------------------------------------------------- card accounting
+# decisions.md (card accounting): a card played that its player does not hold, or drawn that
+# the stock does not hold, is taken from where the table has a copy, so no card is ever
+# made twice or lost: from its deal on, a hand holds the same number of cards (hands + pile
+# + stock + laid-aside 7s): the whole pack, unless the deal gave out too many copies.
+
+CASE_LOGS = sorted(p for p in (Path(__file__).parents[1] / "cases").rglob("*")
+                   if p.is_file() and is_log_name(p.name))
+
+
+def _feed_checking_cards(validator: Validator, raws: list[bytes], name: str) -> None:
+    """Feed `raws`, checking after each line that every running hand keeps its cards."""
+    counts: dict[int, tuple[int, int, bool]] = {}  # id(hand) -> (count at deal, pack, exact)
+    alive: list[object] = []
+    for number, raw in enumerate(raws, 1):
+        validator.feed_line(raw, name, number)
+        for pending in validator.games.values():
+            table = pending.run.table
+            hand = table.hand if table is not None else None
+            if table is None or hand is None:
+                continue
+            count = hand.card_count()
+            if id(hand) not in counts:
+                whole = 52 * table.settings.decks
+                over = any(v.code is Code.BAD_DEAL and "too many" in v.message
+                           for v in pending.run.violations)
+                counts[id(hand)] = (count, whole, not over)
+                alive.append(hand)  # keeps each hand alive, so no id is ever reused
+            first, whole, exact = counts[id(hand)]
+            assert count == first, f"{name} line {number}: {count} cards, {first} at the deal"
+            if exact:
+                assert count == whole, f"{name} line {number}: {count} cards, not the pack of {whole}"
+
+
+@pytest.mark.parametrize("path", CASE_LOGS, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_scenario_logs_keep_every_card(path: Path) -> None:
+    raws = [raw for item in read_lines(str(path)) if not isinstance(item, LineError)
+            for raw in [item[1]]]
+    _feed_checking_cards(Validator(record=None), raws, path.name)
+
+
+@pytest.mark.parametrize("fixture", FIXTURES, ids=lambda p: p.stem)
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_mutated_logs_keep_every_card(fixture: Path, data: st.DataObject) -> None:
+    objs = _lines(fixture)
+    for _ in range(data.draw(st.integers(1, 4), label="mutations")):
+        index = data.draw(st.integers(1, len(objs) - 1), label="line")
+        line = objs[index]
+        kind = data.draw(st.sampled_from(["card", "cards", "player", "swap"]), label="kind")
+        if kind == "card" and "card" in line:
+            line["card"] = data.draw(st.sampled_from(sorted(PACK)), label="card")
+        elif kind == "cards" and "cards" in line:
+            line["cards"] = data.draw(st.lists(st.sampled_from(sorted(PACK)), min_size=1, max_size=3),
+                                      label="cards")
+        elif kind == "player" and "player" in line:
+            line["player"] = data.draw(st.sampled_from(list(objs[0]["players"])), label="player")
+        elif kind == "swap" and index + 1 < len(objs):
+            objs[index], objs[index + 1] = objs[index + 1], objs[index]
+            objs[index]["seq"], objs[index + 1]["seq"] = objs[index + 1]["seq"], objs[index]["seq"]
+    _feed_checking_cards(Validator(), [orjson.dumps(o) for o in objs], "mutated.jsonl")
+
+
+@pytest.mark.parametrize("ruleset", ["bazito", "persian", "pis-yedili"])
+def test_faulty_simulations_keep_every_card(ruleset: str) -> None:
+    config = SimConfig(ruleset, games=120, seed=77, fault_rate=1.0,
+                       players=(2, 8) if ruleset == "persian" else None)
+    raws = [raw for game in simulate(config) for raw in game.lines]
+    _feed_checking_cards(Validator(), raws, f"{ruleset}.jsonl")
