@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import sys
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, BinaryIO
 
 import orjson
 import typer
 from rich.console import Console
 from rich.markup import escape
 
-from engine.narrate import describe_event, describe_state
-from engine.reader import InputPathError
-from engine.validate import GameVerdict, Step, Validator, replay_game
+from engine import _core
+
+if TYPE_CHECKING:  # the Python engine loads only for `replay` (issue 9: a quick start-up)
+    from engine.validate import Step
 
 STATUS_STYLE = {
     "compliant": "green",
@@ -43,45 +44,66 @@ def validate(
     Exit status: 0 when every game is compliant and no line errors; 1 otherwise; 2 when it
     cannot run.
     """
-    validator = Validator()
-    try:
-        validator.feed_paths(paths)
-    except InputPathError as exc:
-        raise _fail(str(exc)) from None
-    verdicts = list(validator.finish())
-    errors = validator.errors
-    ok = not errors and all(v.status == "compliant" for v in verdicts)
     if json:
+        # the core writes the JSON lines itself, in chunks, as games finish
         out = sys.stdout.buffer
-        for verdict in verdicts:
-            out.write(orjson.dumps(verdict.to_json()) + b"\n")
-        for error in errors:
-            out.write(orjson.dumps(error.to_json()) + b"\n")
+        try:
+            totals = _core.validate_to(paths, out.write, stdin=_python_stdin())
+        except FileNotFoundError as exc:
+            raise _fail(str(exc)) from None
         out.flush()
+        ok = totals["errors"] == 0 and totals.get("compliant", 0) == totals["games"]
         raise typer.Exit(0 if ok else 1)
+    validator = _core.Validator()
+    try:
+        files = _core.expand_paths(paths)
+    except FileNotFoundError as exc:
+        raise _fail(str(exc)) from None
     console = Console(highlight=False, soft_wrap=True)
-    for verdict in verdicts:
-        if quiet and verdict.status == "compliant":
-            continue
-        _print_verdict(console, verdict)
-    for error in errors:
-        where = f"{error.file}:{error.line}" if error.line else error.file
-        console.print(f"{escape(where)}: [red]{error.code.value}[/red]: {escape(error.message)}")
-    counts: dict[str, int] = {}
-    for verdict in verdicts:
-        counts[verdict.status] = counts.get(verdict.status, 0) + 1
+    statuses: dict[str, int] = {}
+    games = violations = errors = 0
+
+    def show(verdicts: list[_core.Verdict]) -> None:
+        nonlocal games, violations
+        for verdict in verdicts:
+            games += 1
+            violations += len(verdict.violations)
+            statuses[verdict.status] = statuses.get(verdict.status, 0) + 1
+            if not (quiet and verdict.status == "compliant"):
+                _print_verdict(console, verdict)
+
+    for file in files:
+        validator.feed_file(file, stdin=_python_stdin())
+        show(validator.take_verdicts())
+        for error in validator.take_errors():
+            errors += 1
+            where = f"{error['file']}:{error['line']}" if error["line"] else error["file"]
+            console.print(f"{escape(where)}: [red]{error['code']}[/red]: {escape(error['message'])}")
+    show(validator.finish())
     summary = ", ".join(
-        f"[{STATUS_STYLE[s]}]{n} {s}[/]" for s, n in sorted(counts.items())
+        f"[{STATUS_STYLE[s]}]{n} {'with violations' if s == 'violations' else s}[/]"
+        for s, n in sorted(statuses.items())
     ) or "no games"
-    n_violations = sum(len(v.violations) for v in verdicts)
     console.print(
-        f"{len(verdicts)} games: {summary}; {n_violations} violations; "
-        f"{len(errors)} line errors; {validator.lines_read} lines read"
+        f"{games} games ({summary}); {violations} violations in all; "
+        f"{errors} line errors; {validator.lines_read} lines read"
     )
+    ok = errors == 0 and statuses.get("compliant", 0) == games
     raise typer.Exit(0 if ok else 1)
 
 
-def _print_verdict(console: Console, verdict: GameVerdict) -> None:
+def _python_stdin() -> BinaryIO | None:
+    """`sys.stdin` when it is not the process's file descriptor 0 (a test runner's), so
+    that the core reads `-` from it; None when the core can read fd 0 itself."""
+    try:
+        if sys.stdin.fileno() == 0:
+            return None
+    except (AttributeError, OSError, ValueError):
+        pass
+    return sys.stdin.buffer
+
+
+def _print_verdict(console: Console, verdict: _core.Verdict) -> None:
     style = STATUS_STYLE[verdict.status]
     winners = ", ".join(verdict.winners) or "-"
     console.print(
@@ -89,9 +111,9 @@ def _print_verdict(console: Console, verdict: GameVerdict) -> None:
         f"  winners: {escape(winners)}  violations: {len(verdict.violations)}"
     )
     for v in verdict.violations:
-        where = f"{v.file}:{v.line}" if v.file else "?"
-        seq = "-" if v.seq is None else v.seq
-        console.print(f"  {escape(where)}: seq {seq}: [red]{v.code.value}[/red]: {escape(v.message)}")
+        where = f"{v['file']}:{v['line']}" if v["file"] else "?"
+        seq = "-" if v["seq"] is None else v["seq"]
+        console.print(f"  {escape(where)}: seq {seq}: [red]{v['code']}[/red]: {escape(v['message'])}")
 
 
 def replay(
@@ -102,6 +124,10 @@ def replay(
     json: Annotated[bool, typer.Option("--json", help="Write the steps as JSON Lines.")] = False,
 ) -> None:
     """Step through one game: each event, its verdict, and the state after it."""
+    from engine.narrate import describe_event, describe_state
+    from engine.reader import InputPathError
+    from engine.validate import replay_game
+
     try:
         run, _errors = replay_game(paths, game)
     except InputPathError as exc:
@@ -145,6 +171,8 @@ def _hand_of(step: Step) -> int | None:
 
 
 def _step_json(number: int, step: Step) -> dict[str, object]:
+    from engine.narrate import describe_event
+
     return {
         "step": number,
         "seq": step.seq,

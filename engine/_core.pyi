@@ -1,8 +1,17 @@
 """Typed stubs of `engine._core`, the compiled engine (engine/core/haftkhabis-py)."""
 
-from typing import Literal, TypedDict, type_check_only
+from collections.abc import Callable, Collection
+from typing import Any, BinaryIO, Literal, TypedDict, final, type_check_only
 
-__all__ = ["ENGINE_VERSION", "rulesets"]
+__all__ = [
+    "ENGINE_VERSION",
+    "Validator",
+    "Verdict",
+    "expand_paths",
+    "rulesets",
+    "validate_json",
+    "validate_to",
+]
 
 ENGINE_VERSION: str
 
@@ -45,3 +54,92 @@ class RulesetInfo(TypedDict):
 def rulesets() -> list[RulesetInfo]:
     """Every ruleset profile's parameters, in the contract's order (bazito, persian,
     pis-yedili)."""
+
+@type_check_only
+class ViolationInfo(TypedDict):
+    seq: int | None
+    code: str
+    player: str | None
+    message: str
+    file: str | None
+    line: int | None
+
+@type_check_only
+class ErrorInfo(TypedDict):
+    kind: Literal["error"]
+    file: str
+    line: int | None
+    code: str
+    message: str
+
+@final
+class Verdict:
+    """One game's verdict and what the engine knew of it."""
+
+    @property
+    def game(self) -> str: ...
+    @property
+    def ruleset(self) -> str | None: ...
+    @property
+    def status(self) -> str: ...
+    @property
+    def lines(self) -> int: ...
+    @property
+    def files(self) -> list[str]: ...
+    @property
+    def violations(self) -> list[ViolationInfo]: ...
+    @property
+    def hands(self) -> list[dict[str, Any]] | None: ...
+    @property
+    def totals(self) -> dict[str, int] | None: ...
+    @property
+    def winners(self) -> list[str]: ...
+    @property
+    def complete(self) -> bool: ...
+    def settings(self) -> dict[str, Any] | None: ...
+    def header(self) -> dict[str, Any] | None: ...
+    def hand_records(self) -> list[dict[str, Any]]: ...
+    def facts(self) -> list[dict[str, Any]] | None: ...
+    def steps(self) -> list[dict[str, Any]]: ...
+    def to_json(self) -> dict[str, Any]: ...
+    def json(self) -> bytes: ...
+
+@final
+class Validator:
+    """Feed it files or lines; finished games' verdicts come out of `take_verdicts` as
+    soon as they are due, the rest from `finish`."""
+
+    def __new__(
+        cls,
+        *,
+        record: Collection[str] | None = None,
+        only: Collection[str] | None = None,
+        facts: bool = False,
+        hold_lines: int = 100000,
+    ) -> Validator: ...
+    def feed_paths(self, paths: list[str]) -> None: ...
+    def feed_file(self, path: str, *, stdin: BinaryIO | None = None) -> None: ...
+    def feed_line(self, raw: bytes, file: str, line: int) -> None: ...
+    def take_verdicts(self) -> list[Verdict]: ...
+    def finish(self) -> list[Verdict]: ...
+    def finish_game(self, game: str) -> Verdict | None: ...
+    def take_errors(self) -> list[ErrorInfo]: ...
+    @property
+    def lines_read(self) -> int: ...
+    @property
+    def open_games(self) -> int: ...
+
+def expand_paths(paths: list[str]) -> list[str]:
+    """The files `paths` name, in input order (directories recursively)."""
+
+def validate_json(paths: list[str]) -> bytes:
+    """Every verdict, then every line error, as the JSON lines `validate --json` writes."""
+
+def validate_to(
+    paths: list[str],
+    write: Callable[[bytes], object],
+    *,
+    stdin: BinaryIO | None = None,
+    hold_lines: int = 100000,
+) -> dict[str, int]:
+    """Validate `paths`, handing `write` the JSON lines of `validate --json` in chunks."""

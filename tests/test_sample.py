@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from engine.validate import validate_paths
+from engine import _core
 
 SAMPLE = Path(__file__).resolve().parent.parent / "data" / "sample"
 
@@ -20,18 +20,21 @@ def test_sample_faults_are_found_and_the_rest_is_compliant() -> None:
         if not (SAMPLE / log).exists():
             log += ".gz"
         faults += [dict(f, log=log) for f in json.loads(manifest.read_text())]
-    verdicts, errors = validate_paths([str(SAMPLE)])
+    validator = _core.Validator()
+    validator.feed_paths([str(SAMPLE)])
+    verdicts = validator.finish()
+    errors = validator.take_errors()
     by_game = {v.game: v for v in verdicts}
     assert {v.ruleset for v in verdicts} == {"bazito", "persian", "pis-yedili"}
     faulty_games = set()
-    error_lines = {(Path(e.file).name, e.line) for e in errors}
+    error_lines = {(Path(e["file"]).name, e["line"]) for e in errors}
     for fault in faults:
         faulty_games.add(fault["game"])
         if fault["record"] == "error":
             assert (fault["log"], fault["file_line"]) in error_lines, fault
             continue
         verdict = by_game[fault["game"]]
-        found = {v.code.value for v in verdict.violations if v.seq == fault["seq"]}
+        found = {v["code"] for v in verdict.violations if v["seq"] == fault["seq"]}
         assert set(fault["expected_codes"]) <= found, (fault, found)
     for verdict in verdicts:
         if verdict.game not in faulty_games:

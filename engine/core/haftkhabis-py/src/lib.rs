@@ -104,10 +104,16 @@ fn ruleset_dict<'py>(py: Python<'py>, rules: &Ruleset) -> PyResult<Bound<'py, Py
     Ok(d)
 }
 
+mod convert;
+mod validation;
+
 /// The Haft Khabis rules engine, compiled (`haftkhabis-core`).
 #[pymodule(name = "_core")]
 mod core_module {
     use super::*;
+
+    #[pymodule_export]
+    use crate::validation::{expand_paths, validate_json, validate_to, Validator, Verdict};
 
     /// The engine's version, recorded with every verdict and warehouse row.
     #[pymodule_export]

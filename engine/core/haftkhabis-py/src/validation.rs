@@ -1,0 +1,468 @@
+//! The validator's Python face: `Validator`, `Verdict`, and the streaming `validate_to`
+//! the CLI writes `validate --json` with.
+
+use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
+
+use pyo3::exceptions::PyFileNotFoundError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList};
+
+use haftkhabis_core::reader::LineReader;
+use haftkhabis_core::validator::{self, ValidatorOptions};
+use haftkhabis_core::verdict::{ErrorRecord, GameVerdict, Status};
+
+use crate::convert;
+
+/// Standard input read through a Python file object (`sys.stdin.buffer`), for callers
+/// whose stdin is not the process's file descriptor 0 (a test runner's, say).
+struct PyStream(Py<PyAny>);
+
+impl std::io::Read for PyStream {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        Python::attach(|py| {
+            let chunk = self
+                .0
+                .call_method1(py, "read", (buf.len(),))
+                .map_err(|e| std::io::Error::other(e.to_string()))?;
+            let bytes = chunk
+                .bind(py)
+                .cast::<PyBytes>()
+                .map_err(|e| std::io::Error::other(e.to_string()))?;
+            let data = bytes.as_bytes();
+            let n = data.len().min(buf.len());
+            buf[..n].copy_from_slice(&data[..n]);
+            Ok(n)
+        })
+    }
+}
+
+fn reader_for(file: &str, stdin: Option<&Py<PyAny>>) -> LineReader {
+    match stdin {
+        Some(stream) if file == "-" => {
+            LineReader::from_reader(file, PyStream(Python::attach(|py| stream.clone_ref(py))))
+        }
+        _ => LineReader::open(file),
+    }
+}
+
+fn path_error(error: haftkhabis_core::reader::InputPathError) -> PyErr {
+    PyFileNotFoundError::new_err(error.to_string())
+}
+
+fn error_dict<'py>(py: Python<'py>, e: &ErrorRecord) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("kind", "error")?;
+    d.set_item("file", e.file.as_ref())?;
+    d.set_item("line", e.line)?;
+    d.set_item("code", e.code.name())?;
+    d.set_item("message", &e.message)?;
+    Ok(d)
+}
+
+/// One game's verdict and what the engine knew of it.
+#[pyclass(frozen, module = "engine._core")]
+pub struct Verdict {
+    inner: GameVerdict,
+}
+
+#[pymethods]
+impl Verdict {
+    #[getter]
+    fn game(&self) -> &str {
+        &self.inner.game
+    }
+
+    #[getter]
+    fn ruleset(&self) -> Option<&str> {
+        self.inner.ruleset.as_deref()
+    }
+
+    #[getter]
+    fn status(&self) -> &'static str {
+        self.inner.status.name()
+    }
+
+    /// How many lines named the game (repeats and set-aside lines included).
+    #[getter]
+    fn lines(&self) -> u64 {
+        self.inner.lines
+    }
+
+    /// The files the game's lines came from, in the order first seen.
+    #[getter]
+    fn files(&self) -> Vec<String> {
+        self.inner.files.iter().map(|f| f.to_string()).collect()
+    }
+
+    #[getter]
+    fn violations<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        convert::violations(py, &self.inner.violations)
+    }
+
+    /// The decided hands, as the verdict lists them (None for an invalid game).
+    #[getter]
+    fn hands<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyList>>> {
+        let Some(hands) = &self.inner.hands else {
+            return Ok(None);
+        };
+        let list = PyList::empty(py);
+        for hand in hands {
+            list.append(convert::outcome(py, hand)?)?;
+        }
+        Ok(Some(list))
+    }
+
+    #[getter]
+    fn totals<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        self.inner
+            .totals
+            .as_ref()
+            .map(|t| convert::points(py, t))
+            .transpose()
+    }
+
+    /// The match winners (empty when no hand is decided or the game is invalid).
+    #[getter]
+    fn winners(&self) -> Vec<String> {
+        self.inner.winners()
+    }
+
+    /// The match is over and its last hand has its `end` (or a result closed it).
+    #[getter]
+    fn complete(&self) -> bool {
+        self.inner.status != Status::Invalid
+            && self.inner.table.as_ref().is_some_and(|t| t.is_complete())
+    }
+
+    /// The header's settings as the engine read them (None when the header is unusable).
+    fn settings<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        self.inner
+            .table
+            .as_ref()
+            .map(|t| convert::settings(py, &t.settings))
+            .transpose()
+    }
+
+    /// The header's fields as the log wrote them (None without a header).
+    fn header<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let Some(header) = &self.inner.header else {
+            return Ok(None);
+        };
+        let d = PyDict::new(py);
+        let fields = [
+            ("format", &header.format),
+            ("ruleset", &header.ruleset),
+            ("players", &header.players),
+            ("options", &header.options),
+            ("mode", &header.mode),
+            ("decks", &header.decks),
+            ("match", &header.r#match),
+            ("meta", &header.meta),
+        ];
+        for (name, field) in fields {
+            match field {
+                Some(v) => d.set_item(name, convert::value(py, v)?)?,
+                None => d.set_item(name, py.None())?,
+            }
+        }
+        Ok(Some(d))
+    }
+
+    /// Every hand dealt: dealer, first player, outcome, cards left, reshuffles, closed.
+    fn hand_records<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let list = PyList::empty(py);
+        if let Some(table) = &self.inner.table {
+            for record in table.hand_records() {
+                list.append(convert::hand_record(py, &record)?)?;
+            }
+        }
+        Ok(list)
+    }
+
+    /// Per replayed line, what the engine knew (None unless the validator kept facts).
+    fn facts<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyList>>> {
+        let Some(facts) = &self.inner.facts else {
+            return Ok(None);
+        };
+        let list = PyList::empty(py);
+        for fact in facts {
+            list.append(convert::event_fact(py, fact)?)?;
+        }
+        Ok(Some(list))
+    }
+
+    /// Every replayed line with the state after it (empty unless the game was recorded).
+    fn steps<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let list = PyList::empty(py);
+        for step in &self.inner.steps {
+            list.append(convert::step(py, step)?)?;
+        }
+        Ok(list)
+    }
+
+    /// The verdict object of `validate --json`, as a dict.
+    fn to_json<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        d.set_item("kind", "game")?;
+        d.set_item("game", &self.inner.game)?;
+        d.set_item("ruleset", self.inner.ruleset.as_deref())?;
+        d.set_item("status", self.inner.status.name())?;
+        d.set_item("violations", self.violations(py)?)?;
+        let hands = self.inner.hands.as_ref().map(|hands| {
+            hands
+                .iter()
+                .map(|h| {
+                    let o = convert::outcome(py, h)?;
+                    o.del_item("winning_card")?;
+                    o.del_item("multiplier")?;
+                    Ok(o)
+                })
+                .collect::<PyResult<Vec<_>>>()
+        });
+        d.set_item("hands", hands.transpose()?)?;
+        d.set_item("totals", self.totals(py)?)?;
+        Ok(d)
+    }
+
+    /// The verdict's line of `validate --json` (without its line ending).
+    fn json<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        let mut out = Vec::with_capacity(512);
+        self.inner.write_json(&mut out);
+        PyBytes::new(py, &out)
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "Verdict(game={:?}, status={:?}, violations={})",
+            self.inner.game,
+            self.inner.status.name(),
+            self.inner.violations.len()
+        )
+    }
+}
+
+fn wrap(py: Python<'_>, verdicts: Vec<GameVerdict>) -> PyResult<Vec<Py<Verdict>>> {
+    verdicts
+        .into_iter()
+        .map(|inner| Py::new(py, Verdict { inner }))
+        .collect()
+}
+
+/// Feed it files or lines; finished games' verdicts come out of `take_verdicts` as
+/// soon as they are due, the rest from `finish`. Line errors from `take_errors`.
+#[pyclass(module = "engine._core")]
+pub struct Validator {
+    inner: validator::Validator,
+    files: BTreeMap<String, Arc<str>>,
+}
+
+#[pymethods]
+impl Validator {
+    #[new]
+    #[pyo3(signature = (*, record=None, only=None, facts=false, hold_lines=100_000))]
+    fn new(
+        record: Option<HashSet<String>>,
+        only: Option<HashSet<String>>,
+        facts: bool,
+        hold_lines: u64,
+    ) -> Validator {
+        Validator {
+            inner: validator::Validator::new(ValidatorOptions {
+                record: record.unwrap_or_default(),
+                only,
+                facts,
+                hold_lines,
+            }),
+            files: BTreeMap::new(),
+        }
+    }
+
+    /// Read every file of `paths` (files, directories, `-` for standard input).
+    /// FileNotFoundError, before anything is read, when a path does not exist.
+    fn feed_paths(&mut self, py: Python<'_>, paths: Vec<String>) -> PyResult<()> {
+        let inner = &mut self.inner;
+        py.detach(|| inner.feed_paths(&paths)).map_err(path_error)
+    }
+
+    /// Read one file (`-` is standard input, or `stdin` when given: a binary file
+    /// object); a file that cannot be read is a line error.
+    #[pyo3(signature = (path, *, stdin=None))]
+    fn feed_file(&mut self, py: Python<'_>, path: String, stdin: Option<Py<PyAny>>) {
+        if stdin.is_some() && path == "-" {
+            self.inner
+                .feed_reader(&mut reader_for(&path, stdin.as_ref()));
+            return;
+        }
+        let inner = &mut self.inner;
+        py.detach(|| inner.feed_file(&path));
+    }
+
+    /// One raw line (without its ending) from `file` at physical line `line`.
+    fn feed_line(&mut self, raw: &[u8], file: &str, line: u64) {
+        let name = self
+            .files
+            .entry(file.to_string())
+            .or_insert_with(|| Arc::from(file))
+            .clone();
+        self.inner.feed_line(raw, &name, line);
+    }
+
+    /// The verdicts of the games finished since the last call.
+    fn take_verdicts(&mut self, py: Python<'_>) -> PyResult<Vec<Py<Verdict>>> {
+        let ready = self.inner.drain_finished();
+        wrap(py, ready)
+    }
+
+    /// The input has ended: every verdict not yet taken.
+    fn finish(&mut self, py: Python<'_>) -> PyResult<Vec<Py<Verdict>>> {
+        let inner = &mut self.inner;
+        let all = py.detach(|| inner.finish());
+        wrap(py, all)
+    }
+
+    /// Judge one held game now (None when it is not held).
+    fn finish_game(&mut self, py: Python<'_>, game: &str) -> PyResult<Option<Py<Verdict>>> {
+        self.inner
+            .finish_game(game)
+            .map(|inner| Py::new(py, Verdict { inner }))
+            .transpose()
+    }
+
+    /// The line errors so far, handed over (`{"kind": "error", "file", "line", "code",
+    /// "message"}`).
+    fn take_errors<'py>(&mut self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyDict>>> {
+        self.inner
+            .take_errors()
+            .iter()
+            .map(|e| error_dict(py, e))
+            .collect()
+    }
+
+    /// Non-blank lines read so far.
+    #[getter]
+    fn lines_read(&self) -> u64 {
+        self.inner.lines_read()
+    }
+
+    /// Games held now (open, or finished within their hold window).
+    #[getter]
+    fn open_games(&self) -> usize {
+        self.inner.open_games()
+    }
+}
+
+/// The files `paths` name, in input order: explicit files as given, directories
+/// recursively (their `.jsonl`, `.ndjson`, `.log` files, optionally `.gz`, in path
+/// order), `-` for standard input. FileNotFoundError for a path that does not exist.
+#[pyfunction]
+pub fn expand_paths(paths: Vec<String>) -> PyResult<Vec<String>> {
+    haftkhabis_core::reader::expand_paths(&paths).map_err(path_error)
+}
+
+/// Validate `paths`: every verdict, then every line error, as the JSON lines
+/// `validate --json` writes.
+#[pyfunction]
+pub fn validate_json<'py>(py: Python<'py>, paths: Vec<String>) -> PyResult<Bound<'py, PyBytes>> {
+    let out = py
+        .detach(
+            || -> Result<Vec<u8>, haftkhabis_core::reader::InputPathError> {
+                let (verdicts, errors) = validator::validate_paths(&paths)?;
+                let mut out = Vec::new();
+                for verdict in &verdicts {
+                    verdict.write_json(&mut out);
+                    out.push(b'\n');
+                }
+                for error in &errors {
+                    error.write_json(&mut out);
+                    out.push(b'\n');
+                }
+                Ok(out)
+            },
+        )
+        .map_err(path_error)?;
+    Ok(PyBytes::new(py, &out))
+}
+
+/// How much output `validate_to` gathers before it hands a chunk to `write`.
+const CHUNK: usize = 1 << 20;
+
+/// Validate `paths`, handing `write` the JSON lines of `validate --json` in chunks as
+/// games finish (memory stays flat in the number of games); returns the counts:
+/// `games`, `lines`, `errors`, `violations` and one count per status.
+#[pyfunction]
+#[pyo3(signature = (paths, write, *, stdin=None, hold_lines=100_000))]
+pub fn validate_to<'py>(
+    py: Python<'py>,
+    paths: Vec<String>,
+    write: Bound<'py, PyAny>,
+    stdin: Option<Py<PyAny>>,
+    hold_lines: u64,
+) -> PyResult<Bound<'py, PyDict>> {
+    let files = haftkhabis_core::reader::expand_paths(&paths).map_err(path_error)?;
+    let mut validator = validator::Validator::new(ValidatorOptions {
+        hold_lines,
+        ..ValidatorOptions::default()
+    });
+    let mut buffer: Vec<u8> = Vec::with_capacity(CHUNK + 4096);
+    let mut statuses: BTreeMap<&'static str, u64> = BTreeMap::new();
+    let mut games = 0u64;
+    let mut violations = 0u64;
+    let mut errors = 0u64;
+    let mut failure: Option<PyErr> = None;
+    let flush = |buffer: &mut Vec<u8>, failure: &mut Option<PyErr>| {
+        if buffer.is_empty() || failure.is_some() {
+            buffer.clear();
+            return;
+        }
+        if let Err(e) = write.call1((PyBytes::new(py, buffer),)) {
+            *failure = Some(e);
+        }
+        buffer.clear();
+    };
+    let mut emit = |verdict: GameVerdict, buffer: &mut Vec<u8>| {
+        games += 1;
+        violations += verdict.violations.len() as u64;
+        *statuses.entry(verdict.status.name()).or_default() += 1;
+        verdict.write_json(buffer);
+        buffer.push(b'\n');
+    };
+    for file in &files {
+        {
+            let mut sink = |verdict: GameVerdict| {
+                emit(verdict, &mut buffer);
+                if buffer.len() >= CHUNK {
+                    flush(&mut buffer, &mut failure);
+                }
+            };
+            validator.feed_reader_with(&mut reader_for(file, stdin.as_ref()), &mut sink);
+        }
+        for error in validator.take_errors() {
+            errors += 1;
+            error.write_json(&mut buffer);
+            buffer.push(b'\n');
+        }
+        if failure.is_some() {
+            break;
+        }
+    }
+    for verdict in validator.finish() {
+        emit(verdict, &mut buffer);
+        if buffer.len() >= CHUNK {
+            flush(&mut buffer, &mut failure);
+        }
+    }
+    flush(&mut buffer, &mut failure);
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    let counts = PyDict::new(py);
+    counts.set_item("games", games)?;
+    counts.set_item("lines", validator.lines_read())?;
+    counts.set_item("errors", errors)?;
+    counts.set_item("violations", violations)?;
+    for (status, n) in statuses {
+        counts.set_item(status, n)?;
+    }
+    Ok(counts)
+}
