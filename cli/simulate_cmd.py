@@ -3,21 +3,14 @@
 from __future__ import annotations
 
 import sys
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from engine.simulate import (
-    SimConfig,
-    SimSummary,
-    SimulatedGame,
-    manifest_bytes,
-    open_output,
-    write_simulation,
-)
+if TYPE_CHECKING:  # the simulator loads only when `simulate` runs (issue 9: a quick start-up)
+    from engine.simulate import SimSummary, SimulatedGame
 
 
 def register(app: typer.Typer) -> None:
@@ -86,6 +79,16 @@ def simulate(
 
     With --faults, a manifest of every injected fault is written to OUT.faults.json.
     """
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+    )
+
+    from engine.simulate import SimConfig, manifest_bytes, open_output, write_simulation
+
     try:
         config = SimConfig(
             ruleset=ruleset,

@@ -6,22 +6,24 @@ import csv
 import os
 import sys
 from enum import StrEnum
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import orjson
-import pyarrow as pa
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
-from engine.reader import InputPathError
-from ingest.maintenance import DEFAULT_RETAIN_HOURS, compact
-from ingest.pipeline import BatchSummary, IngestError, ingest
-from ingest.pipeline import Progress as IngestProgress
-from ingest.queries import WarehouseReader, open_warehouse
-from ingest.store import DEFAULT_WAREHOUSE, WarehouseError
+if TYPE_CHECKING:  # pyarrow, deltalake and duckdb load only when a command runs (issue 9)
+    import pyarrow as pa
+
+    from ingest.pipeline import BatchSummary
+    from ingest.pipeline import Progress as IngestProgress
+    from ingest.queries import WarehouseReader
+
+# The defaults the help shows, spelled here so `--help` need not load `ingest`; a test holds
+# them equal to ingest.store.DEFAULT_WAREHOUSE and ingest.maintenance.DEFAULT_RETAIN_HOURS.
+DEFAULT_WAREHOUSE = "data/warehouse"
+DEFAULT_RETAIN_HOURS = 168
 
 WarehouseOption = Annotated[
     str, typer.Option("--warehouse", "-w", help="The warehouse folder.", show_default=True)
@@ -76,6 +78,12 @@ def ingest_command(
 
     A game delivered again with more lines replaces its older version.
     """
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from engine.reader import InputPathError
+    from ingest.pipeline import IngestError, ingest
+    from ingest.store import WarehouseError
+
     console = Console(stderr=True)
     columns = (
         TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
@@ -135,6 +143,11 @@ def compact_command(
     no_vacuum: Annotated[bool, typer.Option("--no-vacuum", help="Only merge small files.")] = False,
 ) -> None:
     """Merge small Parquet files of every table, then vacuum files no snapshot needs."""
+    from rich.table import Table
+
+    from ingest.maintenance import compact
+    from ingest.store import WarehouseError
+
     try:
         summary = compact(warehouse, retain_hours=retain_hours, vacuum=not no_vacuum)
     except WarehouseError as exc:
@@ -155,6 +168,9 @@ def compact_command(
 
 
 def _open(warehouse: str) -> WarehouseReader:
+    from ingest.queries import open_warehouse
+    from ingest.store import WarehouseError
+
     try:
         return open_warehouse(warehouse)
     except WarehouseError as exc:
@@ -167,6 +183,8 @@ def _json_default(value: Any) -> Any:
 
 def emit(data: pa.Table, fmt: Format, title: str | None = None, *, console: Console | None = None) -> None:
     """Write an Arrow table as a rich table, CSV or JSON (an array of objects)."""
+    from rich.table import Table
+
     rows = data.to_pylist()
     if fmt is Format.json:
         sys.stdout.buffer.write(orjson.dumps(rows, default=_json_default,
@@ -288,6 +306,8 @@ def stats_game(
             else:
                 emit(games, fmt)
             return
+        from rich.table import Table
+
         console = _console()
         record = games.to_pylist()[0]
         grid = Table.grid(padding=(0, 2))
