@@ -12,8 +12,8 @@ from rich.markup import escape
 
 from engine import _core
 
-if TYPE_CHECKING:  # the Python engine loads only for `replay` (issue 9: a quick start-up)
-    from engine.validate import Step
+if TYPE_CHECKING:
+    from engine.replay import ReplayStep
 
 STATUS_STYLE = {
     "compliant": "green",
@@ -125,16 +125,15 @@ def replay(
 ) -> None:
     """Step through one game: each event, its verdict, and the state after it."""
     from engine.narrate import describe_event, describe_state
-    from engine.reader import InputPathError
-    from engine.validate import replay_game
+    from engine.replay import replay_game
 
     try:
-        run, _errors = replay_game(paths, game)
-    except InputPathError as exc:
+        run = replay_game(paths, game)
+    except FileNotFoundError as exc:
         raise _fail(str(exc)) from None
     if run is None:
         raise _fail(f"no game {game!r} in {', '.join(paths)}")
-    steps = [s for s in run.steps if hand is None or _hand_of(s) == hand]
+    steps = [s for s in run.steps if hand is None or s.hand == hand]
     if hand is not None and not steps:
         raise _fail(f"game {game} has no hand {hand}")
     numbered = list(enumerate(steps, 1))
@@ -149,7 +148,7 @@ def replay(
         out.flush()
         return
     console = Console(highlight=False, soft_wrap=True)
-    verdict = run.verdict()
+    verdict = run.verdict
     console.print(
         f"[bold]{escape(game)}[/bold] ({verdict.ruleset}) — {len(run.steps)} lines, "
         f"status [{STATUS_STYLE[verdict.status]}]{verdict.status}[/]"
@@ -166,11 +165,7 @@ def replay(
             console.print("  " + escape(text))
 
 
-def _hand_of(step: Step) -> int | None:
-    return step.state.get("hand") if step.state else None
-
-
-def _step_json(number: int, step: Step) -> dict[str, object]:
+def _step_json(number: int, step: ReplayStep) -> dict[str, object]:
     from engine.narrate import describe_event
 
     return {

@@ -8,6 +8,7 @@ __all__ = [
     "Validator",
     "Verdict",
     "expand_paths",
+    "replay_game",
     "rulesets",
     "validate_json",
     "validate_to",
@@ -128,6 +129,9 @@ class Validator:
     def lines_read(self) -> int: ...
     @property
     def open_games(self) -> int: ...
+
+def replay_game(paths: list[str], game: str) -> tuple[Verdict | None, list[ErrorInfo]]:
+    """One game replayed with every step recorded, and the line errors met."""
 
 def expand_paths(paths: list[str]) -> list[str]:
     """The files `paths` name, in input order (directories recursively)."""

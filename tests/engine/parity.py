@@ -96,7 +96,12 @@ def mutate(lines: list[bytes], rng: random.Random) -> list[bytes]:
     elif kind == 2:  # a shipper's retry
         out.insert(rng.randrange(i, len(out) + 1), out[i])
     else:
-        obj = orjson.loads(out[i])
+        try:
+            obj = orjson.loads(out[i])
+        except orjson.JSONDecodeError:  # a line the simulator garbled on purpose
+            return out
+        if not isinstance(obj, dict):
+            return out
         _mutate_object(obj, rng, kind)
         out[i] = orjson.dumps(obj)
     return out
@@ -107,7 +112,7 @@ def _mutate_object(obj: dict[str, Any], rng: random.Random, kind: int) -> None:
         obj["card"] = rng.choice(_CARDS)
     elif kind == 4 and "player" in obj:
         obj["player"] = rng.choice(["ghost", obj["player"], "sara", "omid"])
-    elif kind == 5 and "cards" in obj and obj["cards"]:
+    elif kind == 5 and isinstance(obj.get("cards"), list) and obj["cards"]:
         cards = list(obj["cards"])
         if rng.random() < 0.5:
             cards.append(rng.choice(_CARDS))
@@ -118,8 +123,8 @@ def _mutate_object(obj: dict[str, Any], rng: random.Random, kind: int) -> None:
         obj["type"] = rng.choice(["play", "draw", "pass", "end", "result", "reshuffle", "announce"])
     elif kind == 7 and "suit" in obj:
         obj["suit"] = rng.choice(["C", "D", "H", "S", None])
-    elif kind == 8:
-        obj["seq"] = obj.get("seq", 0) + rng.choice([-1, 1, 2])
+    elif kind == 8 and type(obj.get("seq")) is int:
+        obj["seq"] = obj["seq"] + rng.choice([-1, 1, 2])
     else:
         obj["x_note"] = rng.random()
 

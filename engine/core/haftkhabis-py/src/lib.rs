@@ -113,7 +113,9 @@ mod core_module {
     use super::*;
 
     #[pymodule_export]
-    use crate::validation::{expand_paths, validate_json, validate_to, Validator, Verdict};
+    use crate::validation::{
+        expand_paths, replay_game, validate_json, validate_to, Validator, Verdict,
+    };
 
     /// The engine's version, recorded with every verdict and warehouse row.
     #[pymodule_export]

@@ -352,6 +352,27 @@ impl Validator {
     }
 }
 
+/// Replay one game with every step recorded (the state after each line): its verdict
+/// (None when no line names it) and the line errors met on the way.
+#[pyfunction]
+pub fn replay_game<'py>(
+    py: Python<'py>,
+    paths: Vec<String>,
+    game: String,
+) -> PyResult<(Option<Py<Verdict>>, Vec<Bound<'py, PyDict>>)> {
+    let (verdict, errors) = py
+        .detach(|| validator::replay_game(&paths, &game))
+        .map_err(path_error)?;
+    let verdict = verdict
+        .map(|inner| Py::new(py, Verdict { inner }))
+        .transpose()?;
+    let errors = errors
+        .iter()
+        .map(|e| error_dict(py, e))
+        .collect::<PyResult<Vec<_>>>()?;
+    Ok((verdict, errors))
+}
+
 /// The files `paths` name, in input order: explicit files as given, directories
 /// recursively (their `.jsonl`, `.ndjson`, `.log` files, optionally `.gz`, in path
 /// order), `-` for standard input. FileNotFoundError for a path that does not exist.
