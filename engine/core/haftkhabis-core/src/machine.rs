@@ -247,6 +247,10 @@ pub struct Snapshot {
     pub pile_size: usize,
     /// the last cards played, top last (at most `PILE_HISTORY`)
     pub pile_recent: Vec<Card>,
+    /// the whole discard pile, top last
+    pub pile: Vec<Card>,
+    /// the players still in the hand, seat order
+    pub active: Vec<String>,
     pub stock_size: u32,
     pub current_suit: Option<Suit>,
     pub clockwise: bool,
@@ -497,7 +501,9 @@ pub fn read_header(header: &Header) -> HeaderReading {
             let mut ok = true;
             for item in items {
                 match item {
-                    Value::Str(s) if (1..=64).contains(&s.chars().count()) => names.push(s.to_string()),
+                    Value::Str(s) if (1..=64).contains(&s.chars().count()) => {
+                        names.push(s.to_string())
+                    }
                     _ => ok = false,
                 }
             }
@@ -1028,6 +1034,13 @@ impl Table {
             pile_top: hand.top(),
             pile_size: hand.pile.len(),
             pile_recent: hand.pile[start..].to_vec(),
+            pile: hand.pile.clone(),
+            active: players
+                .iter()
+                .zip(&hand.active)
+                .filter(|(_, &a)| a)
+                .map(|(p, _)| p.clone())
+                .collect(),
             stock_size: hand.stock_size(),
             current_suit: hand.current_suit,
             clockwise: hand.direction == 1,
@@ -1394,9 +1407,9 @@ impl Table {
             dealt.add(card);
         }
         let full = CardCounts::pack(self.settings.decks);
-        let over = notation_sorted(
-            Card::deck().filter(|&c| u32::from(dealt.get(c)) + u32::from(phantom.get(c)) > u32::from(full.get(c))),
-        );
+        let over = notation_sorted(Card::deck().filter(|&c| {
+            u32::from(dealt.get(c)) + u32::from(phantom.get(c)) > u32::from(full.get(c))
+        }));
         if !over.is_empty() {
             problems.push(format!("too many of {}", pretty_cards(&over)));
         }
@@ -1947,7 +1960,7 @@ impl Table {
         }
         hand.gift_target = Some(seat);
         hand.gift_from = Some(player);
-        self.fact.gift_to = Some(target.clone());
+        self.fact.gift_to = Some(target.to_string());
     }
 
     /// "a player who plays their last card wins the hand at once; the effects of that

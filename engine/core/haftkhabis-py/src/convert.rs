@@ -114,6 +114,8 @@ pub fn snapshot<'py>(py: Python<'py>, s: &Snapshot) -> PyResult<Bound<'py, PyDic
     d.set_item("pile_top", s.pile_top.map(|c| c.code()))?;
     d.set_item("pile_size", s.pile_size)?;
     d.set_item("pile_recent", card_list(&s.pile_recent))?;
+    d.set_item("pile", card_list(&s.pile))?;
+    d.set_item("active", &s.active)?;
     d.set_item("stock_size", s.stock_size)?;
     d.set_item(
         "current_suit",

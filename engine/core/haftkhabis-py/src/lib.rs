@@ -105,12 +105,16 @@ fn ruleset_dict<'py>(py: Python<'py>, rules: &Ruleset) -> PyResult<Bound<'py, Py
 }
 
 mod convert;
+mod table;
 mod validation;
 
 /// The Haft Khabis rules engine, compiled (`haftkhabis-core`).
 #[pymodule(name = "_core")]
 mod core_module {
     use super::*;
+
+    #[pymodule_export]
+    use crate::table::{GameRun, ReplayError};
 
     #[pymodule_export]
     use crate::validation::{

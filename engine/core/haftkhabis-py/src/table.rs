@@ -1,0 +1,212 @@
+//! One game replayed line by line from Python (`engine._core.GameRun`): the simulator's
+//! bots, the what-if of a disputed step and the step views drive the core's `Table`
+//! through it, under the strict or the collecting policy.
+
+use std::sync::Arc;
+
+use pyo3::create_exception;
+use pyo3::exceptions::{PyException, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+
+use haftkhabis_core::json;
+use haftkhabis_core::notation;
+use haftkhabis_core::validator::{self, ReplayError as CoreReplayError, RunOptions};
+use haftkhabis_core::violation::{Code, Violation};
+
+use crate::convert;
+
+create_exception!(
+    _core,
+    ReplayError,
+    PyException,
+    "A strict replay met a violation (its `violation` attribute holds it as a dict)."
+);
+
+fn replay_error(py: Python<'_>, error: CoreReplayError) -> PyErr {
+    match error {
+        CoreReplayError::Violation(v) => {
+            let err = ReplayError::new_err(format!(
+                "seq {}: {}: {}",
+                v.seq.map_or("None".to_string(), |s| s.to_string()),
+                v.code.name(),
+                v.message
+            ));
+            if let Ok(info) = convert::violation(py, &v) {
+                let _ = err.value(py).setattr("violation", info);
+            }
+            err
+        }
+        CoreReplayError::NoLines => ReplayError::new_err("no lines to replay"),
+    }
+}
+
+/// One game's replay, fed one line at a time in `seq` order.
+#[pyclass(module = "engine._core")]
+pub struct GameRun {
+    run: validator::GameRun,
+    file: Option<Arc<str>>,
+}
+
+impl GameRun {
+    fn table(&self) -> PyResult<&haftkhabis_core::machine::Table> {
+        self.run
+            .table()
+            .ok_or_else(|| PyValueError::new_err("no usable header has been fed yet"))
+    }
+}
+
+#[pymethods]
+impl GameRun {
+    /// `strict=True` raises ReplayError at the first violation (the simulator, tests);
+    /// otherwise violations are collected and the replay goes on. `record=True` keeps
+    /// every step with the state after it.
+    #[new]
+    #[pyo3(signature = (game, *, strict=false, record=false, file=None))]
+    fn new(game: &str, strict: bool, record: bool, file: Option<&str>) -> GameRun {
+        GameRun {
+            run: validator::GameRun::new(
+                game,
+                RunOptions {
+                    record,
+                    strict,
+                    facts: false,
+                },
+            ),
+            file: file.map(Arc::from),
+        }
+    }
+
+    /// Judge and apply one raw line (without its ending); the violations it carries.
+    #[pyo3(signature = (raw, line=None))]
+    fn feed<'py>(
+        &mut self,
+        py: Python<'py>,
+        raw: &[u8],
+        line: Option<u64>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let before = self.run.violations().len();
+        let obj = json::parse_line(raw)
+            .map_err(|e| PyValueError::new_err(format!("the line is {e}")))?;
+        let outcome = match notation::seq(&obj) {
+            Some(seq) => self.run.feed(seq, obj, self.file.as_ref(), line),
+            None => {
+                let shown = obj.get("seq").map_or("None".to_string(), |v| v.repr());
+                let mut v = Violation::new(
+                    None,
+                    Code::Schema,
+                    notation::player_of(&obj).map(str::to_string),
+                    format!("'seq' must be a whole number 0 or more, got {shown}; the line is set aside"),
+                );
+                v.file = self.file.clone();
+                v.line = line;
+                self.run.note(v)
+            }
+        };
+        outcome.map_err(|e| replay_error(py, e))?;
+        convert::violations(py, &self.run.violations()[before..])
+    }
+
+    /// What the player expected to act may do now (None when nobody is to move): the
+    /// legality view (`player`, `phase`, `play`, `draw`, `pass`, `obliged`, `gift`, `text`).
+    fn options<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        match self.run.table().and_then(|t| t.options()) {
+            Some(o) => Ok(Some(convert::options(py, &o)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// The state after the last line (None before the first deal).
+    fn snapshot<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        match self.run.table().and_then(|t| t.snapshot()) {
+            Some(s) => Ok(Some(convert::snapshot(py, &s)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// The player the rules expect to act next.
+    fn expected_actor(&self) -> Option<String> {
+        self.run
+            .table()
+            .and_then(|t| t.expected_actor().map(str::to_string))
+    }
+
+    /// No usable header: nothing is replayed.
+    #[getter]
+    fn invalid(&self) -> bool {
+        self.run.is_invalid()
+    }
+
+    #[getter]
+    fn players(&self) -> PyResult<Vec<String>> {
+        Ok(self.table()?.players().to_vec())
+    }
+
+    #[getter]
+    fn elimination(&self) -> PyResult<bool> {
+        Ok(self.table()?.elimination())
+    }
+
+    #[getter]
+    fn match_over(&self) -> PyResult<bool> {
+        Ok(self.table()?.match_over())
+    }
+
+    #[getter]
+    fn hand_open(&self) -> PyResult<bool> {
+        Ok(self.table()?.hand_open())
+    }
+
+    /// `result` or `abort` when a line closed the game.
+    #[getter]
+    fn closed_by(&self) -> PyResult<Option<&'static str>> {
+        Ok(self.table()?.closed_by().map(|c| c.name()))
+    }
+
+    fn is_complete(&self) -> PyResult<bool> {
+        Ok(self.table()?.is_complete())
+    }
+
+    /// Match points per player, seat order (the hands closed so far).
+    fn totals<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        convert::points(py, &self.table()?.totals())
+    }
+
+    fn match_winners(&self) -> PyResult<Vec<String>> {
+        Ok(self.table()?.match_winners())
+    }
+
+    /// Hands with an outcome: those closed by an end, and the running one if decided.
+    fn decided_outcomes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let list = PyList::empty(py);
+        for outcome in self.table()?.decided_outcomes() {
+            list.append(convert::outcome(py, &outcome)?)?;
+        }
+        Ok(list)
+    }
+
+    /// The header's settings as the engine read them.
+    fn settings<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        convert::settings(py, &self.table()?.settings)
+    }
+
+    /// Every card of the running hand accounted for: hands, pile, stock, laid-aside 7s.
+    fn card_count(&self) -> PyResult<Option<usize>> {
+        Ok(self.table()?.card_count())
+    }
+
+    /// Every violation so far, in the order found.
+    #[getter]
+    fn violations<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        convert::violations(py, self.run.violations())
+    }
+
+    /// Every replayed line with the state after it (empty unless `record=True`).
+    fn steps<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let list = PyList::empty(py);
+        for step in self.run.steps() {
+            list.append(convert::step(py, step)?)?;
+        }
+        Ok(list)
+    }
+}
