@@ -1,8 +1,10 @@
 """The simulator: seeded bots play whole games through the engine and write haftkhabis/1 logs.
 
 The simulator owns the physical deck (shuffle, deal, starter, stock, reshuffles) and asks
-the engine only what the rules allow: `Table.options()` is the legality view the bots
-choose from, and every line is fed back to the same `Table` under the strict policy —
+the engine (the compiled core, `engine._core.GameRun`) only what the rules allow:
+`GameRun.options()` is the legality view the bots choose from, `GameRun.snapshot()` the
+state they read, and every event line is fed to the same run as the bytes written. A line
+must carry exactly the violations the simulator meant it to (none for a bot's own move) —
 a bot move the engine flags is a `SimulationError`, never a quiet log entry.
 
 With a fault rate, a game may carry ONE injected fault (a realistic server or client bug);
@@ -24,6 +26,7 @@ from typing import Any, BinaryIO
 
 import orjson
 
+from engine import _core
 from engine.cards import ONE_DECK, SUITS, pack
 from engine.events import (
     FORMAT,
@@ -41,7 +44,6 @@ from engine.events import (
     Result,
     encode,
 )
-from engine.machine import HAND_SIZE, Hand, Phase, Table, TurnOptions, read_header
 from engine.rulesets import PERSIAN_OPTIONS, RULESETS, EightRule, Mode, Ruleset
 from engine.violations import FOULS, Code
 
@@ -59,6 +61,8 @@ NAMES = (
     "can", "deniz", "burak", "selin", "kerem", "ece", "murat", "hooman", "taraneh", "ali",
     "maryam",
 )
+#: cards dealt to each player
+HAND_SIZE = 7
 #: a hand longer than this many lines (more at big tables) is cut off with an `abort`
 HAND_EVENT_LIMIT = 600
 MATCH_HAND_LIMIT = 60
@@ -283,6 +287,99 @@ def simulate_bytes(config: SimConfig) -> bytes:
 _Move = Callable[[], None] | None
 
 
+@dataclass(frozen=True, slots=True)
+class _Options:
+    """What the player to move may do now: the core's legality view (`GameRun.options()`)."""
+
+    player: str
+    phase: str  # opening · turn · drawn · seven · follow · follow_drawn · deflect · settlement
+    playable: tuple[str, ...]  # cards held that may be played now, sorted
+    draw: int | None  # how many cards a draw must take now; None: no draw allowed
+    may_pass: bool
+    obliged: bool  # drawing or passing now is `must_play`
+    gift: bool  # the move owed is a 2's gift draw
+
+    @classmethod
+    def of(cls, view: Mapping[str, Any]) -> _Options:
+        return cls(view["player"], view["phase"], tuple(sorted(view["play"])), view["draw"],
+                   view["pass"], view["obliged"], view["gift"])
+
+
+class _HandView:
+    """The running hand as the core's `GameRun.snapshot()` shows it: read afresh after
+    every line fed (like a live hand object), or `frozen` at one moment (the core frees a
+    hand's cards once its `end` is fed)."""
+
+    __slots__ = ("_frozen", "_sim")
+
+    def __init__(self, sim: _GameSim, frozen: dict[str, Any] | None = None) -> None:
+        self._sim = sim
+        self._frozen = frozen
+
+    @property
+    def state(self) -> dict[str, Any]:
+        if self._frozen is not None:
+            return self._frozen
+        state = self._sim.snapshot()
+        assert state is not None, "no hand dealt"
+        return state
+
+    def frozen(self) -> _HandView:
+        return _HandView(self._sim, self.state)
+
+    @property
+    def number(self) -> int:
+        return int(self.state["hand"])
+
+    @property
+    def phase(self) -> str:
+        return str(self.state["phase"])
+
+    @property
+    def hands(self) -> dict[str, list[str]]:
+        return self.state["hands"]
+
+    @property
+    def pile(self) -> list[str]:
+        return self.state["pile"]
+
+    @property
+    def top(self) -> str | None:
+        return self.state["pile_top"]
+
+    @property
+    def current_suit(self) -> str | None:
+        return self.state["current_suit"]
+
+    @property
+    def mover(self) -> str:
+        return self.state["mover"] or ""
+
+    @property
+    def gift_target(self) -> str | None:
+        return self.state["gift_target"]
+
+    @property
+    def pending_total(self) -> int:
+        return int(self.state["pending_total"])
+
+    @property
+    def active(self) -> list[str]:
+        return self.state["active"]
+
+    @property
+    def finished(self) -> list[str]:
+        return self.state["finished"]
+
+    @property
+    def outcome(self) -> dict[str, Any] | None:
+        return self.state["outcome"]
+
+    @property
+    def decided(self) -> bool:
+        return self.state["outcome"] is not None
+
+
 @dataclass(slots=True)
 class _Action:
     kind: str  # play · draw · pass
@@ -337,9 +434,34 @@ class _GameSim:
         self.extensions = False  # this server adds x_ fields to turn events
         self._day = -1
         self._day_text = ""
-        self.table: Table  # set by _header
+        self.replay: _core.GameRun  # set by _header
+        self.settings: dict[str, Any] = {}  # the header's settings as the core read them
+        self._state: dict[str, Any] | None = None  # the last snapshot read
+        self._state_stale = True  # a line was fed since
         self.bots: dict[str, str] = {}  # player → "greedy" or "random"
         self.build_factor = 1.0  # how buggy the header's server build is
+
+    # ----------------------------------------------------------------- the engine
+
+    def snapshot(self) -> dict[str, Any] | None:
+        """The core's state after the last line fed (read once per line)."""
+        if self._state_stale:
+            self._state = self.replay.snapshot()
+            self._state_stale = False
+        return self._state
+
+    def _hand(self) -> _HandView:
+        return _HandView(self)
+
+    def _options(self) -> _Options | None:
+        view = self.replay.options()
+        return None if view is None else _Options.of(view)
+
+    def _feed(self, raw: bytes) -> list[dict[str, Any]]:
+        """Feed one line, as written, to the game's run: the violations found on it."""
+        self._state_stale = True
+        found = self.replay.feed(raw, self.line_offset + len(self.lines) + 1)
+        return [dict(v) for v in found]
 
     # ----------------------------------------------------------------- the game
 
@@ -347,7 +469,7 @@ class _GameSim:
         rng = self.rng
         players = self._header()
         self._plan_fault()
-        open_ended = self.table.settings.match_hands is None and self.table.settings.match_target is None
+        open_ended = self.settings["match_hands"] is None and self.settings["match_target"] is None
         stop_after = rng.randint(1, 5) if open_ended else MATCH_HAND_LIMIT
         dealer_seat = rng.randrange(len(players))
         number = 0
@@ -362,7 +484,7 @@ class _GameSim:
                 break
             self._end_hand(last=number >= stop_after or self._match_ends_with_this_hand())
             self.hands_played += 1
-            if self.table.match_over or number >= stop_after:
+            if self.replay.match_over or number >= stop_after:
                 self._result()
                 break
         return SimulatedGame(self.game, self.lines, self.faults, self.aborted,
@@ -370,15 +492,15 @@ class _GameSim:
 
     def _match_ends_with_this_hand(self) -> bool:
         """Whether the match is over once the decided hand has its `end`."""
-        settings, table = self.table.settings, self.table
-        hand = table.hand
-        assert hand is not None and hand.outcome is not None
-        if settings.match_hands is not None and hand.number >= settings.match_hands:
+        settings, hand = self.settings, self._hand()
+        outcome = hand.outcome
+        assert outcome is not None
+        if settings["match_hands"] is not None and hand.number >= settings["match_hands"]:
             return True
-        if settings.match_target is not None:
-            scores = hand.outcome.scores or {}
-            return any(total + scores.get(p, 0) >= settings.match_target
-                       for p, total in table.totals.items())
+        if settings["match_target"] is not None:
+            scores = outcome["scores"] or {}
+            return any(total + scores.get(p, 0) >= settings["match_target"]
+                       for p, total in self.replay.totals().items())
         return False
 
     def _header(self) -> list[str]:
@@ -428,12 +550,17 @@ class _GameSim:
             self.game, 0, self._ts(0), FORMAT, rules.name, tuple(players),
             options=options, mode=mode, decks=decks, match=match, meta=meta,
         )
-        reading = read_header(header, RULESETS)
-        if reading.settings is None or reading.violations:
-            raise SimulationError(f"{self.game}: the simulator wrote a bad header: {reading.violations}")
-        self.table = Table(reading.settings, self.game)
-        self.rules = reading.settings.ruleset  # with the header's options
-        self._write(header)
+        # collecting, not strict: a faulty line must carry exactly its fault's codes, and
+        # `_emit` checks every line's violations against what it meant (none for a bot's move)
+        self.replay = _core.GameRun(self.game)
+        line = orjson.dumps(encode(header))
+        found = self._feed(line)
+        if found or self.replay.invalid:
+            raise SimulationError(f"{self.game}: the simulator wrote a bad header: {found}")
+        self.settings = self.replay.settings()
+        # the profile with the header's options
+        self.rules = RULESETS[self.settings["ruleset"]].with_options(self.settings["options"])
+        self.lines.append(line)
         self.seq = 1
         self.bots = {p: ("greedy" if rng.random() < 0.5 else "random") for p in players}
         return players
@@ -459,7 +586,7 @@ class _GameSim:
         if config.fault_rate <= 0 or rng.random() >= min(1.0, config.fault_rate * self.build_factor):
             return
         kinds = [k for k in FAULT_KINDS[self.rules.name]
-                 if not (k in POINTS_ONLY_FAULTS and self.table.elimination)]
+                 if not (k in POINTS_ONLY_FAULTS and self.replay.elimination)]
         kind = rng.choice(kinds)
         if kind in DEAL_FAULTS:  # a deal or an opening: most games have few of them
             self.plan = _FaultPlan(kind, 0, 1.0 if rng.random() < 0.7 else 0.5)
@@ -492,9 +619,9 @@ class _GameSim:
     # ----------------------------------------------------------------- deal
 
     def _deal(self, number: int, dealer: str) -> None:
-        rng, rules, table = self.rng, self.rules, self.table
-        players = table.players
-        deck = list(pack(table.settings.decks).elements())
+        rng, rules = self.rng, self.rules
+        players = self.replay.players
+        deck = list(pack(self.settings["decks"]).elements())
         rng.shuffle(deck)  # deck[-1] is the top
         hands = {p: [deck.pop() for _ in range(HAND_SIZE)] for p in players}
         starter: str | None = None
@@ -525,13 +652,12 @@ class _GameSim:
 
     def _play_hand(self) -> bool:
         """Play the dealt hand until it is over; False when the game was aborted."""
-        table = self.table
+        run = self.replay
         # elimination plays on until one player is left: far longer hands at a big table
-        limit = max(HAND_EVENT_LIMIT, (100 if table.elimination else 60) * len(table.players))
+        limit = max(HAND_EVENT_LIMIT, (100 if run.elimination else 60) * len(run.players))
         first_line = len(self.lines)
+        hand = self._hand()  # live: it reads the state after the last line fed
         while True:
-            hand = table.hand
-            assert hand is not None
             if len(self.lines) - first_line > limit:
                 self._abort(f"hand {hand.number} ran past {limit} lines", "long hand")
                 return False
@@ -539,19 +665,19 @@ class _GameSim:
                 self._charge_penalty()
                 continue
             if self.rules.last_card_call and self.missed is None and self.rng.random() < IDLE_CALL_RATE:
-                self._announce(self.rng.choice(table.players))
+                self._announce(self.rng.choice(run.players))
             if self.eager_reshuffle and not self.stock and self.rules.reshuffles \
-                    and len(hand.pile) > 1 and hand.phase is not Phase.OVER:
+                    and len(hand.pile) > 1 and hand.phase != "over":
                 self._reshuffle()  # this server turns the pile as soon as the stock runs dry
                 continue
-            opts = table.options()
+            opts = self._options()
             if self.late_call is not None and not (opts is not None and opts.gift
                                                    and opts.player == self.late_call[1]):
                 self._announce(self.late_call[0])  # the gift is not owed any more: call now
                 self.late_call = None
                 continue
             if opts is None:
-                if hand.outcome is not None and hand.outcome.reason == "blocked":
+                if hand.outcome is not None and hand.outcome["reason"] == "blocked":
                     self.blocked += 1
                 self._maybe_play_after_end(before_end=True)
                 return True
@@ -574,7 +700,7 @@ class _GameSim:
             else:
                 self._pass(opts.player)
 
-    def _drawable(self, hand: Hand) -> int:
+    def _drawable(self, hand: _HandView) -> int:
         """Cards a draw could take now: the stock, and the pile under its top if it may
         be turned."""
         turnable = len(hand.pile) - 1 if self.rules.reshuffles and len(hand.pile) > 1 else 0
@@ -582,9 +708,9 @@ class _GameSim:
 
     # ----------------------------------------------------------------- bots
 
-    def _choose(self, hand: Hand, opts: TurnOptions) -> _Action | None:
+    def _choose(self, hand: _HandView, opts: _Options) -> _Action | None:
         rng = self.rng
-        if opts.gift or opts.phase is Phase.SETTLEMENT:
+        if opts.gift or opts.phase == "settlement":
             return _Action("draw") if self._drawable(hand) else None
         player = opts.player
         held = hand.hands[player]
@@ -599,24 +725,24 @@ class _GameSim:
         # greedy: play whenever it can, the card it most wants rid of
         if plays:
             only_wild_jacks = not opts.obliged and all(c[0] == "J" for c in plays) and can_draw \
-                and opts.phase is Phase.TURN
+                and opts.phase == "turn"
             if only_wild_jacks and len(held) > 3 and rng.random() < 0.5:
                 return _Action("draw")  # keep the J as a later wild card
             card = max(plays, key=lambda c: (self._shed_value(hand, opts, c, held), rng.random()))
             return self._play_action(hand, opts, card, held, greedy=True)
         if can_draw:
-            if opts.phase is Phase.DRAWN and opts.may_pass and rng.random() < 0.65:
+            if opts.phase == "drawn" and opts.may_pass and rng.random() < 0.65:
                 return _Action("pass")  # pis-yedili: one voluntary draw is enough
             return _Action("draw")
         if opts.may_pass:
             return _Action("pass")
         return None
 
-    def _shed_value(self, hand: Hand, opts: TurnOptions, card: str, held: list[str]) -> float:
+    def _shed_value(self, hand: _HandView, opts: _Options, card: str, held: list[str]) -> float:
         rules = self.rules
         rank = card[0]
         value = float(rules.points[rank])
-        if rank == "7" and opts.phase is not Phase.SEVEN:
+        if rank == "7" and opts.phase != "seven":
             value -= 40  # keep 7s to answer totals
         if rank == "J":
             value = 60.0 if len(held) <= 2 else -25.0  # a wild card; going out on it doubles
@@ -627,17 +753,17 @@ class _GameSim:
         return value
 
     def _play_action(
-        self, hand: Hand, opts: TurnOptions, card: str, held: list[str], *, greedy: bool
+        self, hand: _HandView, opts: _Options, card: str, held: list[str], *, greedy: bool
     ) -> _Action:
         suit = self._suit_for(hand, opts, card, held, greedy=greedy)
         target = self._target_for(hand, opts.player, card, held, greedy=greedy)
         return _Action("play", card, suit, target)
 
-    def _declares(self, opts: TurnOptions, card: str) -> bool:
-        return card[0] == "J" and opts.phase is not Phase.OPENING
+    def _declares(self, opts: _Options, card: str) -> bool:
+        return card[0] == "J" and opts.phase != "opening"
 
     def _suit_for(
-        self, hand: Hand, opts: TurnOptions, card: str, held: list[str], *, greedy: bool
+        self, hand: _HandView, opts: _Options, card: str, held: list[str], *, greedy: bool
     ) -> str | None:
         if not self._declares(opts, card):
             return None
@@ -650,17 +776,17 @@ class _GameSim:
         return max(allowed, key=lambda s: (sum(1 for c in rest if c[1] == s and c[0] != "J"),
                                            self.rng.random()))
 
-    def _gift_applies(self, opts_phase: Phase, card: str, held: list[str]) -> bool:
-        return (card[0] == "2" and self.rules.two_gives_gift and opts_phase is not Phase.OPENING
+    def _gift_applies(self, opts_phase: str, card: str, held: list[str]) -> bool:
+        return (card[0] == "2" and self.rules.two_gives_gift and opts_phase != "opening"
                 and len(held) > 1)
 
     def _target_for(
-        self, hand: Hand, player: str, card: str, held: list[str], *, greedy: bool
+        self, hand: _HandView, player: str, card: str, held: list[str], *, greedy: bool
     ) -> str | None:
         others = [p for p in hand.active if p != player and p not in hand.finished]
         if not self._gift_applies(hand.phase, card, held):
             last_two = card[0] == "2" and self.rules.two_gives_gift and len(held) == 1 \
-                and hand.phase is not Phase.OPENING
+                and hand.phase != "opening"
             if last_two and others and not greedy and self.rng.random() < 0.3:
                 return self.rng.choice(others)  # a target on a last-card 2: allowed, ignored
             return None
@@ -701,9 +827,8 @@ class _GameSim:
         self._emit(event, expect=expect, fault=fault)
 
     def _reshuffle(self) -> None:
-        hand = self.table.hand
-        assert hand is not None and not self.stock
-        under = hand.pile[:-1]
+        assert not self.stock
+        under = self._hand().pile[:-1]
         self.rng.shuffle(under)
         self.stock = under  # top last
         stock = tuple(reversed(under)) if self.rng.random() < 0.5 else None
@@ -713,8 +838,7 @@ class _GameSim:
     def _after_move(self, player: str, event: Play | Draw) -> None:
         """A last-card call after a move that leaves one card (persian), maybe forgotten
         in a faulty game; bazito clients sometimes log their automatic indicator too."""
-        hand = self.table.hand
-        assert hand is not None
+        hand = self._hand()
         if hand.decided or len(hand.hands.get(player, ())) != 1:
             return
         if not self.rules.last_card_call:
@@ -723,7 +847,7 @@ class _GameSim:
             return
         gift_target = hand.gift_target if isinstance(event, Play) else None
         # points play: an 8's follow comes first, no call is due for it (announcing is harmless)
-        call_due = not (isinstance(event, Play) and event.card[0] == "8" and not self.table.elimination)
+        call_due = not (isinstance(event, Play) and event.card[0] == "8" and not self.replay.elimination)
         if call_due and self.missed is None and self._due("missed_call"):
             assert self.plan is not None
             self.plan.done = True
@@ -743,8 +867,7 @@ class _GameSim:
         assert self.pending_penalty is not None
         player, reason = self.pending_penalty
         self.pending_penalty = None
-        hand = self.table.hand
-        assert hand is not None
+        hand = self._hand()
         if hand.decided or player in hand.finished or not hand.hands[player] or not self._drawable(hand):
             return
         if not self.stock:
@@ -756,16 +879,17 @@ class _GameSim:
     # ----------------------------------------------------------------- end, result, abort
 
     def _end_hand(self, *, last: bool) -> None:
-        hand = self.table.hand
-        assert hand is not None and hand.outcome is not None
-        self.missed = None  # a call window the hand's end closed without a turn event
+        # the decided hand as it stands: the core lets go of its cards once the end is fed
+        hand = self._hand().frozen()
         outcome = hand.outcome
-        winners = list(outcome.winners)
-        scores = dict(outcome.scores) if outcome.scores is not None else None
-        order = list(outcome.order) if outcome.order is not None else None
+        assert outcome is not None
+        self.missed = None  # a call window the hand's end closed without a turn event
+        winners = list(outcome["winners"])
+        scores = dict(outcome["scores"]) if outcome["scores"] is not None else None
+        order = list(outcome["order"]) if outcome["order"] is not None else None
         fault: tuple[str, list[str]] | None = None
         expect: frozenset[Code] = frozenset()
-        players = list(self.table.players)
+        players = list(self.replay.players)
         if scores is not None and self._due_at_end("wrong_scores", last):
             loser = self.rng.choice([p for p in players if p not in winners] or players)
             delta = self.rng.choice((1, 2, 5, 10, 20))
@@ -788,20 +912,25 @@ class _GameSim:
         event = End(self.game, self.seq, self._ts(self.rng.randrange(400, 2500)), hand.number,
                     tuple(winners), scores, tuple(order) if order is not None else None)
         self._emit(event, expect=expect, fault=fault)
-        self._maybe_play_after_end(before_end=False, last=last)
+        self._maybe_play_after_end(before_end=False, last=last, hand=hand)
 
-    def _maybe_play_after_end(self, *, before_end: bool, last: bool = False) -> None:
+    def _maybe_play_after_end(
+        self, *, before_end: bool, last: bool = False, hand: _HandView | None = None
+    ) -> None:
         """A client's play that arrives after the hand is decided (before its `end`) or
-        after its `end`: `unexpected_event`, and not applied."""
-        hand = self.table.hand
-        assert hand is not None and hand.outcome is not None
+        after its `end` (`hand`: the decided hand as it was): `unexpected_event`, and not
+        applied."""
+        if hand is None:
+            hand = self._hand()
+        outcome = hand.outcome
+        assert outcome is not None
         kind = "play_after_blocked" if self.rules.name == "pis-yedili" else "play_after_end"
         plan = self.plan
         if plan is None or plan.done or plan.kind != kind:
             return
-        if kind == "play_after_blocked" and hand.outcome.reason != "blocked":
+        if kind == "play_after_blocked" and outcome["reason"] != "blocked":
             return
-        holders = [p for p in self.table.players if hand.hands.get(p)]
+        holders = [p for p in self.replay.players if hand.hands.get(p)]
         if not holders:
             return
         forced = last and not before_end  # the game's last chance
@@ -817,10 +946,10 @@ class _GameSim:
                    fault=(kind, [Code.UNEXPECTED_EVENT.value]))
 
     def _result(self) -> None:
-        table = self.table
-        totals = None if table.elimination else dict(table.totals)
+        run = self.replay
+        totals = None if run.elimination else dict(run.totals())
         event = Result(self.game, self.seq, self._ts(self.rng.randrange(500, 3000)), totals,
-                       tuple(table.match_winners()))
+                       tuple(run.match_winners()))
         self._emit(event)
 
     def _abort(self, reason: str, kind: str) -> None:
@@ -829,7 +958,7 @@ class _GameSim:
 
     # ----------------------------------------------------------------- turn faults
 
-    def _inject_turn_fault(self, hand: Hand, opts: TurnOptions) -> bool:
+    def _inject_turn_fault(self, hand: _HandView, opts: _Options) -> bool:
         """Put the planned fault in place of the bot's move when this is an opportunity
         (and the dice say so)."""
         plan = self.plan
@@ -860,8 +989,8 @@ class _GameSim:
         if self.rules.table_penalties and codes & FOULS and self.rng.random() < 0.4:
             self.pending_penalty = (player, "misplay")
 
-    def _fault_illegal_card(self, hand: Hand, opts: TurnOptions) -> _Move:
-        if opts.gift or opts.phase not in (Phase.TURN, Phase.SEVEN, Phase.FOLLOW):
+    def _fault_illegal_card(self, hand: _HandView, opts: _Options) -> _Move:
+        if opts.gift or opts.phase not in ("turn", "seven", "follow"):
             return None
         held = hand.hands[opts.player]
         wrong = sorted({c for c in held if c not in opts.playable and c[0] != "J"})
@@ -871,9 +1000,9 @@ class _GameSim:
         target = self._target_for(hand, opts.player, card, held, greedy=False)
         return self._fault_play(opts.player, card, "illegal_card", {Code.ILLEGAL_CARD}, target=target)
 
-    def _fault_card_not_held(self, hand: Hand, opts: TurnOptions) -> _Move:
+    def _fault_card_not_held(self, hand: _HandView, opts: _Options) -> _Move:
         top = hand.top
-        if opts.gift or opts.phase is not Phase.TURN or top is None:
+        if opts.gift or opts.phase != "turn" or top is None:
             return None
         held = set(hand.hands[opts.player])
         fitting = [c for c in ONE_DECK
@@ -888,13 +1017,16 @@ class _GameSim:
             # the engine takes a card not held from the stock when a copy is there (else
             # from the pile or a hand, which it keeps itself): take the same copy here, the
             # one nearest the top (the physical stock has its top last)
-            if hand.stock[card] > 0 and card in self.stock:
+            # (the engine's stock holds the same cards as the physical one: this is the
+            # game's one fault, and every line before it was as the engine expected)
+            if card in self.stock:
                 del self.stock[len(self.stock) - 1 - self.stock[::-1].index(card)]
             play()
         return move
 
-    def _fault_wrong_seven_total(self, hand: Hand, opts: TurnOptions) -> _Move:
-        if opts.phase is not Phase.SEVEN or opts.gift or hand.total_drawn or opts.draw is None:
+    def _fault_wrong_seven_total(self, hand: _HandView, opts: _Options) -> _Move:
+        # a 7's total with nothing of it drawn yet (the rest is what a draw must take now)
+        if opts.phase != "seven" or opts.gift or opts.draw is None or opts.draw != hand.pending_total:
             return None
         owed = opts.draw
         if len(self.stock) < owed + 2:
@@ -909,17 +1041,17 @@ class _GameSim:
             self._penalise(player, codes)
         return move
 
-    def _fault_jack_without_suit(self, hand: Hand, opts: TurnOptions) -> _Move:
+    def _fault_jack_without_suit(self, hand: _HandView, opts: _Options) -> _Move:
         jacks = [c for c in opts.playable if c[0] == "J"]
-        if opts.gift or opts.phase is Phase.OPENING or not jacks:
+        if opts.gift or opts.phase == "opening" or not jacks:
             return None
         return self._fault_play(opts.player, self.rng.choice(jacks), "jack_without_suit", {Code.BAD_SUIT})
 
-    def _fault_missing_gift(self, hand: Hand, opts: TurnOptions) -> _Move:
+    def _fault_missing_gift(self, hand: _HandView, opts: _Options) -> _Move:
         top = hand.top
         if not opts.gift or top is None:
             return None
-        mover = hand.mover
+        mover = self._mover_after_gift(hand)
         fitting = sorted({c for c in hand.hands[mover]
                           if c[0] not in "J2" and (c[1] == hand.current_suit or c[0] == top[0])})
         if not fitting:
@@ -928,7 +1060,14 @@ class _GameSim:
         code = Code.UNEXPECTED_EVENT if mover == opts.player else Code.NOT_YOUR_TURN
         return self._fault_play(mover, self.rng.choice(fitting), "missing_gift", {code})
 
-    def _fault_self_target_two(self, hand: Hand, opts: TurnOptions) -> _Move:
+    def _mover_after_gift(self, hand: _HandView) -> str:
+        """Whose turn it is once the owed gift is drawn (the core's `turn`: the player
+        after the 2's, behind its target)."""
+        turn = hand.state["turn"]
+        assert turn is not None, hand.state
+        return str(turn)
+
+    def _fault_self_target_two(self, hand: _HandView, opts: _Options) -> _Move:
         if opts.gift:
             return None
         held = hand.hands[opts.player]
@@ -938,8 +1077,8 @@ class _GameSim:
         return self._fault_play(opts.player, self.rng.choice(twos), "self_target_two",
                                 {Code.BAD_TARGET}, target=opts.player)
 
-    def _fault_draw_holding_legal(self, hand: Hand, opts: TurnOptions) -> _Move:
-        if opts.gift or opts.phase is not Phase.TURN or not opts.obliged or not self.stock:
+    def _fault_draw_holding_legal(self, hand: _HandView, opts: _Options) -> _Move:
+        if opts.gift or opts.phase != "turn" or not opts.obliged or not self.stock:
             return None
         player = opts.player
 
@@ -949,7 +1088,7 @@ class _GameSim:
             self._penalise(player, {Code.MUST_PLAY})
         return move
 
-    def _fault_unjustified_penalty(self, hand: Hand, opts: TurnOptions) -> _Move:
+    def _fault_unjustified_penalty(self, hand: _HandView, opts: _Options) -> _Move:
         if hand.decided or not self.stock:
             return None
         candidates = [p for p in hand.active if hand.hands[p] and p not in hand.finished]
@@ -969,8 +1108,8 @@ class _GameSim:
                        fault=("unjustified_penalty", [Code.UNJUSTIFIED_PENALTY.value]))
         return move
 
-    def _fault_pass_drawn_match(self, hand: Hand, opts: TurnOptions) -> _Move:
-        if opts.gift or opts.phase not in (Phase.DRAWN, Phase.FOLLOW_DRAWN) or not opts.obliged:
+    def _fault_pass_drawn_match(self, hand: _HandView, opts: _Options) -> _Move:
+        if opts.gift or opts.phase not in ("drawn", "follow_drawn") or not opts.obliged:
             return None
         player = opts.player
 
@@ -980,9 +1119,9 @@ class _GameSim:
             self._penalise(player, {Code.MUST_PLAY})
         return move
 
-    def _fault_wild_jack_with_match(self, hand: Hand, opts: TurnOptions) -> _Move:
+    def _fault_wild_jack_with_match(self, hand: _HandView, opts: _Options) -> _Move:
         top = hand.top
-        if opts.gift or opts.phase is not Phase.TURN or not opts.obliged or top is None:
+        if opts.gift or opts.phase != "turn" or not opts.obliged or top is None:
             return None
         wild = sorted({c for c in hand.hands[opts.player]
                        if c[0] == "J" and c[1] != hand.current_suit and top[0] != "J"})
@@ -991,9 +1130,9 @@ class _GameSim:
         return self._fault_play(opts.player, self.rng.choice(wild), "wild_jack_with_match",
                                 {Code.ILLEGAL_CARD}, suit=self.rng.choice(SUITS))
 
-    def _fault_jack_on_jack(self, hand: Hand, opts: TurnOptions) -> _Move:
+    def _fault_jack_on_jack(self, hand: _HandView, opts: _Options) -> _Move:
         top = hand.top
-        if opts.phase not in (Phase.TURN, Phase.DRAWN) or top is None or top[0] != "J":
+        if opts.phase not in ("turn", "drawn") or top is None or top[0] != "J":
             return None
         jacks = sorted({c for c in hand.hands[opts.player] if c[0] == "J"})
         if not jacks:
@@ -1002,15 +1141,15 @@ class _GameSim:
         return self._fault_play(opts.player, self.rng.choice(jacks), "jack_on_jack",
                                 {Code.ILLEGAL_CARD}, suit=suit)
 
-    def _fault_same_suit_jack(self, hand: Hand, opts: TurnOptions) -> _Move:
+    def _fault_same_suit_jack(self, hand: _HandView, opts: _Options) -> _Move:
         jacks = [c for c in opts.playable if c[0] == "J"]
-        if opts.phase is Phase.OPENING or not jacks or hand.current_suit is None:
+        if opts.phase == "opening" or not jacks or hand.current_suit is None:
             return None
         return self._fault_play(opts.player, self.rng.choice(jacks), "same_suit_jack",
                                 {Code.BAD_SUIT}, suit=hand.current_suit)
 
-    def _fault_non_club_opening(self, hand: Hand, opts: TurnOptions) -> _Move:
-        if opts.phase is not Phase.OPENING:
+    def _fault_non_club_opening(self, hand: _HandView, opts: _Options) -> _Move:
+        if opts.phase != "opening":
             return None
         other = sorted({c for c in hand.hands[opts.player] if c[1] != self.rules.opening_suit})
         if not other:
@@ -1018,8 +1157,8 @@ class _GameSim:
         return self._fault_play(opts.player, self.rng.choice(other), "non_club_opening",
                                 {Code.ILLEGAL_CARD})
 
-    def _fault_pass_before_draw(self, hand: Hand, opts: TurnOptions) -> _Move:
-        if opts.phase is not Phase.TURN:
+    def _fault_pass_before_draw(self, hand: _HandView, opts: _Options) -> _Move:
+        if opts.phase != "turn":
             return None
         player = opts.player
 
@@ -1053,9 +1192,13 @@ class _GameSim:
         self, event: Event, *, expect: frozenset[Code] = frozenset(),
         fault: tuple[str, list[str]] | None = None,
     ) -> None:
-        """Apply `event` to the table (strict: exactly the `expect`ed codes) and write it,
-        with the line-level faults (a dropped seq, a duplicate, a garbled copy, a bad
-        spelling) when one is due."""
+        """Write `event` and feed its line, as written, to the game's run (which must find
+        exactly the `expect`ed codes there), with the line-level faults (a dropped seq, a
+        duplicate, a garbled copy, a bad spelling) when one is due.
+
+        Only the event's own line is fed: a shipper's identical retry, a duplicate seq and
+        a garbled copy are the reader's business (it drops, flags or sets them aside before
+        a game's replay sees them); fed to the run they would be applied twice."""
         if self.seq >= 2 and fault is None and self._due("dropped_line"):
             # a line lost on its way: the log skips a seq. No event is lost with it, so the
             # replay after the gap stays in step and only the gap itself is reported
@@ -1074,23 +1217,27 @@ class _GameSim:
                 self._record("missed_call", event.seq, [Code.MISSED_CALL.value])
                 if self.rng.random() < 0.6:
                     self.pending_penalty = (missed.player, "missed_call")
-        found = self.table.apply(event)
-        codes = {v.code for v in found}
+        obj = encode(event)
+        if self.extensions and event.is_turn_event:
+            obj["x_latency_ms"] = self.rng.randrange(20, 400)  # producer extension: ignored
+        respelled = fault is None and self._armed("spelling_10") and _has_ten(obj) and self._roll()
+        if respelled:
+            _respell_ten(obj, self.rng)  # read as the T card it means, with a `schema`
+            expect = expect | {Code.SCHEMA}
+        line = orjson.dumps(obj)
+        found = self._feed(line)
+        codes = {v["code"] for v in found}
         if codes != set(expect):
-            detail = "; ".join(f"{v.code.value}: {v.message}" for v in found) or "nothing"
+            detail = "; ".join(f"{v['code']}: {v['message']}" for v in found) or "nothing"
             raise SimulationError(
                 f"{self.game} seq {event.seq} ({event.type}): the engine found {detail}; "
                 f"expected {sorted(c.value for c in expect) or 'nothing'}")
         if fault is not None:
             self._record(fault[0], event.seq, fault[1])
-        self.seq += 1
-        obj = encode(event)
-        if self.extensions and event.is_turn_event:
-            obj["x_latency_ms"] = self.rng.randrange(20, 400)  # producer extension: ignored
-        if fault is None and self._armed("spelling_10") and _has_ten(obj) and self._roll():
-            _respell_ten(obj, self.rng)
+        if respelled:
             self._record("spelling_10", event.seq, [Code.SCHEMA.value])
-        self._write_obj(obj)
+        self.seq += 1
+        self.lines.append(line)
         if self.rng.random() < RETRY_RATE:
             self.lines.append(self.lines[-1])  # a shipper's retry: identical, dropped silently
         if fault is None and isinstance(event, Play | Draw | Pass) and self._due("duplicate_seq"):
@@ -1113,9 +1260,6 @@ class _GameSim:
             self.plan.done = True
         self.faults.append(InjectedFault(
             self.game, seq, kind, sorted(codes), self.line_offset + len(self.lines) + 1, record))
-
-    def _write(self, event: Event) -> None:
-        self._write_obj(encode(event))
 
     def _write_obj(self, obj: dict[str, Any]) -> None:
         self.lines.append(orjson.dumps(obj))
@@ -1153,7 +1297,7 @@ def _pick_build(rng: random.Random) -> tuple[str, float, float]:
     return BUILDS[-1]
 
 
-_TURN_FAULTS: dict[str, Callable[[_GameSim, Hand, TurnOptions], _Move]] = {
+_TURN_FAULTS: dict[str, Callable[[_GameSim, _HandView, _Options], _Move]] = {
     "illegal_card": _GameSim._fault_illegal_card,
     "card_not_held": _GameSim._fault_card_not_held,
     "wrong_seven_total": _GameSim._fault_wrong_seven_total,

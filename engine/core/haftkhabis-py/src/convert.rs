@@ -130,6 +130,7 @@ pub fn snapshot<'py>(py: Python<'py>, s: &Snapshot) -> PyResult<Bound<'py, PyDic
         },
     )?;
     d.set_item("mover", s.mover.as_deref())?;
+    d.set_item("turn", s.turn.as_deref())?;
     d.set_item("pending_total", s.pending_total)?;
     d.set_item("follow_card", s.follow_card.map(|c| c.code()))?;
     d.set_item("gift_target", s.gift_target.as_deref())?;
