@@ -8,7 +8,7 @@
 //! Names follow `shared/rules.md`; every rule decision is one method, whose doc comment
 //! quotes the rule it implements.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, HashSet, VecDeque};
 
 use crate::cards::{pretty_cards, Card, CardCounts, Suit};
 use crate::event::{
@@ -254,7 +254,11 @@ pub struct Snapshot {
     pub stock_size: u32,
     pub current_suit: Option<Suit>,
     pub clockwise: bool,
+    /// the player expected to act next (a 2's target while its gift is owed)
     pub mover: Option<String>,
+    /// the player whose turn it is (behind an owed gift: the one who moves after it);
+    /// None once the hand is decided
+    pub turn: Option<String>,
     pub pending_total: u32,
     pub follow_card: Option<Card>,
     pub gift_target: Option<String>,
@@ -393,6 +397,8 @@ pub struct Table {
     fouls: Vec<Vec<Code>>,
     last_type: Option<&'static str>,
     hand_log: Vec<HandRecord>,
+    /// player id → seat (tables may be large: a header can name any number of players)
+    seats: HashMap<String, usize>,
     out: Vec<Violation>,
     seq: Option<u64>,
     fact: LineFact,
@@ -507,10 +513,8 @@ pub fn read_header(header: &Header) -> HeaderReading {
                     _ => ok = false,
                 }
             }
-            let unique = names
-                .iter()
-                .enumerate()
-                .all(|(i, n)| !names[..i].contains(n));
+            let mut seen = HashSet::with_capacity(names.len());
+            let unique = names.iter().all(|n| seen.insert(n.as_str()));
             (ok && names.len() >= 2 && unique).then_some(names)
         }
         _ => None,
@@ -748,6 +752,12 @@ pub fn read_header(header: &Header) -> HeaderReading {
 impl Table {
     pub fn new(settings: Settings, game: &str) -> Table {
         let n = settings.players.len();
+        let seats = settings
+            .players
+            .iter()
+            .enumerate()
+            .map(|(seat, p)| (p.clone(), seat))
+            .collect();
         Table {
             game: game.to_string(),
             settings,
@@ -764,6 +774,7 @@ impl Table {
             fouls: vec![Vec::new(); n],
             last_type: None,
             hand_log: Vec::new(),
+            seats,
             out: Vec::new(),
             seq: None,
             fact: LineFact::default(),
@@ -777,6 +788,16 @@ impl Table {
         self.out = Vec::new();
         self.seq = Some(event.common.seq);
         let open_before = self.hand_open;
+        // the last line's `expected` text is reused: no allocation per line
+        let mut expected = self.fact.expected.take();
+        match self.expected_actor() {
+            Some(actor) => {
+                let text = expected.get_or_insert_with(String::new);
+                text.clear();
+                text.push_str(actor);
+            }
+            None => expected = None,
+        }
         self.fact = LineFact {
             hand: if open_before {
                 self.hand.as_ref().map(|h| h.number)
@@ -784,7 +805,7 @@ impl Table {
                 None
             },
             phase: self.phase_name(),
-            expected: self.expected_actor().map(str::to_string),
+            expected,
             ..LineFact::default()
         };
         let kind = &event.kind;
@@ -927,7 +948,7 @@ impl Table {
     }
 
     pub fn seat(&self, player: &str) -> Option<usize> {
-        self.settings.players.iter().position(|p| p == player)
+        self.seats.get(player).copied()
     }
 
     /// Match points per player, seat order (the hands closed so far).
@@ -1045,6 +1066,7 @@ impl Table {
             current_suit: hand.current_suit,
             clockwise: hand.direction == 1,
             mover: self.expected_actor().map(str::to_string),
+            turn: (self.hand_open && !hand.decided()).then(|| players[hand.mover].clone()),
             pending_total: hand.pending_total,
             follow_card: hand.follow_card,
             gift_target: hand.gift_target.map(|s| players[s].clone()),
@@ -1330,14 +1352,15 @@ impl Table {
                 format!("deal: hand {}, expected hand {expected_number}", event.hand),
             );
         }
-        let dealt_to = |player: &str| -> Option<&Vec<Card>> {
-            event
-                .hands
-                .iter()
-                .rev()
-                .find(|(p, _)| p == player)
-                .map(|(_, c)| c)
-        };
+        // player → cards dealt (a player named twice: the last hand counts, as in a dict)
+        let mut by_player: HashMap<&str, &Vec<Card>> = HashMap::with_capacity(event.hands.len());
+        let mut named: Vec<&str> = Vec::with_capacity(event.hands.len());
+        for (player, cards) in &event.hands {
+            if by_player.insert(player.as_str(), cards).is_none() {
+                named.push(player);
+            }
+        }
+        let dealt_to = |player: &str| -> Option<&Vec<Card>> { by_player.get(player).copied() };
         let mut problems: Vec<String> = Vec::new();
         for player in &self.settings.players {
             match dealt_to(player) {
@@ -1347,12 +1370,6 @@ impl Table {
                     cards.len()
                 )),
                 Some(_) => {}
-            }
-        }
-        let mut named: Vec<&str> = Vec::new();
-        for (player, _) in &event.hands {
-            if !named.contains(&player.as_str()) {
-                named.push(player);
             }
         }
         for player in &named {
@@ -1538,21 +1555,21 @@ impl Table {
     fn turn_event(&mut self, event: &Event) {
         let kind = &event.kind;
         let (player_name, type_name) = match kind.actor() {
-            Some(p) => (p.to_string(), kind.type_name()),
+            Some(p) => (p, kind.type_name()),
             None => return,
         };
-        let Some(player) = self.seat(&player_name) else {
+        let Some(player) = self.seat(player_name) else {
             self.flag(
                 Code::Schema,
                 None,
-                format!("{type_name}: unknown player {}", quoted(&player_name)),
+                format!("{type_name}: unknown player {}", quoted(player_name)),
             );
             return;
         };
         let Some(mut hand) = self.hand.take() else {
             self.flag(
                 Code::UnexpectedEvent,
-                Some(player_name),
+                Some(player_name.to_string()),
                 format!("{type_name} while no hand is being played"),
             );
             return;
@@ -2904,7 +2921,8 @@ impl Table {
             self.match_over = true;
         }
         if let Some(target) = settings.match_target {
-            if self.totals.iter().any(|&t| t >= target as i64) {
+            // compared without a cast: a target beyond i64 is never reached
+            if self.totals.iter().any(|&t| i128::from(t) >= i128::from(target)) {
                 self.match_over = true;
             }
         }
