@@ -73,6 +73,8 @@ def main() -> None:
             mutated += len(copies)
             lines += sum(len(g.lines) for g in games) + sum(len(c) for c in copies)
             found = compare_paths([str(path)])
+            print(f"{config.ruleset} seed {config.seed}: {len(games):,} games, "
+                  f"{len(copies):,} mutated, {len(found)} differences", flush=True)
             for line in found:
                 differences.append(f"{config.ruleset} seed {config.seed} {config.mode} "
                                    f"{dict(config.options or {})}: {line}")

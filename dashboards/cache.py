@@ -48,13 +48,13 @@ def check_upload(file_id: str, name: str, _data: bytes) -> UploadCheck:
             "ruleset": v.ruleset,
             "status": v.status,
             "violations": len(v.violations),
-            "codes": ", ".join(sorted({x.code.value for x in v.violations})),
+            "codes": ", ".join(sorted({x["code"] for x in v.violations})),
             "hands": len(v.hands or []),
             "winners": ", ".join(v.winners),
             "lines": v.lines,
         })
     games.sort(key=lambda g: (g["violations"] == 0, g["game"]))
-    return UploadCheck(games, [e.to_json() for e in errors], len(lines))
+    return UploadCheck(games, [dict(e) for e in errors], len(lines))
 
 
 @st.cache_resource(max_entries=16, show_spinner="Replaying…")

@@ -1,8 +1,9 @@
 """One game's replay as people look at it: steps grouped by hand, each with the state before
 and after it and the violations found on it, and each hand's scoring explained.
 
-Pure Python on top of `engine.validate`; the dashboard pages, the HTML report and the CLI
-share it. Nothing here imports Streamlit or DuckDB.
+Built on the native core (`engine._core`, the engine `haftkhabis validate` judges with); the
+dashboard pages, the HTML report and the CLI share it. Nothing here imports Streamlit or
+DuckDB.
 """
 
 from __future__ import annotations
@@ -15,12 +16,12 @@ from typing import Any
 
 import orjson
 
+from engine import _core
 from engine.cards import SUIT_NAMES, pretty
-from engine.events import Event
-from engine.machine import HandOutcome
+from engine.events import Event, decode_line
 from engine.narrate import describe_event
-from engine.validate import ErrorRecord, GameRun, GameVerdict, Validator
-from engine.violations import Violation
+from engine.rulesets import RULESETS
+from engine.violations import Code, Violation
 
 #: the pseudo-hand that holds the lines before the first deal (the header)
 SETUP_HAND = 0
@@ -102,7 +103,7 @@ class GameReplay:
     scores: list[HandScore]
     totals: dict[str, int] | None
     match_winners: list[str]
-    errors: list[ErrorRecord] = field(default_factory=list)
+    errors: list[_core.ErrorInfo] = field(default_factory=list)  # the lines no game could use
     _by_hand: dict[int, list[ReplayStep]] = field(default_factory=dict)
 
     @property
@@ -189,13 +190,16 @@ def game_ids(lines: Iterable[bytes]) -> list[str]:
 
 def validate_lines(
     lines: Sequence[bytes], file: str = "upload"
-) -> tuple[list[GameVerdict], list[ErrorRecord]]:
-    """Every game's verdict (nothing recorded): the first look at an uploaded log."""
-    validator = Validator()
+) -> tuple[list[_core.Verdict], list[_core.ErrorInfo]]:
+    """Every game's verdict (nothing recorded) and the line errors: the first look at an
+    uploaded log."""
+    validator = _core.Validator()
     for number, raw in enumerate(lines, 1):
         if raw.strip():
             validator.feed_line(raw, file, number)
-    return list(validator.finish()), validator.errors
+    verdicts = validator.take_verdicts()
+    verdicts.extend(validator.finish())
+    return verdicts, validator.take_errors()
 
 
 def replay_lines(
@@ -206,16 +210,15 @@ def replay_lines(
     The lines may hold other games and come in any order: the validator routes and
     orders them exactly as `haftkhabis validate` does. None when `game` has no line.
     """
-    validator = Validator(record={game}, only={game})
+    validator = _core.Validator(record={game}, only={game}, facts=True)
     for raw, file, line in lines:
         if raw.strip():
             validator.feed_line(raw, file or "warehouse", line or 0)
-    pending = validator.games.get(game)
-    if pending is None:
+    done = [v for v in validator.take_verdicts() if v.game == game]
+    verdict = done[0] if done else validator.finish_game(game)
+    if verdict is None:
         return None
-    run = pending.run
-    verdict = validator.finish_game(game)
-    return build_replay(run, verdict, validator.errors)
+    return build_replay(verdict, validator.take_errors())
 
 
 def replay_blob(data: bytes, game: str, file: str = "upload") -> GameReplay | None:
@@ -223,113 +226,123 @@ def replay_blob(data: bytes, game: str, file: str = "upload") -> GameReplay | No
     return replay_lines(((raw, file, n) for n, raw in enumerate(parse_lines(data), 1)), game)
 
 
-def build_replay(run: GameRun, verdict: GameVerdict, errors: list[ErrorRecord]) -> GameReplay:
-    """Group a recorded run's steps by hand and explain its scores."""
-    recorded = {id(v) for s in run.steps for v in s.violations}
-    notes = [v for v in run.violations if id(v) not in recorded]
+def _violation(info: _core.ViolationInfo) -> Violation:
+    return Violation(info["seq"], Code(info["code"]), info["player"], info["message"],
+                     info["file"], info["line"])
+
+
+def _key(info: _core.ViolationInfo) -> tuple[Any, ...]:
+    return (info["seq"], info["code"], info["player"], info["message"], info["file"], info["line"])
+
+
+def build_replay(verdict: _core.Verdict, errors: Sequence[_core.ErrorInfo]) -> GameReplay:
+    """Group a recorded verdict's steps by hand and explain its scores."""
+    recorded = verdict.steps()
+    game = verdict.game
+    # the verdict's violations no step carries (the reader's: sequence gaps, unusable seqs)
+    unplaced = Counter(_key(v) for v in verdict.violations)
+    unplaced.subtract(_key(v) for s in recorded for v in s["violations"])
+    notes = []
+    for v in verdict.violations:
+        if unplaced[_key(v)] > 0:
+            unplaced[_key(v)] -= 1
+            notes.append(_violation(v))
     by_seq: dict[int, list[Violation]] = {}
     game_violations: list[Violation] = []
-    seqs = {s.seq for s in run.steps}
-    for v in notes:
-        if v.seq is not None and v.seq in seqs:
-            by_seq.setdefault(v.seq, []).append(v)
+    seqs = {s["seq"] for s in recorded}
+    for note in notes:
+        if note.seq is not None and note.seq in seqs:
+            by_seq.setdefault(note.seq, []).append(note)
         else:
-            game_violations.append(v)
+            game_violations.append(note)
 
     steps: list[ReplayStep] = []
     by_hand: dict[int, list[ReplayStep]] = {}
+    laid_aside: dict[int, dict[str, list[str]]] = {}  # hand -> player -> 7s laid aside
     before: dict[str, Any] | None = None
-    for index, s in enumerate(run.steps):
-        hand = (s.state or {}).get("hand") or SETUP_HAND
+    for index, s in enumerate(recorded):
+        state: dict[str, Any] | None = s["state"]
+        hand = (state or {}).get("hand") or SETUP_HAND
         bucket = by_hand.setdefault(hand, [])
-        violations = tuple(s.violations) + tuple(by_seq.pop(s.seq, []))
+        encoded = s["event"]
+        event = decode_line(encoded, game, s["seq"]).event if encoded is not None else None
+        violations = tuple(_violation(v) for v in s["violations"]) + tuple(by_seq.pop(s["seq"], []))
         step = ReplayStep(
-            index, hand, len(bucket) + 1, s.seq, s.file, s.line, s.event, s.raw,
-            describe_event(s.event, s.raw), violations, before, s.state,
+            index, hand, len(bucket) + 1, s["seq"], s["file"], s["line"], event, s["raw"],
+            describe_event(event, s["raw"]), violations, before, state,
         )
         bucket.append(step)
         steps.append(step)
-        before = s.state
+        before = state
+        for player, cards in (s.get("fact") or {}).get("laid_aside") or ():
+            laid_aside.setdefault(hand, {}).setdefault(player, []).extend(sorted(cards))
 
-    header = run.header
-    players = header.players if header is not None and isinstance(header.players, tuple) else ()
-    meta = header.meta if header is not None and isinstance(getattr(header, "meta", None), dict) else {}
-    scores = _hand_scores(run, by_hand)
+    header = verdict.header() or {}
+    players = header.get("players")
+    meta = header.get("meta")
     return GameReplay(
-        game=run.game,
+        game=game,
         ruleset=verdict.ruleset,
         status=verdict.status,
-        players=tuple(players),
-        meta=dict(meta or {}),
+        players=tuple(players) if isinstance(players, list) else (),
+        meta=dict(meta) if isinstance(meta, dict) else {},
         steps=steps,
-        violations=list(verdict.violations),
+        violations=[_violation(v) for v in verdict.violations],
         game_violations=game_violations,
-        scores=scores,
+        scores=_hand_scores(verdict, by_hand, laid_aside),
         totals=verdict.totals,
-        match_winners=verdict.winners,
+        match_winners=list(verdict.winners),
         errors=list(errors),
         _by_hand=by_hand,
     )
 
 
-def _hand_scores(run: GameRun, by_hand: dict[int, list[ReplayStep]]) -> list[HandScore]:
-    table = run.table
-    if table is None:
+def _hand_scores(
+    verdict: _core.Verdict,
+    by_hand: dict[int, list[ReplayStep]],
+    laid_aside: dict[int, dict[str, list[str]]],
+) -> list[HandScore]:
+    settings, ruleset = verdict.settings(), verdict.ruleset
+    if settings is None or ruleset is None or ruleset not in RULESETS:
         return []
-    rules = table.rules
+    points = RULESETS[ruleset].points
+    players = settings["players"]
     out = []
-    for outcome in table.decided_outcomes():
-        steps = by_hand.get(outcome.hand, [])
-        state = _last_state_of(steps, outcome)
+    for outcome in verdict.hands or []:
+        number = outcome["hand"]
+        state = _last_state_of(by_hand.get(number, []), number)
         hands: dict[str, list[str]] = state.get("hands", {}) if state else {}
-        laid_aside = _laid_aside_by_player(steps)
-        out.append(_score_hand(outcome, hands, laid_aside, rules.points, table.players))
+        out.append(_score_hand(outcome, hands, laid_aside.get(number, {}), points, players))
     return out
 
 
-def _laid_aside_by_player(steps: list[ReplayStep]) -> dict[str, list[str]]:
-    """Persian settlement lays 7s aside; the state lists them, this says whose they were."""
-    out: dict[str, list[str]] = {}
-    for step in steps:
-        before, after = step.before, step.after
-        if not before or not after or before.get("hand") != after.get("hand"):
-            continue
-        new = Counter(after.get("laid_aside", [])) - Counter(before.get("laid_aside", []))
-        if not new:
-            continue
-        for player, cards in before.get("hands", {}).items():
-            lost = (Counter(cards) - Counter(after["hands"].get(player, []))) & new
-            if lost:
-                out.setdefault(player, []).extend(sorted(lost.elements()))
-                new -= lost
-    return out
-
-
-def _last_state_of(steps: list[ReplayStep], outcome: HandOutcome) -> dict[str, Any] | None:
+def _last_state_of(steps: list[ReplayStep], hand: int) -> dict[str, Any] | None:
     """The state at which the hand's outcome (and settlement) was final."""
     for step in reversed(steps):
         after = step.after
-        if after and after.get("hand") == outcome.hand and after.get("outcome") is not None:
+        if after and after.get("hand") == hand and after.get("outcome") is not None:
             return after
     return None
 
 
 def _score_hand(
-    outcome: HandOutcome,
+    outcome: Mapping[str, Any],
     hands: dict[str, list[str]],
     laid_aside: dict[str, list[str]],
     points: Mapping[str, int],
     players: Sequence[str],
 ) -> HandScore:
-    winners = set(outcome.winners)
+    winners = set(outcome["winners"])
+    scores: Mapping[str, int] | None = outcome.get("scores")
+    order: Sequence[str] | None = outcome.get("order")
     rows = []
     for player in players:
         cards = tuple(CardPoints(c, int(points[c[0]])) for c in hands.get(player, []))
         face = sum(c.points for c in cards)
-        score = None if outcome.scores is None else outcome.scores.get(player)
+        score = None if scores is None else scores.get(player)
         rows.append((player, cards, face, score))
-    if outcome.order is not None:
-        rank = {p: i for i, p in enumerate(outcome.order)}
+    if order is not None:
+        rank = {p: i for i, p in enumerate(order)}
         rows.sort(key=lambda r: rank.get(r[0], len(rank)))
     else:
         rows.sort(key=lambda r: (r[0] not in winners, r[3] if r[3] is not None else 0))
@@ -337,21 +350,24 @@ def _score_hand(
     place = 0
     previous: object = object()
     for i, (player, cards, face, score) in enumerate(rows, 1):
-        key = score if outcome.order is None else i
+        key = score if order is None else i
         if key != previous:
             place = i
             previous = key
         ranked.append(PlayerScore(
             player, place, cards, tuple(laid_aside.get(player, [])), face, score, player in winners))
+    reason: str = outcome["reason"]
+    winning_card: str | None = outcome.get("winning_card")
+    multiplier = int(outcome["multiplier"])
     return HandScore(
-        hand=outcome.hand,
-        reason=outcome.reason,
-        winners=tuple(outcome.winners),
-        winning_card=outcome.winning_card,
-        multiplier=outcome.multiplier,
-        why=multiplier_reason(outcome.reason, outcome.winning_card, outcome.multiplier),
+        hand=outcome["hand"],
+        reason=reason,
+        winners=tuple(outcome["winners"]),
+        winning_card=winning_card,
+        multiplier=multiplier,
+        why=multiplier_reason(reason, winning_card, multiplier),
         players=tuple(ranked),
-        order=tuple(outcome.order) if outcome.order is not None else None,
+        order=tuple(order) if order is not None else None,
     )
 
 

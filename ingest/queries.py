@@ -21,7 +21,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.dataset as pads
 
-from engine.validate import GameRun, Validator
+from engine import _core
 from ingest.schema import TABLES
 from ingest.store import DEFAULT_WAREHOUSE, Snapshot, Warehouse
 
@@ -207,13 +207,14 @@ def game_lines(reader: WarehouseReader, game: str) -> Iterator[tuple[bytes, str,
         yield row["raw"].encode(), row["file"] or "<warehouse>", row["line"] or 0
 
 
-def replay_game(reader: WarehouseReader, game: str, *, record: bool = True) -> GameRun | None:
-    """Replay one game from the warehouse alone (its `events.raw`), every step recorded."""
-    validator = Validator(record={game} if record else None, only={game}, facts=True)
+def replay_game(
+    reader: WarehouseReader, game: str, *, record: bool = True
+) -> _core.Verdict | None:
+    """Replay one game from the warehouse alone (its `events.raw`) with the native core:
+    its verdict, with every step recorded (`Verdict.steps()`) unless `record` is False.
+    None when no line names the game."""
+    validator = _core.Validator(record={game} if record else None, only={game}, facts=True)
     for raw, file, line in game_lines(reader, game):
         validator.feed_line(raw, file, line)
-    pending = validator.games.get(game)
-    if pending is None:
-        return None
-    validator.finish_game(game)
-    return pending.run
+    done = [v for v in validator.take_verdicts() if v.game == game]
+    return done[0] if done else validator.finish_game(game)

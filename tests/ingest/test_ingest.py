@@ -50,15 +50,14 @@ def test_every_game_replays_from_the_warehouse_alone(logs: Path, tmp_path: Path)
     verdicts, _ = validate_paths([str(logs)])
     with open_warehouse(str(tmp_path / "wh")) as reader:
         for verdict in verdicts[:12]:
-            run = replay_game(reader, verdict.game)
-            assert run is not None
-            again = run.verdict()
+            again = replay_game(reader, verdict.game)
+            assert again is not None
             assert again.status == verdict.status
-            assert [(v.seq, v.code) for v in again.violations] == \
-                [(v.seq, v.code) for v in verdict.violations]
+            assert [(v["seq"], v["code"]) for v in again.violations] == \
+                [(v.seq, v.code.value) for v in verdict.violations]
             replayed = reader.sql("SELECT count(*) FROM events WHERE game_id = ? "
                                   "AND NOT set_aside", params=[verdict.game]).fetchall()[0][0]
-            assert len(run.steps) == replayed
+            assert len(again.steps()) == replayed
 
 
 def test_reingesting_the_same_batch_changes_no_table(logs: Path, tmp_path: Path) -> None:

@@ -5,15 +5,15 @@
 //! already in notation form (cards as `Card`, suits as `Suit`).
 
 use crate::cards::{Card, Suit};
-use crate::json::Value;
+use crate::json::{Text, Value};
 
 /// Fields every line carries.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Common {
-    pub game: String,
+    pub game: Text,
     pub seq: u64,
     /// the `ts` as written, when it is a valid RFC 3339 timestamp with offset
-    pub ts: Option<String>,
+    pub ts: Option<Text>,
 }
 
 /// A claimed number in `scores`/`totals`: JSON integers and fractions compare by value
@@ -88,7 +88,7 @@ pub struct Header {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Deal {
     pub hand: u64,
-    pub dealer: String,
+    pub dealer: Text,
     /// player → cards, in the order written
     pub hands: Vec<(String, Vec<Card>)>,
     pub starter: Option<Card>,
@@ -101,12 +101,12 @@ pub struct Deal {
 /// `play`: a card onto the pile.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Play {
-    pub player: String,
+    pub player: Text,
     pub card: Card,
     pub suit: Option<Suit>,
     /// a `suit` field was present but unreadable (judged as bad_suit by the rules)
     pub suit_unreadable: bool,
-    pub target: Option<String>,
+    pub target: Option<Text>,
     /// a `target` field was present (possibly not a string: then `target` is None)
     pub target_given: bool,
 }
@@ -114,14 +114,14 @@ pub struct Play {
 /// `draw`: cards from the stock into a player's hand, for any reason.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Draw {
-    pub player: String,
+    pub player: Text,
     pub cards: Vec<Card>,
 }
 
 /// `penalty`: a table-imposed penalty draw (persian).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Penalty {
-    pub player: String,
+    pub player: Text,
     pub cards: Vec<Card>,
     pub reason: PenaltyReason,
 }
@@ -145,17 +145,27 @@ pub struct GameResult {
 /// What a line records.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Kind {
-    Header(Header),
+    /// boxed: a header's eight settings would make every event as large as it
+    Header(Box<Header>),
     Deal(Deal),
     Play(Play),
     Draw(Draw),
-    Pass { player: String },
-    Announce { player: String, call: String },
+    Pass {
+        player: Text,
+    },
+    Announce {
+        player: Text,
+        call: String,
+    },
     Penalty(Penalty),
-    Reshuffle { stock: Option<Vec<Card>> },
+    Reshuffle {
+        stock: Option<Vec<Card>>,
+    },
     End(End),
     Result(GameResult),
-    Abort { reason: Option<String> },
+    Abort {
+        reason: Option<String>,
+    },
 }
 
 /// One decoded line.

@@ -10,6 +10,7 @@
 //!   1024 levels"), and `ParseError::not_utf8` tells the two `malformed_json` causes apart;
 //! - `Value::fingerprint()`: a 64-bit hash of the JSON value with key order and spacing
 //!   ignored (notation.md: "Identical repeated lines are the same JSON value"), never 0;
+//!   `parse_line_fingerprinted(bytes)` gives it with the value, worked out while parsing;
 //! - `Value::get(key)`: the **last** value under `key` in an object (decision: a key
 //!   written twice is a `schema` problem and the last value counts, as most JSON readers
 //!   do); `Value::duplicate_keys()` lists the paths of keys written twice;
@@ -20,8 +21,12 @@
 //!
 //! Every walk over a value (hashing, rendering) is iterative, so even a value deeper than
 //! [`MAX_DEPTH`] built by hand cannot overflow the stack; `parse_line` never builds one.
+//!
+//! A line is read by a fast path first (the usual shape of a log line, no serde, no
+//! allocation for short text); whatever it does not take on, valid or not, goes to the
+//! full parser (serde_json), which therefore decides every value and every error.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::fmt::{self, Write as _};
 
@@ -41,11 +46,15 @@ pub enum Value {
     UInt(u64),
     /// any other number (a fraction, an exponent, or an integer beyond u64)
     Float(f64),
-    Str(String),
+    Str(Text),
     Array(Vec<Value>),
     /// keys in the order written, duplicates kept
-    Object(Vec<(String, Value)>),
+    Object(Vec<(Text, Value)>),
 }
+
+/// The text of a string or an object key: up to 24 bytes are held inline (a line's keys,
+/// ids, cards and timestamps), so reading them allocates nothing.
+pub type Text = compact_str::CompactString;
 
 /// Why a line is not a JSON value (`malformed_json`).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -73,11 +82,26 @@ impl std::error::Error for ParseError {}
 /// parser recurses once per level, which at the full depth takes under 300 KB of stack
 /// in a release build (about 1.9 MB in a debug build).
 pub fn parse_line(bytes: &[u8]) -> Result<Value, ParseError> {
+    parse_line_fingerprinted(bytes).map(|(value, _)| value)
+}
+
+/// [`parse_line`], and the value's [`Value::fingerprint`], worked out as the line is read.
+pub fn parse_line_fingerprinted(bytes: &[u8]) -> Result<(Value, u64), ParseError> {
     // the whole line is checked first, as orjson does, so a bad byte anywhere is "not UTF-8"
     let text = std::str::from_utf8(bytes).map_err(|e| ParseError {
         message: format!("not UTF-8: {e}"),
         not_utf8: true,
     })?;
+    if let Some((value, root)) = FastParser::parse(text) {
+        return Ok((value, root | 1));
+    }
+    let value = parse_full(text)?;
+    let fingerprint = value.fingerprint();
+    Ok((value, fingerprint))
+}
+
+/// The full parser (serde_json), for what the fast path leaves to it.
+fn parse_full(text: &str) -> Result<Value, ParseError> {
     let too_deep = Cell::new(false);
     let mut de = serde_json::Deserializer::from_str(text);
     // our own seed counts depth (to MAX_DEPTH); serde_json's fixed limit of 128 is too low
@@ -168,15 +192,15 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
     }
 
     fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Value, E> {
-        Ok(Value::Str(v.to_owned()))
+        Ok(Value::Str(Text::new(v)))
     }
 
     fn visit_str<E>(self, v: &str) -> Result<Value, E> {
-        Ok(Value::Str(v.to_owned()))
+        Ok(Value::Str(Text::new(v)))
     }
 
     fn visit_string<E>(self, v: String) -> Result<Value, E> {
-        Ok(Value::Str(v))
+        Ok(Value::Str(Text::from(v)))
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
@@ -191,7 +215,8 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let inner = self.enter()?;
         let mut entries = Vec::new();
-        while let Some(key) = map.next_key::<String>()? {
+        while let Some(key) = map.next_key::<TextKey>()? {
+            let key = key.0;
             let value = map.next_value_seed(inner)?;
             if entries.is_empty() {
                 // a line's object has about 4-8 keys: one allocation, not three
@@ -203,11 +228,319 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
     }
 }
 
+/// An object key as serde hands it over, kept as [`Text`].
+struct TextKey(Text);
+
+impl<'de> de::Deserialize<'de> for TextKey {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<TextKey, D::Error> {
+        deserializer.deserialize_str(TextKeyVisitor)
+    }
+}
+
+struct TextKeyVisitor;
+
+impl Visitor<'_> for TextKeyVisitor {
+    type Value = TextKey;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a string key")
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<TextKey, E> {
+        Ok(TextKey(Text::new(v)))
+    }
+
+    fn visit_string<E>(self, v: String) -> Result<TextKey, E> {
+        Ok(TextKey(Text::from(v)))
+    }
+}
+
+// ------------------------------------------------------------------ the fast path
+
+/// How deep the fast path nests before it leaves the line to the full parser.
+const FAST_PARSE_DEPTH: usize = 128;
+
+/// A byte that ends the plain run of a string: its closing quote, an escape, a control
+/// character (not allowed unescaped).
+const fn string_stops() -> [bool; 256] {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 0x20 {
+        table[b] = true;
+        b += 1;
+    }
+    table[b'"' as usize] = true;
+    table[b'\\' as usize] = true;
+    table
+}
+
+static STRING_STOPS: [bool; 256] = string_stops();
+
+/// The high bit of each byte of `word` (little-endian) that is a `"`, a `\` or below
+/// 0x20 may be set; the lowest set bit is exact (SWAR: bytes above a true find may show
+/// false ones, never those below it).
+#[inline]
+fn string_stops_in(word: u64) -> u64 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let zero_in = |x: u64| x.wrapping_sub(ONES) & !x & HIGH;
+    let quote = zero_in(word ^ (ONES * u64::from(b'"')));
+    let backslash = zero_in(word ^ (ONES * u64::from(b'\\')));
+    let control = word.wrapping_sub(ONES * 0x20) & !word & HIGH;
+    quote | backslash | control
+}
+
+/// Short texts met lately (keys, cards, names: the same few come on every line), ready
+/// to copy; a slot holds a text and its [`key_word`], which with the length identifies
+/// a text of up to 8 bytes.
+struct ShortTexts {
+    slots: [(u64, Text); SHORT_TEXT_SLOTS],
+}
+
+const SHORT_TEXT_SLOTS: usize = 256;
+
+thread_local! {
+    static SHORT_TEXTS: RefCell<ShortTexts> = RefCell::new(ShortTexts {
+        slots: std::array::from_fn(|_| (u64::MAX, Text::default())),
+    });
+}
+
+/// `text` as a [`Text`]: one of up to 8 bytes copied from [`ShortTexts`] when it was met
+/// lately, else made (and kept for next time).
+#[inline]
+fn short_text(text: &str) -> Text {
+    let len = text.len();
+    if len > 8 {
+        return Text::new(text);
+    }
+    let word = key_word(text.as_bytes());
+    let slot = (fold(word ^ len as u64, K1) as usize) % SHORT_TEXT_SLOTS;
+    SHORT_TEXTS
+        .try_with(|cache| {
+            let Ok(mut cache) = cache.try_borrow_mut() else {
+                return Text::new(text);
+            };
+            let (held_word, held) = &mut cache.slots[slot];
+            if *held_word != word || held.len() != len {
+                *held_word = word;
+                *held = Text::new(text);
+            }
+            held.clone()
+        })
+        .unwrap_or_else(|_| Text::new(text))
+}
+
+/// The common shape of a log line, parsed in one pass without serde, its fingerprint
+/// worked out on the way: strings without escapes, integers of up to 18 digits, nesting
+/// up to [`FAST_PARSE_DEPTH`]. It gives up (None) on anything else, valid or not, and
+/// [`parse_line`] then runs the full parser, so every value, and every error message, is
+/// the full parser's.
+struct FastParser<'t> {
+    text: &'t str,
+    pos: usize,
+}
+
+impl<'t> FastParser<'t> {
+    /// The whole text as one value with only whitespace around it, and the value's
+    /// [`node_hash`].
+    fn parse(text: &'t str) -> Option<(Value, u64)> {
+        let mut parser = FastParser { text, pos: 0 };
+        parser.skip_whitespace();
+        let mut value = Value::Null;
+        let root = parser.value(&mut value, 1)?;
+        parser.skip_whitespace();
+        (parser.pos == text.len()).then_some((value, root))
+    }
+
+    #[inline]
+    fn peek(&self) -> Option<u8> {
+        self.text.as_bytes().get(self.pos).copied()
+    }
+
+    #[inline]
+    fn skip_whitespace(&mut self) {
+        let bytes = self.text.as_bytes();
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = bytes.get(self.pos) {
+            self.pos += 1;
+        }
+    }
+
+    /// Step over `word` (a literal) when it comes next.
+    #[inline]
+    fn literal(&mut self, word: &[u8]) -> Option<()> {
+        let end = self.pos + word.len();
+        (self.text.as_bytes().get(self.pos..end)? == word).then(|| self.pos = end)
+    }
+
+    /// Read the value starting here into `slot` (values are built in place, not moved
+    /// up through the recursion); its node hash. `depth` is its own depth (the line's
+    /// value is at 1).
+    fn value(&mut self, slot: &mut Value, depth: usize) -> Option<u64> {
+        let scalar = match self.peek()? {
+            b'"' => {
+                let text = self.string()?;
+                let h = text_hash(text);
+                *slot = Value::Str(short_text(text));
+                return Some(h);
+            }
+            b'{' => return self.object(slot, depth),
+            b'[' => return self.array(slot, depth),
+            b'n' => self.literal(b"null").map(|()| Value::Null),
+            b't' => self.literal(b"true").map(|()| Value::Bool(true)),
+            b'f' => self.literal(b"false").map(|()| Value::Bool(false)),
+            b'-' => {
+                self.pos += 1;
+                // -0 is a float to the full parser; leave it to that one
+                self.integer().filter(|n| *n != 0).map(|n| Value::Int(-n))
+            }
+            b'0'..=b'9' => self.integer().map(Value::Int),
+            _ => None,
+        }?;
+        let h = scalar_hash(&scalar);
+        *slot = scalar;
+        Some(h)
+    }
+
+    /// An integer of 1-18 digits without a leading zero, not followed by a fraction or
+    /// an exponent (those are floats).
+    fn integer(&mut self) -> Option<i64> {
+        let bytes = self.text.as_bytes();
+        let start = self.pos;
+        let mut n: i64 = 0;
+        while let Some(&b) = bytes.get(self.pos) {
+            if !b.is_ascii_digit() {
+                break;
+            }
+            if self.pos - start == 18 {
+                return None; // 19 digits or more may not fit: the full parser decides
+            }
+            n = n * 10 + i64::from(b - b'0');
+            self.pos += 1;
+        }
+        let digits = self.pos - start;
+        let leading_zero = digits > 1 && bytes[start] == b'0';
+        if digits == 0 || leading_zero || matches!(self.peek(), Some(b'.' | b'e' | b'E')) {
+            return None;
+        }
+        Some(n)
+    }
+
+    /// A string without escapes or control characters, the opening quote next: its text.
+    #[inline]
+    fn string(&mut self) -> Option<&'t str> {
+        let bytes = self.text.as_bytes();
+        let start = self.pos + 1;
+        let mut end = start;
+        // eight bytes at a time up to the first that may stop the string
+        while let Some(chunk) = bytes.get(end..end + 8) {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(chunk);
+            let stops = string_stops_in(u64::from_le_bytes(word));
+            if stops != 0 {
+                end += (stops.trailing_zeros() / 8) as usize;
+                break;
+            }
+            end += 8;
+        }
+        while let Some(&b) = bytes.get(end) {
+            if STRING_STOPS[usize::from(b)] {
+                if b != b'"' {
+                    return None;
+                }
+                self.pos = end + 1;
+                return self.text.get(start..end);
+            }
+            end += 1;
+        }
+        None
+    }
+
+    /// After an item: step over the `,` before the next one (true) or the closing `close`
+    /// (false).
+    #[inline]
+    fn next_item(&mut self, close: u8) -> Option<bool> {
+        self.skip_whitespace();
+        let b = self.peek()?;
+        self.pos += 1;
+        if b == b',' {
+            self.skip_whitespace();
+            Some(true)
+        } else if b == close {
+            Some(false)
+        } else {
+            None
+        }
+    }
+
+    fn array(&mut self, slot: &mut Value, depth: usize) -> Option<u64> {
+        if depth > FAST_PARSE_DEPTH {
+            return None;
+        }
+        self.pos += 1;
+        self.skip_whitespace();
+        let mut items: Vec<Value> = Vec::new();
+        let mut hasher = Fingerprint::new();
+        if self.peek()? == b']' {
+            self.pos += 1;
+        } else {
+            loop {
+                items.push(Value::Null);
+                let item = items.last_mut()?;
+                hasher.word(self.value(item, depth + 1)?);
+                if !self.next_item(b']')? {
+                    break;
+                }
+            }
+        }
+        hasher.header(TAG_ARRAY, items.len());
+        *slot = Value::Array(items);
+        Some(hasher.finish())
+    }
+
+    fn object(&mut self, slot: &mut Value, depth: usize) -> Option<u64> {
+        if depth > FAST_PARSE_DEPTH {
+            return None;
+        }
+        self.pos += 1;
+        self.skip_whitespace();
+        let mut entries: Vec<(Text, Value)> = Vec::new();
+        let mut hashes = EntryHashes::new();
+        if self.peek()? == b'}' {
+            self.pos += 1;
+        } else {
+            // a line's object has about 4-8 keys: one allocation
+            entries.reserve(8);
+            loop {
+                if self.peek()? != b'"' {
+                    return None;
+                }
+                let key = self.string()?;
+                self.skip_whitespace();
+                if self.peek()? != b':' {
+                    return None;
+                }
+                self.pos += 1;
+                self.skip_whitespace();
+                entries.push((short_text(key), Value::Null));
+                let (_, value) = entries.last_mut()?;
+                let h = self.value(value, depth + 1)?;
+                hashes.push(EntryHash::new(key, h));
+                if !self.next_item(b'}')? {
+                    break;
+                }
+            }
+        }
+        let h = object_hash(&entries, hashes.as_slice());
+        *slot = Value::Object(entries);
+        Some(h)
+    }
+}
+
 /// Objects up to this size find duplicate keys by comparing pairs; larger ones hash.
 const SMALL_OBJECT: usize = 16;
 
 /// Indices of the first occurrence of every key written more than once, in written order.
-fn duplicated(entries: &[(String, Value)]) -> Vec<usize> {
+fn duplicated(entries: &[(Text, Value)]) -> Vec<usize> {
     let mut out = Vec::new();
     if entries.len() <= SMALL_OBJECT {
         for (i, (key, _)) in entries.iter().enumerate() {
@@ -234,7 +567,7 @@ fn duplicated(entries: &[(String, Value)]) -> Vec<usize> {
 
 /// The entries as a Python dict holds them: each key once, at its first position, with
 /// the last value written under it (as indices into `entries`).
-fn dict_order(entries: &[(String, Value)]) -> Vec<usize> {
+fn dict_order(entries: &[(Text, Value)]) -> Vec<usize> {
     let mut order: Vec<usize> = Vec::with_capacity(entries.len());
     if entries.len() <= SMALL_OBJECT {
         for (i, (key, _)) in entries.iter().enumerate() {
@@ -263,7 +596,11 @@ impl Value {
     /// twice is a `schema` problem and the last value counts").
     pub fn get(&self, key: &str) -> Option<&Value> {
         match self {
-            Value::Object(entries) => entries.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v),
+            Value::Object(entries) => entries
+                .iter()
+                .rev()
+                .find(|(k, _)| same_text(k, key))
+                .map(|(_, v)| v),
             _ => None,
         }
     }
@@ -287,7 +624,7 @@ impl Value {
     }
 
     /// The entries of an object as written (duplicates kept).
-    pub fn as_object(&self) -> Option<&[(String, Value)]> {
+    pub fn as_object(&self) -> Option<&[(Text, Value)]> {
         match self {
             Value::Object(entries) => Some(entries),
             _ => None,
@@ -349,13 +686,16 @@ impl Value {
     /// (notation.md: "Identical repeated lines are the same JSON value (key order and
     /// spacing ignored)"). Not cryptographic; deterministic across runs.
     pub fn fingerprint(&self) -> u64 {
-        let mut hasher = Fingerprint::new();
-        if !hasher.value(self, 1) {
-            // deeper than the recursive fast path goes: the same words, walked iteratively
-            hasher = Fingerprint::new();
+        let root = node_hash(self, 1).unwrap_or_else(|| {
+            // deeper than the recursive fast path goes: the same nodes, walked iteratively
+            let mut hasher = TreeHasher {
+                open: Vec::new(),
+                root: 0,
+            };
             walk(self, Order::Canonical, &mut hasher);
-        }
-        hasher.finish() | 1
+            hasher.root
+        });
+        root | 1
     }
 
     /// The value as Python's `repr` shows it once decoded (`'10H'`, `None`, `True`,
@@ -372,7 +712,7 @@ impl Value {
     /// Python's `str()` of the decoded value: the text itself for a string, else `repr`.
     pub fn py_str(&self) -> String {
         match self {
-            Value::Str(s) => s.clone(),
+            Value::Str(s) => s.to_string(),
             other => other.repr(),
         }
     }
@@ -398,13 +738,13 @@ impl Value {
 
 impl From<&str> for Value {
     fn from(text: &str) -> Value {
-        Value::Str(text.to_owned())
+        Value::Str(Text::new(text))
     }
 }
 
 impl From<String> for Value {
     fn from(text: String) -> Value {
-        Value::Str(text)
+        Value::Str(Text::from(text))
     }
 }
 
@@ -470,6 +810,18 @@ fn key_word(bytes: &[u8]) -> u64 {
     } else {
         0
     }
+}
+
+/// Whether two texts are equal: for names of up to 8 bytes (every field name of the
+/// notation) by their length and [`key_word`], without a call to `memcmp`.
+#[inline]
+pub(crate) fn same_text(a: &str, b: &str) -> bool {
+    a.len() == b.len()
+        && if a.len() <= 8 {
+            key_word(a.as_bytes()) == key_word(b.as_bytes())
+        } else {
+            a == b
+        }
 }
 
 /// The canonical order of keys for [`Value::fingerprint`]: any fixed total order does, so
@@ -566,7 +918,7 @@ enum Frame<'a> {
         next: usize,
     },
     Object {
-        entries: &'a [(String, Value)],
+        entries: &'a [(Text, Value)],
         next: usize,
         len: usize,
         /// where this object's visiting order starts in the walk's index arena (None:
@@ -646,7 +998,7 @@ fn walk<'a, S: Sink<'a>>(root: &'a Value, order: Order, sink: &mut S) {
                     len,
                     order,
                 } => {
-                    let entries: &'a [(String, Value)] = entries;
+                    let entries: &'a [(Text, Value)] = entries;
                     if *next < *len {
                         let index = match *order {
                             Some(start) => arena.get(start + *next).copied().unwrap_or(*next),
@@ -688,7 +1040,7 @@ const TAG_FLOAT: u64 = 6;
 const TAG_STR: u64 = 7;
 const TAG_ARRAY: u64 = 8;
 const TAG_OBJECT: u64 = 9;
-/// how deep `Fingerprint::value` recurses before the iterative walk takes over
+/// how deep [`node_hash`] recurses before the iterative walk takes over
 const FAST_DEPTH: usize = 128;
 /// a string of 0-7 bytes is one word: its bytes, and this bit with its length on top
 const SHORT_STR: u64 = 0x80 << 56;
@@ -699,9 +1051,14 @@ fn fold(a: u64, b: u64) -> u64 {
     (r as u64) ^ ((r >> 64) as u64)
 }
 
-/// A streaming folded-multiply hash over a length-prefixed, tagged encoding of the value
-/// (so the word stream is uniquely decodable and only a hash collision can confuse two
-/// values).
+/// A streaming folded-multiply hash over the words of one node of the value's tree.
+///
+/// The fingerprint is a tree hash, so the parser can work it out as it reads: a scalar's
+/// node hash is that of its tagged words; an array's, that of its items' node hashes in
+/// order and then its length; an object's, that of its entries in the canonical key
+/// order ([`canonical_cmp`], a stable sort), each its key's words and its value's node
+/// hash, and then its length. Tags and lengths make each node's word stream uniquely
+/// decodable, so only a hash collision can confuse two values.
 struct Fingerprint {
     h: u64,
 }
@@ -742,73 +1099,9 @@ impl Fingerprint {
         }
     }
 
-    /// Hash `value` recursively, as `walk(value, Order::Canonical, …)` would feed it; false
-    /// (the hash then unusable) when it nests deeper than [`FAST_DEPTH`].
-    fn value(&mut self, value: &Value, depth: usize) -> bool {
-        match value {
-            Value::Array(items) => {
-                if depth > FAST_DEPTH {
-                    return false;
-                }
-                self.header(TAG_ARRAY, items.len());
-                items.iter().all(|item| self.value(item, depth + 1))
-            }
-            Value::Object(entries) => {
-                if depth > FAST_DEPTH {
-                    return false;
-                }
-                self.header(TAG_OBJECT, entries.len());
-                let len = entries.len();
-                if len <= SMALL_OBJECT {
-                    // a stable insertion sort of the entry indices, on the stack, comparing
-                    // (length, key word) first
-                    let mut prefix = [(0usize, 0u64); SMALL_OBJECT];
-                    for (slot, (key, _)) in prefix.iter_mut().zip(entries) {
-                        *slot = (key.len(), key_word(key.as_bytes()));
-                    }
-                    let after = |a: usize, b: usize| match prefix[a].cmp(&prefix[b]) {
-                        std::cmp::Ordering::Equal => entries[a].0 > entries[b].0,
-                        other => other == std::cmp::Ordering::Greater,
-                    };
-                    let mut order = [0u8; SMALL_OBJECT];
-                    for i in 0..len {
-                        let mut j = i;
-                        while j > 0 && after(usize::from(order[j - 1]), i) {
-                            order[j] = order[j - 1];
-                            j -= 1;
-                        }
-                        order[j] = i as u8;
-                    }
-                    order[..len].iter().all(|&i| {
-                        let (key, v) = &entries[usize::from(i)];
-                        self.text(key);
-                        self.value(v, depth + 1)
-                    })
-                } else {
-                    let mut order: Vec<usize> = (0..len).collect();
-                    order.sort_by(|&a, &b| canonical_cmp(&entries[a].0, &entries[b].0));
-                    order.iter().all(|&i| {
-                        let (key, v) = &entries[i];
-                        self.text(key);
-                        self.value(v, depth + 1)
-                    })
-                }
-            }
-            scalar => {
-                self.scalar(scalar);
-                true
-            }
-        }
-    }
-
-    fn finish(&self) -> u64 {
-        let h = fold(self.h ^ K3, K1);
-        h ^ (h >> 29)
-    }
-}
-
-impl<'a> Sink<'a> for Fingerprint {
-    fn scalar(&mut self, value: &'a Value) {
+    /// The words of a scalar (nothing for a container).
+    #[inline]
+    fn scalar(&mut self, value: &Value) {
         match value {
             Value::Null => self.word(TAG_NULL),
             Value::Bool(false) => self.word(TAG_FALSE),
@@ -830,23 +1123,221 @@ impl<'a> Sink<'a> for Fingerprint {
         }
     }
 
+    #[inline]
+    fn finish(&self) -> u64 {
+        let h = fold(self.h ^ K3, K1);
+        h ^ (h >> 29)
+    }
+}
+
+/// The node hash of a scalar.
+#[inline]
+fn scalar_hash(value: &Value) -> u64 {
+    let mut hasher = Fingerprint::new();
+    hasher.scalar(value);
+    hasher.finish()
+}
+
+/// The node hash of a string (the same as [`scalar_hash`] of `Value::Str`).
+#[inline]
+fn text_hash(text: &str) -> u64 {
+    let mut hasher = Fingerprint::new();
+    hasher.text(text);
+    hasher.finish()
+}
+
+/// What an object's node hash needs of one entry, worked out once: its key's length and
+/// [`key_word`] (the canonical order compares these first; a key of up to 7 bytes is
+/// hashed as that word), and its value's node hash.
+#[derive(Clone, Copy, Default)]
+struct EntryHash {
+    key_len: usize,
+    key_word: u64,
+    value: u64,
+}
+
+impl EntryHash {
+    #[inline]
+    fn new(key: &str, value: u64) -> EntryHash {
+        EntryHash {
+            key_len: key.len(),
+            key_word: key_word(key.as_bytes()),
+            value,
+        }
+    }
+}
+
+/// The [`EntryHash`]es of an object, in written order, as they are worked out: on the
+/// stack for a small object.
+struct EntryHashes {
+    small: [EntryHash; SMALL_OBJECT],
+    len: usize,
+    spill: Vec<EntryHash>,
+}
+
+impl EntryHashes {
+    #[inline]
+    fn new() -> EntryHashes {
+        EntryHashes {
+            small: [EntryHash::default(); SMALL_OBJECT],
+            len: 0,
+            spill: Vec::new(),
+        }
+    }
+
+    #[inline]
+    fn push(&mut self, entry: EntryHash) {
+        if self.len < SMALL_OBJECT {
+            self.small[self.len] = entry;
+        } else {
+            if self.spill.is_empty() {
+                self.spill.extend_from_slice(&self.small);
+            }
+            self.spill.push(entry);
+        }
+        self.len += 1;
+    }
+
+    #[inline]
+    fn as_slice(&self) -> &[EntryHash] {
+        if self.len <= SMALL_OBJECT {
+            &self.small[..self.len]
+        } else {
+            &self.spill
+        }
+    }
+}
+
+/// The node hash of an object from its entries and their [`EntryHash`]es (both in
+/// written order): each entry's key words and value hash in canonical key order (a
+/// stable sort), then the length.
+fn object_hash(entries: &[(Text, Value)], hashes: &[EntryHash]) -> u64 {
+    let mut hasher = Fingerprint::new();
+    let mut entry = |e: &EntryHash, key: &str| {
+        if e.key_len < 8 {
+            hasher.word(e.key_word | SHORT_STR | ((e.key_len as u64) << 56));
+        } else {
+            hasher.text(key);
+        }
+        hasher.word(e.value);
+    };
+    let len = hashes.len().min(entries.len());
+    let prefix = |i: usize| (hashes[i].key_len, hashes[i].key_word);
+    if len <= SMALL_OBJECT {
+        // a stable insertion sort of the entry indices, on the stack, comparing
+        // (length, key word) first and the keys only when those tie
+        let after = |a: usize, b: usize| match prefix(a).cmp(&prefix(b)) {
+            std::cmp::Ordering::Equal => entries[a].0 > entries[b].0,
+            other => other == std::cmp::Ordering::Greater,
+        };
+        let mut order = [0u8; SMALL_OBJECT];
+        for i in 0..len {
+            let mut j = i;
+            while j > 0 && after(usize::from(order[j - 1]), i) {
+                order[j] = order[j - 1];
+                j -= 1;
+            }
+            order[j] = i as u8;
+        }
+        for &i in &order[..len] {
+            let i = usize::from(i);
+            entry(&hashes[i], &entries[i].0);
+        }
+    } else {
+        let mut order: Vec<usize> = (0..len).collect();
+        order.sort_by(|&a, &b| {
+            prefix(a)
+                .cmp(&prefix(b))
+                .then_with(|| entries[a].0.cmp(&entries[b].0))
+        });
+        for i in order {
+            entry(&hashes[i], &entries[i].0);
+        }
+    }
+    hasher.header(TAG_OBJECT, len);
+    hasher.finish()
+}
+
+/// The node hash of `value`, recursively; None when it nests deeper than [`FAST_DEPTH`]
+/// (then [`TreeHasher`] walks it iteratively).
+fn node_hash(value: &Value, depth: usize) -> Option<u64> {
+    match value {
+        Value::Array(items) => {
+            if depth > FAST_DEPTH {
+                return None;
+            }
+            let mut hasher = Fingerprint::new();
+            for item in items {
+                hasher.word(node_hash(item, depth + 1)?);
+            }
+            hasher.header(TAG_ARRAY, items.len());
+            Some(hasher.finish())
+        }
+        Value::Object(entries) => {
+            if depth > FAST_DEPTH {
+                return None;
+            }
+            let mut hashes = EntryHashes::new();
+            for (key, v) in entries {
+                hashes.push(EntryHash::new(key, node_hash(v, depth + 1)?));
+            }
+            Some(object_hash(entries, hashes.as_slice()))
+        }
+        scalar => Some(scalar_hash(scalar)),
+    }
+}
+
+/// The fingerprint's tree hash fed by [`walk`] in canonical order, for values of any
+/// depth: one open hasher (and its length) per open container.
+struct TreeHasher {
+    open: Vec<(Fingerprint, usize)>,
+    root: u64,
+}
+
+impl TreeHasher {
+    fn node(&mut self, h: u64) {
+        match self.open.last_mut() {
+            Some((parent, _)) => parent.word(h),
+            None => self.root = h,
+        }
+    }
+
+    fn close(&mut self, tag: u64) {
+        if let Some((mut hasher, len)) = self.open.pop() {
+            hasher.header(tag, len);
+            self.node(hasher.finish());
+        }
+    }
+}
+
+impl<'a> Sink<'a> for TreeHasher {
+    fn scalar(&mut self, value: &'a Value) {
+        self.node(scalar_hash(value));
+    }
+
     fn begin_array(&mut self, len: usize) {
-        self.header(TAG_ARRAY, len);
+        self.open.push((Fingerprint::new(), len));
     }
 
     fn element(&mut self, _index: usize) {}
 
-    fn end_array(&mut self) {}
+    fn end_array(&mut self) {
+        self.close(TAG_ARRAY);
+    }
 
     fn begin_object(&mut self, len: usize) {
-        self.header(TAG_OBJECT, len);
+        self.open.push((Fingerprint::new(), len));
     }
 
     fn key(&mut self, key: &'a str, _index: usize) {
-        self.text(key);
+        if let Some((parent, _)) = self.open.last_mut() {
+            parent.text(key);
+        }
     }
 
-    fn end_object(&mut self) {}
+    fn end_object(&mut self) {
+        self.close(TAG_OBJECT);
+    }
 }
 
 // ------------------------------------------------------------------ JSON text
@@ -1562,6 +2053,70 @@ mod tests {
     }
 
     #[test]
+    fn fast_path_agrees_with_the_full_parser() {
+        let taken = [
+            r#"{"game":"t-1","seq":2,"type":"play","ts":"2026-08-30T21:58:41.678Z","player":"nasrin","card":"AC"}"#,
+            r#" { "a" : [ 1 , -2 , true , false , null , "" , { } , [ ] ] , "b" : { "c" : "7♣" } } "#,
+            "\t[1,\r\n2]\n",
+            r#"{"a":1,"a":2,"b":{"x":0,"x":1}}"#,
+            "\"a\u{7f}b\"",
+            "999999999999999999",
+            "-999999999999999999",
+            "0",
+            r#"{"":""}"#,
+        ];
+        let left = [
+            "-0",
+            "1.0",
+            "1e2",
+            "1E2",
+            "01",
+            "-",
+            "9223372036854775807",
+            "9999999999999999999",
+            r#""a\nb""#,
+            r#""\u00e9""#,
+            "\"a\u{1}b\"",
+            "[1,]",
+            "{\"a\":1,}",
+            "{\"a\" 1}",
+            "{1:2}",
+            "[1 2]",
+            "nul",
+            "truex",
+            "[1] x",
+            "",
+            "   ",
+            "\u{feff}{}",
+            "\u{c}{}",
+        ];
+        for text in taken.iter().chain(&left) {
+            let full = parse_full(text);
+            match FastParser::parse(text) {
+                Some((value, root)) => {
+                    assert!(taken.contains(text), "{text:?} taken by the fast path");
+                    assert_eq!(full.as_ref(), Ok(&value), "{text:?}");
+                    assert_eq!(root | 1, value.fingerprint(), "{text:?}");
+                }
+                None => assert!(left.contains(text), "{text:?} left to the full parser"),
+            }
+            let fingerprinted = parse_line_fingerprinted(text.as_bytes());
+            assert_eq!(
+                fingerprinted.as_ref().map(|(v, _)| v),
+                full.as_ref(),
+                "{text:?}"
+            );
+            if let Ok((value, fingerprint)) = fingerprinted {
+                assert_eq!(fingerprint, value.fingerprint(), "{text:?}");
+            }
+        }
+        let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
+        assert!(FastParser::parse(&deep).is_none());
+        let parsed = parse_line_fingerprinted(deep.as_bytes());
+        assert!(parsed.is_ok_and(|(v, f)| f == v.fingerprint()));
+    }
+
+    #[test]
     fn fingerprint_paths_agree() {
         let mut text = String::from(r#"{"z":1,"a":[{"y":null,"b":"long string here"}],"#);
         for i in 0..30 {
@@ -1572,15 +2127,17 @@ mod tests {
         text.push_str(
             r#""n":{"ab":1,"a":2,"a\u0000":3,"abcdefghX":4,"abcdefghA":5,"abcdefgh":6,"é":7,"":8}}"#,
         );
-        for v in [parse(&text), parse("[]"), parse(r#""x""#)] {
-            let mut iterative = Fingerprint::new();
+        for v in [parse(&text), parse("[]"), parse(r#""x""#), parse("{}")] {
+            let mut iterative = TreeHasher {
+                open: Vec::new(),
+                root: 0,
+            };
             walk(&v, Order::Canonical, &mut iterative);
-            let mut recursive = Fingerprint::new();
-            assert!(recursive.value(&v, 1));
-            assert_eq!(iterative.finish(), recursive.finish());
+            let recursive = node_hash(&v, 1);
+            assert_eq!(Some(iterative.root), recursive);
         }
         let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
-        assert!(!Fingerprint::new().value(&parse(&deep), 1));
+        assert_eq!(node_hash(&parse(&deep), 1), None);
         assert_ne!(parse(&deep).fingerprint(), 0);
     }
 

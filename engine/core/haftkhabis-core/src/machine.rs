@@ -14,7 +14,7 @@ use crate::cards::{pretty_cards, Card, CardCounts, Suit};
 use crate::event::{
     Deal, Draw, End, Event, GameResult, Header, Kind, Penalty, PenaltyReason, Play, Points,
 };
-use crate::json::Value;
+use crate::json::{same_text, Value};
 use crate::ruleset::{self, AfterDraw, Effect, JackRule, Mode, MustPlay, Ruleset};
 use crate::violation::{Code, Violation};
 
@@ -403,6 +403,9 @@ pub struct Table {
     seq: Option<u64>,
     fact: LineFact,
 }
+
+/// Up to this many players, [`Table::seat`] scans the seats instead of hashing the name.
+const SCAN_SEATS: usize = 16;
 
 fn quoted(text: &str) -> String {
     Value::from(text).repr()
@@ -948,6 +951,11 @@ impl Table {
     }
 
     pub fn seat(&self, player: &str) -> Option<usize> {
+        let players = &self.settings.players;
+        if players.len() <= SCAN_SEATS {
+            // at a real table a scan beats hashing; the last seat of a name, as the map has it
+            return players.iter().rposition(|p| same_text(p, player));
+        }
         self.seats.get(player).copied()
     }
 
@@ -2922,7 +2930,11 @@ impl Table {
         }
         if let Some(target) = settings.match_target {
             // compared without a cast: a target beyond i64 is never reached
-            if self.totals.iter().any(|&t| i128::from(t) >= i128::from(target)) {
+            if self
+                .totals
+                .iter()
+                .any(|&t| i128::from(t) >= i128::from(target))
+            {
                 self.match_over = true;
             }
         }

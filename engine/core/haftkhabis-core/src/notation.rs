@@ -29,7 +29,7 @@ use crate::event::{
     Common, Deal, Draw, End, Event, GameResult, Header, Kind, Penalty, PenaltyReason, Play, Points,
     EVENT_TYPES,
 };
-use crate::json::{py_repr_str, Value};
+use crate::json::{py_repr_str, same_text, Text, Value};
 
 /// The notation's `format` ("`format` (`"haftkhabis/1"`)").
 pub const FORMAT: &str = "haftkhabis/1";
@@ -256,7 +256,7 @@ impl EventSpec {
 
 /// The field table of event type `type_name`.
 pub fn event_spec(type_name: &str) -> Option<&'static EventSpec> {
-    EVENT_FIELDS.iter().find(|s| s.type_name == type_name)
+    EVENT_FIELDS.iter().find(|s| same(s.type_name, type_name))
 }
 
 /// One decoded line: the event (None when set aside) and its notation problems.
@@ -441,8 +441,8 @@ impl fmt::Display for At<'_> {
 #[derive(Default)]
 struct Slots {
     hand: Option<u64>,
-    player: Option<String>,
-    dealer: Option<String>,
+    player: Option<Text>,
+    dealer: Option<Text>,
     hands: Option<Vec<(String, Vec<Card>)>>,
     starter: Option<Card>,
     starter_unreadable: bool,
@@ -450,7 +450,7 @@ struct Slots {
     card: Option<Card>,
     suit: Option<Suit>,
     suit_unreadable: bool,
-    target: Option<String>,
+    target: Option<Text>,
     target_given: bool,
     cards: Option<Vec<Card>>,
     call: Option<String>,
@@ -491,7 +491,7 @@ impl Reader {
         }
     }
 
-    fn player(&mut self, name: &str, value: &Value) -> Step<String> {
+    fn player(&mut self, name: &str, value: &Value) -> Step<Text> {
         match value {
             Value::Str(s) if valid_player_id(s) => Ok(s.clone()),
             _ => {
@@ -680,7 +680,7 @@ impl Reader {
             FieldKind::PlayerId => {
                 if let Some(value) = self.field(field, raw)? {
                     let player = self.player(name, value)?;
-                    if name == "dealer" {
+                    if same(name, "dealer") {
                         s.dealer = Some(player);
                     } else {
                         s.player = Some(player);
@@ -719,7 +719,7 @@ impl Reader {
                     // events.py reads a deal's stock with its generic list reader (whose
                     // message says "non-empty" though an empty optional list passes) and a
                     // reshuffle's by hand: both messages are kept as Python writes them
-                    if self.type_name == "deal" {
+                    if same(self.type_name, "deal") {
                         s.stock = Some(self.card_list(name, value, field.required)?);
                     } else if let Value::Array(items) = value {
                         s.stock = Some(self.cards_in(items, name)?);
@@ -764,7 +764,10 @@ impl Reader {
             }
             FieldKind::Target => {
                 s.target_given = raw.is_some();
-                s.target = raw.and_then(Value::as_str).map(str::to_owned);
+                s.target = match raw {
+                    Some(Value::Str(text)) => Some(text.clone()),
+                    _ => None,
+                };
             }
             FieldKind::Cards => {
                 if let Some(value) = self.field(field, raw)? {
@@ -775,7 +778,7 @@ impl Reader {
                 if let Some(value) = self.field(field, raw)? {
                     match value {
                         Value::Str(text) if CALLS.contains(&text.as_str()) => {
-                            s.call = Some(text.clone());
+                            s.call = Some(text.to_string());
                         }
                         _ => {
                             self.issue(format_args!(
@@ -825,7 +828,7 @@ impl Reader {
             }
             FieldKind::PlayerList => {
                 let names = self.player_list(name, raw);
-                if name == "order" {
+                if same(name, "order") {
                     s.order = names;
                 } else {
                     s.winners = names;
@@ -837,7 +840,7 @@ impl Reader {
             FieldKind::Text => {
                 if let Some(value) = raw {
                     if let Value::Str(text) = value {
-                        s.text = Some(text.clone());
+                        s.text = Some(text.to_string());
                     } else {
                         self.issue(format_args!("'{name}' must be text, got {}", value.repr()));
                         s.text = Some(value.py_str());
@@ -859,8 +862,10 @@ fn assemble(spec: &EventSpec, s: Slots, values: &[Option<&Value>]) -> Option<Kin
             .find(|(f, _)| f.kind == kind)
             .and_then(|(_, v)| v.cloned())
     };
-    Some(match spec.type_name {
-        "game" => Kind::Header(Header {
+    // the arms compare words, not strings (`match` on text calls memcmp per arm)
+    let t = spec.type_name;
+    Some(match t {
+        _ if same(t, "game") => Kind::Header(Box::new(Header {
             format: raw(FieldKind::Format),
             ruleset: raw(FieldKind::Ruleset),
             players: raw(FieldKind::Players),
@@ -869,8 +874,8 @@ fn assemble(spec: &EventSpec, s: Slots, values: &[Option<&Value>]) -> Option<Kin
             decks: raw(FieldKind::Decks),
             r#match: raw(FieldKind::Match),
             meta: raw(FieldKind::Meta),
-        }),
-        "deal" => Kind::Deal(Deal {
+        })),
+        _ if same(t, "deal") => Kind::Deal(Deal {
             hand: s.hand?,
             dealer: s.dealer?,
             hands: s.hands?,
@@ -878,7 +883,7 @@ fn assemble(spec: &EventSpec, s: Slots, values: &[Option<&Value>]) -> Option<Kin
             starter_unreadable: s.starter_unreadable,
             stock: s.stock,
         }),
-        "play" => Kind::Play(Play {
+        _ if same(t, "play") => Kind::Play(Play {
             player: s.player?,
             card: s.card?,
             suit: s.suit,
@@ -886,32 +891,32 @@ fn assemble(spec: &EventSpec, s: Slots, values: &[Option<&Value>]) -> Option<Kin
             target: s.target,
             target_given: s.target_given,
         }),
-        "draw" => Kind::Draw(Draw {
+        _ if same(t, "draw") => Kind::Draw(Draw {
             player: s.player?,
             cards: s.cards?,
         }),
-        "pass" => Kind::Pass { player: s.player? },
-        "announce" => Kind::Announce {
+        _ if same(t, "pass") => Kind::Pass { player: s.player? },
+        _ if same(t, "announce") => Kind::Announce {
             player: s.player?,
             call: s.call?,
         },
-        "penalty" => Kind::Penalty(Penalty {
+        _ if same(t, "penalty") => Kind::Penalty(Penalty {
             player: s.player?,
             cards: s.cards?,
             reason: s.reason?,
         }),
-        "reshuffle" => Kind::Reshuffle { stock: s.stock },
-        "end" => Kind::End(End {
+        _ if same(t, "reshuffle") => Kind::Reshuffle { stock: s.stock },
+        _ if same(t, "end") => Kind::End(End {
             hand: s.hand?,
             winners: s.winners,
             scores: s.points,
             order: s.order,
         }),
-        "result" => Kind::Result(GameResult {
+        _ if same(t, "result") => Kind::Result(GameResult {
             totals: s.points,
             winners: s.winners,
         }),
-        "abort" => Kind::Abort { reason: s.text },
+        _ if same(t, "abort") => Kind::Abort { reason: s.text },
         _ => return None,
     })
 }
@@ -927,10 +932,10 @@ enum Slot {
     Own(usize),
 }
 
-/// Whether two names are equal, with a cheap first-byte test before the full compare.
+/// Whether two names are equal (cheaply: field names are short).
 #[inline]
 fn same(a: &str, b: &str) -> bool {
-    a.len() == b.len() && a.as_bytes().first() == b.as_bytes().first() && a == b
+    same_text(a, b)
 }
 
 fn value_slot(spec: &EventSpec, key: &str) -> Option<Slot> {
@@ -1060,7 +1065,7 @@ pub fn decode(obj: &Value, game: &str, seq: u64) -> Decoded {
     Decoded {
         event: Some(Event {
             common: Common {
-                game: game.to_owned(),
+                game: Text::new(game),
                 seq,
                 ts,
             },
@@ -1073,11 +1078,11 @@ pub fn decode(obj: &Value, game: &str, seq: u64) -> Decoded {
 // ------------------------------------------------------------------ encoding
 
 fn cards_value(cards: &[Card]) -> Value {
-    Value::Array(cards.iter().map(|c| Value::Str(c.code())).collect())
+    Value::Array(cards.iter().map(|c| Value::from(c.code())).collect())
 }
 
 fn names_value(names: &[String]) -> Value {
-    Value::Array(names.iter().map(|n| Value::Str(n.clone())).collect())
+    Value::Array(names.iter().map(|n| Value::from(n.as_str())).collect())
 }
 
 fn points_value(points: &[(String, Points)]) -> Value {
@@ -1093,7 +1098,7 @@ fn points_value(points: &[(String, Points)]) -> Value {
                     },
                     Points::Float(x) => Value::Float(x),
                 };
-                (player.clone(), v)
+                (Text::new(player), v)
             })
             .collect(),
     )
@@ -1104,8 +1109,8 @@ fn points_value(points: &[(String, Points)]) -> Value {
 /// optionals omitted. A header always writes `format`, `ruleset` and `players` (`null`
 /// when the event has none, as Python writes `None`).
 pub fn encode(event: &Event) -> Value {
-    let mut out: Vec<(String, Value)> = Vec::with_capacity(8);
-    let mut put = |key: &str, value: Value| out.push((key.to_owned(), value));
+    let mut out: Vec<(Text, Value)> = Vec::with_capacity(8);
+    let mut put = |key: &str, value: Value| out.push((Text::new(key), value));
     put("game", Value::from(event.common.game.as_str()));
     put("seq", Value::from(event.common.seq));
     put("type", Value::from(event.kind.type_name()));
@@ -1138,12 +1143,12 @@ pub fn encode(event: &Event) -> Value {
                 Value::Object(
                     d.hands
                         .iter()
-                        .map(|(p, cards)| (p.clone(), cards_value(cards)))
+                        .map(|(p, cards)| (Text::new(p), cards_value(cards)))
                         .collect(),
                 ),
             );
             if let Some(starter) = d.starter {
-                put("starter", Value::Str(starter.code()));
+                put("starter", Value::from(starter.code()));
             }
             if let Some(stock) = &d.stock {
                 put("stock", cards_value(stock));
@@ -1151,9 +1156,9 @@ pub fn encode(event: &Event) -> Value {
         }
         Kind::Play(p) => {
             put("player", Value::from(p.player.as_str()));
-            put("card", Value::Str(p.card.code()));
+            put("card", Value::from(p.card.code()));
             if let Some(suit) = p.suit {
-                put("suit", Value::Str(suit.letter().to_string()));
+                put("suit", Value::from(suit.letter().to_string()));
             }
             if let Some(target) = &p.target {
                 put("target", Value::from(target.as_str()));
@@ -1670,13 +1675,13 @@ mod tests {
     #[test]
     fn encode_round_trips_every_event_type() {
         let common = |seq: u64, ts: Option<&str>| Common {
-            game: "t41-0007".to_string(),
+            game: "t41-0007".into(),
             seq,
-            ts: ts.map(str::to_owned),
+            ts: ts.map(Text::new),
         };
         let cards = |list: &[&str]| list.iter().map(|c| card(c)).collect::<Vec<Card>>();
         let kinds = vec![
-            Kind::Header(Header {
+            Kind::Header(Box::new(Header {
                 format: Some(Value::from(FORMAT)),
                 ruleset: Some(Value::from("persian")),
                 players: Some(obj(r#"["sara","omid"]"#)),
@@ -1685,8 +1690,8 @@ mod tests {
                 decks: Some(Value::Int(2)),
                 r#match: Some(obj(r#"{"hands":3}"#)),
                 meta: Some(obj(r#"{"table":"t41","build":[1,2.5,null]}"#)),
-            }),
-            Kind::Header(Header {
+            })),
+            Kind::Header(Box::new(Header {
                 format: Some(Value::from(FORMAT)),
                 ruleset: Some(Value::from("bazito")),
                 players: Some(obj(r#"["a","b"]"#)),
@@ -1695,7 +1700,7 @@ mod tests {
                 decks: None,
                 r#match: None,
                 meta: None,
-            }),
+            })),
             Kind::Deal(Deal {
                 hand: 1,
                 dealer: "omid".into(),

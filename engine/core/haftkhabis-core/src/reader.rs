@@ -4,13 +4,13 @@
 //! breaks off (a truncated gzip member, an I/O error) yields a [`LineError`] in place of
 //! lines, so the caller reports it and goes on (notation.md, "Fine points", Reading).
 //!
-//! [`LineReader`] reads through a large buffer and hands out each line as a slice of that
-//! buffer (a line straddling two reads is copied into one reused buffer): no allocation
-//! per line.
+//! [`LineReader`] reads into one large buffer of its own and hands out each line as a
+//! slice of it (a line straddling two reads is moved to the buffer's start before the
+//! next read): no allocation and no copy per line.
 
 use std::fmt;
 use std::fs::{self, File};
-use std::io::{self, BufRead, BufReader, Cursor, Read};
+use std::io::{self, BufReader, Cursor, Read};
 use std::path::Path;
 
 use flate2::read::MultiGzDecoder;
@@ -24,7 +24,7 @@ pub const STDIN: &str = "-";
 
 /// How much a reader buffers (the compressed and the decompressed side alike).
 const BUFFER: usize = 1 << 20;
-/// A line buffer grown past this by one huge line is shrunk back afterwards.
+/// A buffer grown past this by one huge line is shrunk back afterwards.
 const LINE_KEEP: usize = 16 << 20;
 const BOM: &[u8] = b"\xef\xbb\xbf";
 
@@ -144,14 +144,19 @@ fn break_message(error: &io::Error) -> String {
 /// line). Gzip is recognised by its magic bytes, here and on standard input.
 pub struct LineReader {
     file: String,
-    source: Option<Box<dyn BufRead + Send>>,
+    /// the bytes (decompressed, for gzip); None once done
+    source: Option<Box<dyn Read + Send>>,
     /// the open error, yielded once by the first `next_line`
     failed: Option<LineError>,
-    /// a line straddling two reads
+    /// what was read: `buf[start..filled]` is not handed out yet
     buf: Vec<u8>,
-    /// bytes of the source's buffer handed out last time, consumed on the next call
-    consume: usize,
-    /// the end or an error was met: the source is dropped on the next call
+    start: usize,
+    filled: usize,
+    /// `buf[start..scanned]` holds no line ending (the search goes on from there)
+    scanned: usize,
+    /// the source has no more bytes
+    at_end: bool,
+    /// an error was met: the source is dropped on the next call
     ended: bool,
     number: u64,
 }
@@ -176,7 +181,10 @@ impl LineReader {
                     message: format!("cannot open: {}", io_message(&error)),
                 }),
                 buf: Vec::new(),
-                consume: 0,
+                start: 0,
+                filled: 0,
+                scanned: 0,
+                at_end: false,
                 ended: false,
                 number: 0,
             },
@@ -207,20 +215,22 @@ impl LineReader {
             }
         }
         let chained = Cursor::new(head).take(got as u64).chain(read);
-        let source: Box<dyn BufRead + Send> = if got == 2 && head == GZIP_MAGIC {
-            Box::new(BufReader::with_capacity(
-                BUFFER,
-                MultiGzDecoder::new(BufReader::with_capacity(BUFFER, chained)),
-            ))
+        let source: Box<dyn Read + Send> = if got == 2 && head == GZIP_MAGIC {
+            Box::new(MultiGzDecoder::new(BufReader::with_capacity(
+                BUFFER, chained,
+            )))
         } else {
-            Box::new(BufReader::with_capacity(BUFFER, chained))
+            Box::new(chained)
         };
         LineReader {
             file: file.to_string(),
             source: if failed.is_some() { None } else { Some(source) },
             failed,
             buf: Vec::new(),
-            consume: 0,
+            start: 0,
+            filled: 0,
+            scanned: 0,
+            at_end: false,
             ended: false,
             number: 0,
         }
@@ -233,8 +243,8 @@ impl LineReader {
 
     /// The next non-blank line, or the error that ends the file; None at the end.
     ///
-    /// A line lying whole in the read buffer is handed out in place; only a line that
-    /// straddles two reads is copied (into a buffer reused from line to line).
+    /// Lines are handed out in place from the buffer; only a line that straddles two
+    /// reads is moved, to the buffer's start, before the next read.
     pub fn next_line(&mut self) -> Option<Result<(u64, &[u8]), LineError>> {
         if let Some(error) = self.failed.take() {
             return Some(Err(error));
@@ -243,21 +253,23 @@ impl LineReader {
             self.source = None; // closes the file
             return None;
         }
-        let source = self.source.as_mut()?;
-        if self.consume > 0 {
-            source.consume(self.consume);
-            self.consume = 0;
-        }
-        if self.buf.capacity() > LINE_KEEP {
-            self.buf = Vec::new();
-        }
-        self.buf.clear();
-        // where the line is: in the source's buffer (its length there) or in `buf`
-        let (in_place, start, end) = loop {
-            let chunk = match source.fill_buf() {
-                Ok(chunk) => chunk,
-                Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
-                Err(error) => {
+        // where the line is in `buf`
+        let (start, end) = loop {
+            let pending = self.buf.get(self.scanned..self.filled).unwrap_or_default();
+            let line_end = match memchr::memchr(b'\n', pending) {
+                Some(at) => Some((self.scanned + at, self.scanned + at + 1)),
+                None if self.at_end && self.start < self.filled => {
+                    Some((self.filled, self.filled)) // the last line has no ending
+                }
+                None => None,
+            };
+            let Some((line_end, next)) = line_end else {
+                if self.at_end {
+                    self.source = None; // closes the file
+                    return None;
+                }
+                self.scanned = self.filled;
+                if let Err(error) = self.read_more() {
                     self.ended = true;
                     let number = self.number;
                     return Some(Err(LineError {
@@ -269,31 +281,12 @@ impl LineReader {
                         ),
                     }));
                 }
-            };
-            let (in_place, length, taken) = if chunk.is_empty() {
-                if self.buf.is_empty() {
-                    self.ended = true;
-                    return None;
-                }
-                (false, self.buf.len(), 0) // the last line has no ending
-            } else if let Some(at) = memchr::memchr(b'\n', chunk) {
-                if self.buf.is_empty() {
-                    (true, at, at + 1)
-                } else {
-                    self.buf.extend_from_slice(&chunk[..at]);
-                    (false, self.buf.len(), at + 1)
-                }
-            } else {
-                let n = chunk.len();
-                self.buf.extend_from_slice(chunk);
-                source.consume(n);
                 continue;
             };
-            let line: &[u8] = if in_place {
-                &chunk[..length]
-            } else {
-                &self.buf
-            };
+            let line = self.buf.get(self.start..line_end).unwrap_or_default();
+            let from = self.start;
+            self.start = next;
+            self.scanned = next;
             self.number += 1;
             let mut start = 0;
             if self.number == 1 && line.starts_with(BOM) {
@@ -306,24 +299,54 @@ impl LineReader {
             let blank = line[start..end]
                 .iter()
                 .all(|&b| matches!(b, b' ' | b'\t' | b'\r'));
-            if blank {
-                source.consume(taken);
-                self.buf.clear();
-                continue;
+            if !blank {
+                break (from + start, from + end);
             }
-            if in_place {
-                self.consume = taken;
-            } else {
-                source.consume(taken);
-            }
-            break (in_place, start, end);
         };
-        if in_place {
-            // the line is still in the source's buffer: fill_buf hands it back unread
-            let chunk = source.fill_buf().ok()?;
-            return Some(Ok((self.number, &chunk[start..end])));
+        let line = self.buf.get(start..end).unwrap_or_default();
+        Some(Ok((self.number, line)))
+    }
+
+    /// Read more of the source after the bytes not handed out yet (moved to the
+    /// buffer's start first); at the source's end, `at_end` is set.
+    fn read_more(&mut self) -> io::Result<()> {
+        let Some(source) = self.source.as_mut() else {
+            self.at_end = true;
+            return Ok(());
+        };
+        let kept = self.filled - self.start;
+        if self.start > 0 {
+            self.buf.copy_within(self.start..self.filled, 0);
+            self.scanned -= self.start;
+            self.filled = kept;
+            self.start = 0;
         }
-        Some(Ok((self.number, &self.buf[start..end])))
+        if self.buf.len() > LINE_KEEP && kept < BUFFER {
+            // a huge line is gone: give its room back
+            self.buf.truncate(BUFFER);
+            self.buf.shrink_to_fit();
+        }
+        if self.buf.len() < BUFFER {
+            self.buf.resize(BUFFER, 0);
+        } else if self.filled == self.buf.len() {
+            // a line longer than the buffer: make room for more of it
+            self.buf.resize(self.buf.len() * 2, 0);
+        }
+        loop {
+            let room = self.buf.get_mut(self.filled..).unwrap_or_default();
+            match source.read(room) {
+                Ok(0) => {
+                    self.at_end = true;
+                    return Ok(());
+                }
+                Ok(n) => {
+                    self.filled += n;
+                    return Ok(());
+                }
+                Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+                Err(error) => return Err(error),
+            }
+        }
     }
 }
 
@@ -362,6 +385,38 @@ mod tests {
         assert_eq!(got, want);
         assert!(lines_of(b"").is_empty());
         assert_eq!(lines_of(b"x"), vec![Ok((1, b"x".to_vec()))]);
+    }
+
+    /// Hands out its bytes a few at a time, as a pipe may.
+    struct Trickle(Vec<u8>, usize);
+
+    impl Read for Trickle {
+        fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+            let n = out.len().min(3).min(self.0.len() - self.1);
+            out[..n].copy_from_slice(&self.0[self.1..self.1 + n]);
+            self.1 += n;
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn lines_straddling_reads_and_longer_than_the_buffer() {
+        let text = b"\xef\xbb\xbf{\"a\":1}\r\n\n \r\n{\"bb\":22}\nlast".to_vec();
+        let got = collect(LineReader::from_reader("t", Trickle(text, 0)));
+        let want: Vec<Result<(u64, Vec<u8>), LineError>> = vec![
+            Ok((1, b"{\"a\":1}".to_vec())),
+            Ok((4, b"{\"bb\":22}".to_vec())),
+            Ok((5, b"last".to_vec())),
+        ];
+        assert_eq!(got, want);
+        let long = vec![b'x'; 3 * BUFFER + 17];
+        let mut data = b"first\n".to_vec();
+        data.extend_from_slice(&long);
+        data.extend_from_slice(b"\nafter\n");
+        let got = collect(LineReader::from_reader("t", Cursor::new(data)));
+        assert_eq!(got.len(), 3);
+        assert_eq!(got[1], Ok((2, long)));
+        assert_eq!(got[2], Ok((3, b"after".to_vec())));
     }
 
     #[test]

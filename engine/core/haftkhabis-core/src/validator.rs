@@ -31,7 +31,7 @@ use std::cmp::Reverse;
 use std::collections::hash_map::RandomState;
 use std::collections::{BTreeMap, BinaryHeap, HashMap, HashSet};
 use std::fmt;
-use std::hash::BuildHasher;
+use std::hash::{BuildHasher, Hasher};
 use std::sync::Arc;
 
 use crate::event::{Event, Header, Kind};
@@ -82,6 +82,8 @@ pub struct Step {
     pub violations: Vec<Violation>,
     /// the state after the line (None before the first deal or without a table)
     pub state: Option<Snapshot>,
+    /// what the machine knew of the line (None when it was not applied)
+    pub fact: Option<LineFact>,
 }
 
 /// What the engine knew of one replayed line: the hand it fell in and the phase before
@@ -234,11 +236,12 @@ impl GameRun {
         if self.invalid {
             return Ok(());
         }
-        let decoded = notation::decode(&obj, &self.game, seq);
+        // taken apart where it lands: the event is not moved again
+        let notation::Decoded { event, issues } = notation::decode(&obj, &self.game, seq);
         let mut found: Vec<Violation> = Vec::new();
-        if !decoded.issues.is_empty() {
+        if !issues.is_empty() {
             let player = player_of(&obj);
-            for message in decoded.issues {
+            for message in issues {
                 found.push(Violation::new(
                     Some(seq),
                     Code::Schema,
@@ -247,13 +250,12 @@ impl GameRun {
                 ));
             }
         }
-        let event = decoded.event;
         let mut detail: Option<LineFact> = None;
         if seq == 0 && self.table.is_none() {
             match event.as_ref().map(|e| &e.kind) {
                 Some(Kind::Header(header)) => {
                     let reading = read_header(header);
-                    self.header = Some(header.clone());
+                    self.header = Some(Header::clone(header));
                     for (code, message) in reading.violations {
                         found.push(Violation::new(Some(seq), code, None, message));
                     }
@@ -277,7 +279,7 @@ impl GameRun {
             }
         } else if let (Some(event), Some(table)) = (event.as_ref(), self.table.as_mut()) {
             found.extend(table.apply(event));
-            if self.facts.is_some() {
+            if self.facts.is_some() || self.options.record {
                 detail = Some(table.last_fact().clone());
             }
             if !self.options.record {
@@ -297,7 +299,7 @@ impl GameRun {
                 hand,
                 phase,
                 codes: self.violations[start..].iter().map(|v| v.code).collect(),
-                detail,
+                detail: detail.clone(),
             });
         }
         if self.options.record {
@@ -310,6 +312,7 @@ impl GameRun {
                 raw: obj,
                 violations: self.violations[start..].to_vec(),
                 state,
+                fact: detail,
             });
         }
         Ok(())
@@ -319,7 +322,7 @@ impl GameRun {
     /// `aborted` > `compliant` / `incomplete`).
     pub fn verdict(self) -> GameVerdict {
         let ruleset = match self.header.as_ref().and_then(|h| h.ruleset.as_ref()) {
-            Some(Value::Str(name)) => Some(name.clone()),
+            Some(Value::Str(name)) => Some(name.to_string()),
             _ => None,
         };
         let mut violations = self.violations;
@@ -493,12 +496,85 @@ impl Default for ValidatorOptions {
     }
 }
 
+/// How the table of held games hashes a game id: a folded multiply over its bytes, keyed
+/// at random per validator (so a log cannot choose ids that collide), and several times
+/// cheaper than SipHash on ids of a few dozen bytes (every line looks its game up).
+#[derive(Clone)]
+struct GameIdHashing {
+    seed: u64,
+    key: u64,
+}
+
+impl GameIdHashing {
+    fn new() -> GameIdHashing {
+        let random = RandomState::new();
+        GameIdHashing {
+            seed: random.hash_one(0x6861_6674_u64),
+            key: random.hash_one(0x6b68_6162_u64) | 1,
+        }
+    }
+}
+
+impl BuildHasher for GameIdHashing {
+    type Hasher = GameIdHasher;
+
+    fn build_hasher(&self) -> GameIdHasher {
+        GameIdHasher {
+            h: self.seed,
+            key: self.key,
+        }
+    }
+}
+
+/// See [`GameIdHashing`].
+struct GameIdHasher {
+    h: u64,
+    key: u64,
+}
+
+impl GameIdHasher {
+    #[inline]
+    fn mix(&mut self, word: u64) {
+        let r = u128::from(self.h ^ word) * u128::from(self.key);
+        self.h = (r as u64) ^ ((r >> 64) as u64);
+    }
+}
+
+impl Hasher for GameIdHasher {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for chunk in &mut chunks {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(chunk);
+            self.mix(u64::from_le_bytes(word));
+        }
+        let rest = chunks.remainder();
+        let mut word = (bytes.len() as u64) << 56;
+        for (i, &b) in rest.iter().enumerate() {
+            word |= u64::from(b) << (8 * i);
+        }
+        self.mix(word);
+    }
+
+    #[inline]
+    fn write_u8(&mut self, byte: u8) {
+        self.mix(u64::from(byte) ^ 0x5a00);
+    }
+
+    #[inline]
+    fn finish(&self) -> u64 {
+        let r = u128::from(self.h) * u128::from(self.key ^ 0x9e37_79b9_7f4a_7c15);
+        (r as u64) ^ ((r >> 64) as u64)
+    }
+}
+
 /// Feed it files (or lines); finished games stream out through
 /// [`Validator::drain_finished`] (or the sink of a `feed_*_with`), the rest at
 /// [`Validator::finish`]. Line errors collect in [`Validator::errors`].
 pub struct Validator {
     options: ValidatorOptions,
-    games: HashMap<Arc<str>, Box<Pending>>,
+    games: HashMap<Arc<str>, Box<Pending>, GameIdHashing>,
     errors: Vec<ErrorRecord>,
     lines_read: u64,
     next_order: u64,
@@ -521,7 +597,7 @@ impl Validator {
     pub fn new(options: ValidatorOptions) -> Validator {
         Validator {
             options,
-            games: HashMap::new(),
+            games: HashMap::with_hasher(GameIdHashing::new()),
             errors: Vec::new(),
             lines_read: 0,
             next_order: 0,
@@ -631,8 +707,8 @@ impl Validator {
     /// One raw line (without its ending) from `file` at `line`.
     pub fn feed_line(&mut self, raw: &[u8], file: &Arc<str>, line: u64) {
         self.lines_read += 1;
-        match json::parse_line(raw) {
-            Ok(obj) => self.route(obj, raw, file, line),
+        match json::parse_line_fingerprinted(raw) {
+            Ok((obj, fingerprint)) => self.route(obj, fingerprint, raw, file, line),
             Err(error) => self.error(
                 file,
                 line,
@@ -658,7 +734,7 @@ impl Validator {
         (u128::from(high) << 64) | u128::from(low)
     }
 
-    fn route(&mut self, obj: Value, raw: &[u8], file: &Arc<str>, line: u64) {
+    fn route(&mut self, obj: Value, fingerprint: u64, raw: &[u8], file: &Arc<str>, line: u64) {
         if !matches!(obj, Value::Object(_)) {
             let message = format!("the line is JSON but not an object ({})", obj.type_name());
             self.error(file, line, Code::MalformedJson, message);
@@ -678,7 +754,7 @@ impl Validator {
         let now = self.lines_read;
         let hold = self.options.hold_lines;
         if let Some(pending) = self.games.get_mut(game) {
-            if let Some(key) = Self::accept(pending, obj, raw, file, line, now) {
+            if let Some(key) = Self::accept(pending, obj, fingerprint, raw, file, line, now) {
                 self.hold.push(Reverse((now.saturating_add(hold), key)));
             }
             return;
@@ -714,16 +790,18 @@ impl Validator {
             finished: false,
         });
         self.next_order += 1;
-        if let Some(key) = Self::accept(&mut pending, obj, raw, file, line, now) {
+        if let Some(key) = Self::accept(&mut pending, obj, fingerprint, raw, file, line, now) {
             self.hold.push(Reverse((now.saturating_add(hold), key)));
         }
         self.games.insert(key, pending);
     }
 
-    /// Route one parsed line into its game; the game's key when it has just finished.
+    /// Route one parsed line (and its [`Value::fingerprint`]) into its game; the game's key
+    /// when it has just finished.
     fn accept(
         pending: &mut Pending,
         obj: Value,
+        fingerprint: u64,
         raw: &[u8],
         file: &Arc<str>,
         line: u64,
@@ -747,7 +825,6 @@ impl Validator {
             });
             return None;
         };
-        let fingerprint = obj.fingerprint();
         let seen = pending.fingerprint_at(seq);
         if seen != 0 {
             if seen != fingerprint {

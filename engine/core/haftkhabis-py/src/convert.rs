@@ -229,5 +229,16 @@ pub fn step<'py>(py: Python<'py>, s: &Step) -> PyResult<Bound<'py, PyDict>> {
         Some(state) => d.set_item("state", snapshot(py, state)?)?,
         None => d.set_item("state", py.None())?,
     }
+    let fact = PyDict::new(py);
+    d.set_item("applied", s.fact.is_some())?;
+    match &s.fact {
+        Some(f) => {
+            fact.set_item("hand", f.hand)?;
+            fact.set_item("phase", f.phase)?;
+            line_fact(py, &fact, f)?;
+        }
+        None => line_fact(py, &fact, &LineFact::default())?,
+    }
+    d.set_item("fact", fact)?;
     Ok(d)
 }

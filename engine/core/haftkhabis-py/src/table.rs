@@ -86,8 +86,8 @@ impl GameRun {
         line: Option<u64>,
     ) -> PyResult<Bound<'py, PyList>> {
         let before = self.run.violations().len();
-        let obj = json::parse_line(raw)
-            .map_err(|e| PyValueError::new_err(format!("the line is {e}")))?;
+        let obj =
+            json::parse_line(raw).map_err(|e| PyValueError::new_err(format!("the line is {e}")))?;
         let outcome = match notation::seq(&obj) {
             Some(seq) => self.run.feed(seq, obj, self.file.as_ref(), line),
             None => {

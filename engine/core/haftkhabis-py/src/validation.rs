@@ -352,6 +352,9 @@ impl Validator {
     }
 }
 
+/// A replayed game's verdict (None when no line names it) and the line errors met.
+type Replayed<'py> = (Option<Py<Verdict>>, Vec<Bound<'py, PyDict>>);
+
 /// Replay one game with every step recorded (the state after each line): its verdict
 /// (None when no line names it) and the line errors met on the way.
 #[pyfunction]
@@ -359,7 +362,7 @@ pub fn replay_game<'py>(
     py: Python<'py>,
     paths: Vec<String>,
     game: String,
-) -> PyResult<(Option<Py<Verdict>>, Vec<Bound<'py, PyDict>>)> {
+) -> PyResult<Replayed<'py>> {
     let (verdict, errors) = py
         .detach(|| validator::replay_game(&paths, &game))
         .map_err(path_error)?;
