@@ -26,7 +26,7 @@
 //! allocation for short text); whatever it does not take on, valid or not, goes to the
 //! full parser (serde_json), which therefore decides every value and every error.
 
-use std::cell::{Cell, RefCell};
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::fmt::{self, Write as _};
 
@@ -290,46 +290,6 @@ fn string_stops_in(word: u64) -> u64 {
     quote | backslash | control
 }
 
-/// Short texts met lately (keys, cards, names: the same few come on every line), ready
-/// to copy; a slot holds a text and its [`key_word`], which with the length identifies
-/// a text of up to 8 bytes.
-struct ShortTexts {
-    slots: [(u64, Text); SHORT_TEXT_SLOTS],
-}
-
-const SHORT_TEXT_SLOTS: usize = 256;
-
-thread_local! {
-    static SHORT_TEXTS: RefCell<ShortTexts> = RefCell::new(ShortTexts {
-        slots: std::array::from_fn(|_| (u64::MAX, Text::default())),
-    });
-}
-
-/// `text` as a [`Text`]: one of up to 8 bytes copied from [`ShortTexts`] when it was met
-/// lately, else made (and kept for next time).
-#[inline]
-fn short_text(text: &str) -> Text {
-    let len = text.len();
-    if len > 8 {
-        return Text::new(text);
-    }
-    let word = key_word(text.as_bytes());
-    let slot = (fold(word ^ len as u64, K1) as usize) % SHORT_TEXT_SLOTS;
-    SHORT_TEXTS
-        .try_with(|cache| {
-            let Ok(mut cache) = cache.try_borrow_mut() else {
-                return Text::new(text);
-            };
-            let (held_word, held) = &mut cache.slots[slot];
-            if *held_word != word || held.len() != len {
-                *held_word = word;
-                *held = Text::new(text);
-            }
-            held.clone()
-        })
-        .unwrap_or_else(|_| Text::new(text))
-}
-
 /// The common shape of a log line, parsed in one pass without serde, its fingerprint
 /// worked out on the way: strings without escapes, integers of up to 18 digits, nesting
 /// up to [`FAST_PARSE_DEPTH`]. It gives up (None) on anything else, valid or not, and
@@ -380,7 +340,7 @@ impl<'t> FastParser<'t> {
             b'"' => {
                 let text = self.string()?;
                 let h = text_hash(text);
-                *slot = Value::Str(short_text(text));
+                *slot = Value::Str(Text::new(text));
                 return Some(h);
             }
             b'{' => return self.object(slot, depth),
@@ -521,7 +481,7 @@ impl<'t> FastParser<'t> {
                 }
                 self.pos += 1;
                 self.skip_whitespace();
-                entries.push((short_text(key), Value::Null));
+                entries.push((Text::new(key), Value::Null));
                 let (_, value) = entries.last_mut()?;
                 let h = self.value(value, depth + 1)?;
                 hashes.push(EntryHash::new(key, h));
