@@ -6,12 +6,17 @@ from typing import Any, BinaryIO, Literal, TypedDict, final, type_check_only
 __all__ = [
     "ENGINE_VERSION",
     "GameRun",
+    "Ingestor",
     "ReplayError",
     "Validator",
     "Verdict",
+    "event_specs",
     "expand_paths",
+    "fingerprint",
     "replay_game",
+    "route_files",
     "rulesets",
+    "shard_of",
     "validate_json",
     "validate_to",
 ]
@@ -57,6 +62,47 @@ class RulesetInfo(TypedDict):
 def rulesets() -> list[RulesetInfo]:
     """Every ruleset profile's parameters, in the contract's order (bazito, persian,
     pis-yedili)."""
+
+@type_check_only
+class FieldSpec(TypedDict):
+    """One field of an event type, as `notation::EVENT_FIELDS` declares it."""
+
+    name: str
+    required: bool
+    kind: str
+    policy: Literal["router", "reported", "header", "set_aside", "rules"]
+
+@type_check_only
+class EventSpec(TypedDict):
+    type: str
+    fields: list[FieldSpec]
+
+@type_check_only
+class SpecLimits(TypedDict):
+    game_id_length: int
+    player_id_length: int
+    seq: int
+    hand: int
+
+@type_check_only
+class EventSpecs(TypedDict):
+    """The codec's field table and the value sets its kinds are checked against."""
+
+    format: str
+    extension_prefix: str
+    common: list[FieldSpec]
+    events: list[EventSpec]
+    event_types: list[str]
+    ranks: str
+    suits: str
+    calls: list[str]
+    penalty_reasons: list[str]
+    limits: SpecLimits
+
+def event_specs() -> EventSpecs:
+    """The codec's field table (`notation::EVENT_FIELDS`, `COMMON_FIELDS`): every event
+    type's fields with their kind, and the limits and value sets the kinds are checked
+    against; the JSON Schema is generated from it (`engine/schema.py`)."""
 
 @type_check_only
 class ViolationInfo(TypedDict):
@@ -141,13 +187,24 @@ def expand_paths(paths: list[str]) -> list[str]:
 def validate_json(paths: list[str]) -> bytes:
     """Every verdict, then every line error, as the JSON lines `validate --json` writes."""
 
+@type_check_only
+class ValidateCounts(TypedDict):
+    """What `validate_to` wrote: games, lines read, line errors, violations, and games
+    per status."""
+
+    games: int
+    lines: int
+    errors: int
+    violations: int
+    statuses: dict[str, int]
+
 def validate_to(
     paths: list[str],
     write: Callable[[bytes], object],
     *,
     stdin: BinaryIO | None = None,
     hold_lines: int = 100000,
-) -> dict[str, int]:
+) -> ValidateCounts:
     """Validate `paths`, handing `write` the JSON lines of `validate --json` in chunks."""
 
 class ReplayError(Exception):
@@ -187,3 +244,79 @@ class GameRun:
     @property
     def violations(self) -> list[ViolationInfo]: ...
     def steps(self) -> list[dict[str, Any]]: ...
+
+# ---------------------------------------------------------------------------- ingest
+
+#: one Arrow column as the core lays it out: (length, null_count, buffers, children)
+_ColumnData = tuple[int, int, list[bytes | None], list[Any]]
+#: `sink(ruleset, month, {table: {column: ColumnData}})`
+_RowSink = Callable[[str, str, dict[str, dict[str, _ColumnData]]], object]
+
+@type_check_only
+class LineProblem(TypedDict):
+    line: int | None
+    message: str
+
+@type_check_only
+class FileRead(TypedDict):
+    file: str
+    lines: int
+    error: LineProblem | None
+
+@type_check_only
+class QuarantineInfo(TypedDict):
+    kind: Literal["error"]
+    file: str
+    line: int | None
+    code: str
+    message: str
+    raw: bytes | None
+
+def shard_of(game: str, shards: int) -> int:
+    """The shard (0..`shards`) of a game: a stable hash of its id."""
+
+def route_files(
+    files: list[str],
+    spools: list[str],
+    on_file: Callable[[FileRead, list[QuarantineInfo]], object],
+) -> list[int]:
+    """Read `files` once, appending each game line to its shard's spool; `on_file` gets
+    each file's report and its lines that belong to no game. Lines written per spool."""
+
+def fingerprint(raw: bytes) -> int | None:
+    """A line's fingerprint (signed 64-bit), None when it is not JSON."""
+
+@final
+class Ingestor:
+    """Replays one shard of a batch and hands each judged game's rows to a sink."""
+
+    def __new__(
+        cls,
+        *,
+        batch: int,
+        hold_lines: int = 100000,
+        idle_lines: int = 250000,
+        flush_rows: int = 65536,
+    ) -> Ingestor: ...
+    def feed_spool(
+        self,
+        spool: str,
+        files: list[str],
+        sink: _RowSink,
+        progress: Callable[[int, int, int], object] | None = None,
+    ) -> None: ...
+    def feed_lines(self, lines: list[tuple[bytes, str, int]], sink: _RowSink) -> None: ...
+    def finish(self, sink: _RowSink) -> None: ...
+    def take_late(self) -> list[tuple[str, bytes, str, int, int]]: ...
+    def take_errors(self) -> list[QuarantineInfo]: ...
+    def take_judged(self) -> list[tuple[str, str, str, str]]: ...
+    @property
+    def games(self) -> int: ...
+    @property
+    def violations(self) -> int: ...
+    @property
+    def lines_read(self) -> int: ...
+    @property
+    def open_games(self) -> int: ...
+    @property
+    def peak_open_games(self) -> int: ...

@@ -343,6 +343,14 @@ fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
 /// that month, hour ≤ 23, minute ≤ 59, second ≤ 60 (a leap second), offset ≤ 23:59, with
 /// the date as written and its UTC instant both within the years 0001–9999.
 pub fn valid_ts(text: &str) -> bool {
+    ts_micros(text).is_some()
+}
+
+/// The UTC instant of a `ts` the notation accepts (see [`valid_ts`]), in microseconds
+/// since 1970-01-01T00:00:00Z; None for a bad `ts`. Digits beyond the microsecond are
+/// dropped (decision: truncated, as a database does); a leap second (`:60`) is the first
+/// instant of the next minute.
+pub fn ts_micros(text: &str) -> Option<i64> {
     let b = text.as_bytes();
     let num = |range: std::ops::Range<usize>| -> Option<i64> {
         let digits = b.get(range)?;
@@ -359,35 +367,40 @@ pub fn valid_ts(text: &str) -> bool {
         num(14..16),
         num(17..19),
     ) else {
-        return false;
+        return None;
     };
     if !(at(4, b"-") && at(7, b"-") && at(10, b"Tt") && at(13, b":") && at(16, b":")) {
-        return false;
+        return None;
     }
     let mut i = 19;
+    let (mut fraction, mut digits) = (0i64, 0u32);
     if at(i, b".") {
         i += 1;
         let start = i;
         while b.get(i).is_some_and(u8::is_ascii_digit) {
+            if i - start < 6 {
+                fraction = fraction * 10 + i64::from(b[i] - b'0');
+                digits += 1;
+            }
             i += 1;
         }
         if i == start {
-            return false;
+            return None;
         }
     }
     let offset_minutes = if at(i, b"Zz") && b.len() == i + 1 {
         0
     } else if at(i, b"+-") && at(i + 3, b":") && b.len() == i + 6 {
         let (Some(oh), Some(om)) = (num(i + 1..i + 3), num(i + 4..i + 6)) else {
-            return false;
+            return None;
         };
         if oh > 23 || om > 59 {
-            return false;
+            return None;
         }
         let sign = if at(i, b"-") { -1 } else { 1 };
         sign * (oh * 60 + om)
     } else {
-        return false;
+        return None;
     };
     if !(1..=9999).contains(&year)
         || !(1..=12).contains(&month)
@@ -397,16 +410,20 @@ pub fn valid_ts(text: &str) -> bool {
         || minute > 59
         || second > 60
     {
-        return false;
+        return None;
     }
-    if (2..=9998).contains(&year) {
-        return true; // an offset under a day cannot move it out of 0001-9999
-    }
-    // the UTC instant, to the minute (a leap second stays within its minute)
+    // the UTC instant, to the minute (a leap second stays within its minute): an offset
+    // under a day cannot move the years 0002-9998 out of 0001-9999
     let utc = days_from_civil(year, month, day) * 1440 + hour * 60 + minute - offset_minutes;
-    let first = days_from_civil(1, 1, 1) * 1440;
-    let last = days_from_civil(9999, 12, 31) * 1440 + 1439;
-    (first..=last).contains(&utc)
+    if !(2..=9998).contains(&year) {
+        let first = days_from_civil(1, 1, 1) * 1440;
+        let last = days_from_civil(9999, 12, 31) * 1440 + 1439;
+        if !(first..=last).contains(&utc) {
+            return None;
+        }
+    }
+    let micros = fraction * 10i64.pow(6 - digits);
+    Some((utc * 60 + second) * 1_000_000 + micros)
 }
 
 // ------------------------------------------------------------------ decoding

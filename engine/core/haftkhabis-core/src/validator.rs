@@ -26,6 +26,13 @@
 //! already written N lines earlier …"}`. This includes an identical repeat that would have
 //! been dropped silently within the window. Open games (not finished) are held until the
 //! input ends, exactly as before.
+//!
+//! **Ingest mode** ([`ValidatorOptions::keep_lines`]): each game also keeps its distinct
+//! lines as received ([`KeptLine`], handed out with the verdict for the warehouse rows of
+//! [`crate::rows`]); a line of a game whose verdict was already handed out is not an
+//! error but a [`LateLine`] (the ingest replays the game again from the union of its
+//! lines); a game without a line for [`ValidatorOptions::idle_lines`] lines is judged as
+//! it stands (a log with a gap never closes), so memory stays flat.
 
 use std::cmp::Reverse;
 use std::collections::hash_map::RandomState;
@@ -39,11 +46,14 @@ use crate::json::{self, Value};
 use crate::machine::{read_header, Closure, LineFact, Snapshot, Table};
 use crate::notation;
 use crate::reader::{display_name, expand_paths, InputPathError, LineReader};
+use crate::rows::{KeptLine, LineCells};
 use crate::verdict::{ErrorRecord, GameVerdict, Status};
 use crate::violation::{Code, Violation};
 
 /// How many further input lines a finished game is held for before its verdict is written.
 pub const DEFAULT_HOLD_LINES: u64 = 100_000;
+/// How often (in input lines) idle games are looked for, in ingest mode.
+const IDLE_CHECK_EVERY: u64 = 16_384;
 
 /// Returned by a strict replay at the first violation, or by a replay of no lines.
 #[derive(Clone, Debug, PartialEq)]
@@ -369,6 +379,7 @@ impl GameRun {
             table: self.table,
             facts: self.facts,
             steps: self.steps,
+            kept: Vec::new(),
         }
     }
 }
@@ -397,6 +408,8 @@ struct Pending {
     order: u64,
     /// closed or complete: in the hold queue
     finished: bool,
+    /// ingest mode: the distinct lines as received, and their fingerprints
+    kept: Option<(Vec<KeptLine>, HashSet<u64>)>,
 }
 
 impl Pending {
@@ -468,8 +481,32 @@ impl Pending {
                 }
             }
         }
-        self.run.verdict()
+        let mut verdict = self.run.verdict();
+        if let Some((kept, _)) = self.kept {
+            verdict.kept = kept;
+        }
+        verdict
     }
+}
+
+/// The game a parsed line belongs to (routing is by the parsed `game`, the last one
+/// written when the key repeats), or why it belongs to none: "not a JSON object" is
+/// `malformed_json`, no usable `game` id is `schema`.
+pub fn game_of_line(obj: &Value) -> Result<&str, (Code, String)> {
+    if !matches!(obj, Value::Object(_)) {
+        let message = format!("the line is JSON but not an object ({})", obj.type_name());
+        return Err((Code::MalformedJson, message));
+    }
+    notation::game_id(obj).ok_or_else(|| {
+        let mut message =
+            "the line has no usable 'game' id (1-128 characters of A-Z a-z 0-9 . _ : -)"
+                .to_string();
+        if let Some(value) = obj.get("game").filter(|v| !matches!(v, Value::Null)) {
+            message.push_str(", got ");
+            message.push_str(&value.repr());
+        }
+        (Code::Schema, message)
+    })
 }
 
 /// How a [`Validator`] runs.
@@ -483,6 +520,20 @@ pub struct ValidatorOptions {
     pub facts: bool,
     /// further input lines a finished game is held for (see the module doc)
     pub hold_lines: u64,
+    /// ingest mode: keep every distinct line of a game, late lines handed out
+    pub keep_lines: bool,
+    /// ingest mode: judge a game that got no line for this many input lines
+    pub idle_lines: u64,
+}
+
+/// A line of a game whose verdict was already handed out (ingest mode).
+#[derive(Clone, Debug)]
+pub struct LateLine {
+    pub game: String,
+    pub raw: Box<[u8]>,
+    pub file: Arc<str>,
+    pub line: u64,
+    pub fingerprint: u64,
 }
 
 impl Default for ValidatorOptions {
@@ -492,6 +543,8 @@ impl Default for ValidatorOptions {
             only: None,
             facts: false,
             hold_lines: DEFAULT_HOLD_LINES,
+            keep_lines: false,
+            idle_lines: u64::MAX,
         }
     }
 }
@@ -585,6 +638,14 @@ pub struct Validator {
     /// finished games whose verdict is written: 128-bit id hash → `lines_read` then
     tombstones: HashMap<u128, u64>,
     tomb_keys: (RandomState, RandomState),
+    /// ingest mode: lines of games already handed out
+    late: Vec<LateLine>,
+    /// `lines_read` at which idle games are next looked for
+    next_idle_check: u64,
+    /// the most open (not yet finished) games held at once
+    peak_open: usize,
+    /// held games that are finished (waiting out their hold window)
+    finished_held: usize,
 }
 
 impl Default for Validator {
@@ -605,7 +666,22 @@ impl Validator {
             ready: Vec::new(),
             tombstones: HashMap::new(),
             tomb_keys: (RandomState::new(), RandomState::new()),
+            late: Vec::new(),
+            next_idle_check: IDLE_CHECK_EVERY,
+            peak_open: 0,
+            finished_held: 0,
         }
+    }
+
+    /// The most open games (not yet finished) held at once so far: what memory grows
+    /// with (finished games are held only for the hold window).
+    pub fn peak_open_games(&self) -> usize {
+        self.peak_open
+    }
+
+    /// Ingest mode: the lines of games already handed out, since the last call.
+    pub fn take_late(&mut self) -> Vec<LateLine> {
+        std::mem::take(&mut self.late)
     }
 
     /// Lines fed so far (non-blank lines, malformed ones included).
@@ -682,6 +758,32 @@ impl Validator {
         self.read_all(reader, Some(sink));
     }
 
+    /// Every record of a spool ([`crate::spool`]), its file indexes naming `files`; each
+    /// verdict handed to `sink` as soon as it is due. Fails when the spool cannot be read
+    /// or names a file index beyond `files`.
+    pub fn feed_spool_with<F: FnMut(GameVerdict)>(
+        &mut self,
+        path: &std::path::Path,
+        files: &[Arc<str>],
+        sink: &mut F,
+    ) -> std::io::Result<()> {
+        let mut reader = crate::spool::SpoolReader::open(path)?;
+        while let Some((index, number, raw)) = reader.next_record()? {
+            let Some(file) = files.get(index as usize) else {
+                let message = format!("spool record names file {index} of {}", files.len());
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    message,
+                ));
+            };
+            self.feed_line(raw, file, number);
+            if !self.ready.is_empty() {
+                self.ready.drain(..).for_each(&mut *sink);
+            }
+        }
+        Ok(())
+    }
+
     fn read_all(&mut self, reader: &mut LineReader, mut sink: Option<&mut dyn FnMut(GameVerdict)>) {
         let name: Arc<str> = Arc::from(display_name(reader.file()));
         while let Some(item) = reader.next_line() {
@@ -699,6 +801,7 @@ impl Validator {
                     line: error.line,
                     code: Code::MalformedJson,
                     message: error.message,
+                    raw: None,
                 }),
             }
         }
@@ -710,8 +813,7 @@ impl Validator {
         match json::parse_line_fingerprinted(raw) {
             Ok((obj, fingerprint)) => self.route(obj, fingerprint, raw, file, line),
             Err(error) => self.error(
-                file,
-                line,
+                (file, line, raw),
                 Code::MalformedJson,
                 format!("the line is {error}"),
             ),
@@ -719,12 +821,14 @@ impl Validator {
         self.expire();
     }
 
-    fn error(&mut self, file: &Arc<str>, line: u64, code: Code, message: String) {
+    /// A line that belongs to no game (its bytes kept in ingest mode, for the quarantine).
+    fn error(&mut self, (file, line, raw): (&Arc<str>, u64, &[u8]), code: Code, message: String) {
         self.errors.push(ErrorRecord {
             file: file.clone(),
             line: Some(line),
             code,
             message,
+            raw: self.options.keep_lines.then(|| raw.into()),
         });
     }
 
@@ -735,27 +839,19 @@ impl Validator {
     }
 
     fn route(&mut self, obj: Value, fingerprint: u64, raw: &[u8], file: &Arc<str>, line: u64) {
-        if !matches!(obj, Value::Object(_)) {
-            let message = format!("the line is JSON but not an object ({})", obj.type_name());
-            self.error(file, line, Code::MalformedJson, message);
-            return;
-        }
-        let Some(game) = notation::game_id(&obj) else {
-            let mut message =
-                "the line has no usable 'game' id (1-128 characters of A-Z a-z 0-9 . _ : -)"
-                    .to_string();
-            if let Some(value) = obj.get("game").filter(|v| !matches!(v, Value::Null)) {
-                message.push_str(", got ");
-                message.push_str(&value.repr());
+        let game = match game_of_line(&obj) {
+            Ok(game) => game,
+            Err((code, message)) => {
+                self.error((file, line, raw), code, message);
+                return;
             }
-            self.error(file, line, Code::Schema, message);
-            return;
         };
         let now = self.lines_read;
         let hold = self.options.hold_lines;
         if let Some(pending) = self.games.get_mut(game) {
             if let Some(key) = Self::accept(pending, obj, fingerprint, raw, file, line, now) {
                 self.hold.push(Reverse((now.saturating_add(hold), key)));
+                self.finished_held += 1;
             }
             return;
         }
@@ -765,12 +861,22 @@ impl Validator {
             }
         }
         if let Some(&written) = self.tombstones.get(&self.tomb_key(game)) {
+            if self.options.keep_lines {
+                self.late.push(LateLine {
+                    game: game.to_string(),
+                    raw: raw.into(),
+                    file: file.clone(),
+                    line,
+                    fingerprint,
+                });
+                return;
+            }
             let message = format!(
                 "game {game}'s verdict was already written {} lines earlier; a line that comes \
                  after it is not judged",
                 now.saturating_sub(written)
             );
-            self.error(file, line, Code::UnexpectedEvent, message);
+            self.error((file, line, raw), Code::UnexpectedEvent, message);
             return;
         }
         let key: Arc<str> = Arc::from(game);
@@ -788,12 +894,19 @@ impl Validator {
             last_line: now,
             order: self.next_order,
             finished: false,
+            kept: self
+                .options
+                .keep_lines
+                .then(|| (Vec::new(), HashSet::new())),
         });
         self.next_order += 1;
         if let Some(key) = Self::accept(&mut pending, obj, fingerprint, raw, file, line, now) {
             self.hold.push(Reverse((now.saturating_add(hold), key)));
+            self.finished_held += 1;
         }
         self.games.insert(key, pending);
+        let open = self.games.len().saturating_sub(self.finished_held);
+        self.peak_open = self.peak_open.max(open);
     }
 
     /// Route one parsed line (and its [`Value::fingerprint`]) into its game; the game's key
@@ -808,9 +921,30 @@ impl Validator {
         now: u64,
     ) -> Option<Arc<str>> {
         pending.last_line = now;
+        pending.run.saw_line(file);
+        let seq = notation::seq(&obj);
+        if pending.kept.is_some() {
+            let seen = seq.map_or(0, |s| pending.fingerprint_at(s));
+            // every distinct line is kept; an identical repeat of one kept is not
+            if let Some((kept, distinct)) = pending
+                .kept
+                .as_mut()
+                .filter(|(_, d)| !d.contains(&fingerprint))
+            {
+                distinct.insert(fingerprint);
+                kept.push(KeptLine {
+                    raw: raw.into(),
+                    file: file.clone(),
+                    line,
+                    fingerprint,
+                    seq,
+                    set_aside: seq.is_none() || seen != 0,
+                    cells: LineCells::of(&obj),
+                });
+            }
+        }
         let run = &mut pending.run;
-        run.saw_line(file);
-        let Some(seq) = notation::seq(&obj) else {
+        let Some(seq) = seq else {
             let message = format!(
                 "'seq' must be a whole number 0 or more, got {}; the line is set aside",
                 repr_of(obj.get("seq"))
@@ -883,10 +1017,38 @@ impl Validator {
                 self.ready.push(verdict);
             }
         }
+        if now >= self.next_idle_check {
+            self.next_idle_check = now.saturating_add(IDLE_CHECK_EVERY);
+            self.close_idle();
+        }
+    }
+
+    /// Ingest mode: judge the games that got no line for `idle_lines` lines.
+    fn close_idle(&mut self) {
+        let idle = self.options.idle_lines;
+        if idle == u64::MAX {
+            return;
+        }
+        let horizon = self.lines_read.saturating_sub(idle);
+        let mut quiet: Vec<(u64, Arc<str>)> = self
+            .games
+            .values()
+            .filter(|p| p.last_line <= horizon && self.lines_read >= idle)
+            .map(|p| (p.order, p.key.clone()))
+            .collect();
+        quiet.sort_unstable();
+        for (_, game) in quiet {
+            if let Some(verdict) = self.close_game(&game, true) {
+                self.ready.push(verdict);
+            }
+        }
     }
 
     fn close_game(&mut self, game: &str, tombstone: bool) -> Option<GameVerdict> {
         let pending = self.games.remove(game)?;
+        if pending.finished {
+            self.finished_held = self.finished_held.saturating_sub(1);
+        }
         if tombstone {
             let key = self.tomb_key(game);
             self.tombstones.insert(key, self.lines_read);
@@ -914,6 +1076,7 @@ impl Validator {
         held.sort_by_key(|p| p.order);
         out.extend(held.into_iter().map(|p| p.finish()));
         self.hold.clear();
+        self.finished_held = 0;
         out
     }
 }
@@ -942,6 +1105,7 @@ pub fn replay_game(
         only: Some(one),
         facts: false,
         hold_lines: u64::MAX,
+        ..ValidatorOptions::default()
     });
     validator.feed_paths(paths)?;
     let verdict = validator.finish().into_iter().find(|v| v.game == game);

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use crate::event::Header;
 use crate::machine::{HandOutcome, Table};
+use crate::rows::KeptLine;
 use crate::validator::{EventFact, Step};
 use crate::violation::{Code, Violation};
 
@@ -61,6 +62,8 @@ pub struct GameVerdict {
     pub facts: Option<Vec<EventFact>>,
     /// per replayed line, when the game is recorded
     pub steps: Vec<Step>,
+    /// ingest mode: every distinct line of the game as received, in input order
+    pub kept: Vec<KeptLine>,
 }
 
 impl GameVerdict {
@@ -123,6 +126,8 @@ pub struct ErrorRecord {
     pub line: Option<u64>,
     pub code: Code,
     pub message: String,
+    /// ingest mode: the line's bytes, for the quarantine (None for a file's error)
+    pub raw: Option<Box<[u8]>>,
 }
 
 impl ErrorRecord {
@@ -322,6 +327,7 @@ mod tests {
             table: None,
             facts: None,
             steps: vec![],
+            kept: vec![],
         }
     }
 
@@ -355,6 +361,7 @@ mod tests {
             file: Arc::from("<stdin>"),
             line: None,
             code: Code::MalformedJson,
+            raw: None,
             message: "cannot open: \\x".into(),
         };
         assert_eq!(

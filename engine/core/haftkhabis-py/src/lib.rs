@@ -104,7 +104,15 @@ fn ruleset_dict<'py>(py: Python<'py>, rules: &Ruleset) -> PyResult<Bound<'py, Py
     Ok(d)
 }
 
+/// The extension's own allocator: every line allocates (parsed values, event fields), and
+/// mimalloc (with dlopen-safe TLS) serves those blocks markedly faster than the system's.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+mod columns;
 mod convert;
+mod ingest;
+mod specs;
 mod table;
 mod validation;
 
@@ -112,6 +120,12 @@ mod validation;
 #[pymodule(name = "_core")]
 mod core_module {
     use super::*;
+
+    #[pymodule_export]
+    use crate::specs::event_specs;
+
+    #[pymodule_export]
+    use crate::ingest::{fingerprint, route_files, shard_of, Ingestor};
 
     #[pymodule_export]
     use crate::table::{GameRun, ReplayError};

@@ -50,7 +50,7 @@ fn path_error(error: haftkhabis_core::reader::InputPathError) -> PyErr {
     PyFileNotFoundError::new_err(error.to_string())
 }
 
-fn error_dict<'py>(py: Python<'py>, e: &ErrorRecord) -> PyResult<Bound<'py, PyDict>> {
+pub(crate) fn error_dict<'py>(py: Python<'py>, e: &ErrorRecord) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     d.set_item("kind", "error")?;
     d.set_item("file", e.file.as_ref())?;
@@ -273,6 +273,7 @@ impl Validator {
                 only,
                 facts,
                 hold_lines,
+                ..ValidatorOptions::default()
             }),
             files: BTreeMap::new(),
         }
@@ -485,8 +486,12 @@ pub fn validate_to<'py>(
     counts.set_item("lines", validator.lines_read())?;
     counts.set_item("errors", errors)?;
     counts.set_item("violations", violations)?;
+    // games per status, apart: a status named like a count ("violations") must not
+    // overwrite it
+    let by_status = PyDict::new(py);
     for (status, n) in statuses {
-        counts.set_item(status, n)?;
+        by_status.set_item(status, n)?;
     }
+    counts.set_item("statuses", by_status)?;
     Ok(counts)
 }

@@ -1,0 +1,111 @@
+//! A game's warehouse rows, built from a real log in ingest mode: every distinct line is a
+//! row (repeats once, set-aside lines flagged), counts agree with the lines, and a
+//! player's violations are their fouls.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use haftkhabis_core::rows::{GameRows, UNKNOWN_MONTH};
+use haftkhabis_core::validator::{Validator, ValidatorOptions};
+use haftkhabis_core::verdict::GameVerdict;
+
+fn fixture(name: &str) -> Vec<String> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../tests/engine/fixtures")
+        .join(name);
+    std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+fn ingest(lines: &[String]) -> Vec<GameVerdict> {
+    let mut validator = Validator::new(ValidatorOptions {
+        facts: true,
+        keep_lines: true,
+        ..ValidatorOptions::default()
+    });
+    let file: Arc<str> = Arc::from("log.jsonl");
+    for (i, line) in lines.iter().enumerate() {
+        validator.feed_line(line.as_bytes(), &file, i as u64 + 1);
+    }
+    let mut verdicts = validator.drain_finished();
+    verdicts.extend(validator.finish());
+    verdicts
+}
+
+#[test]
+fn every_distinct_line_is_a_row_and_counts_agree() {
+    let mut lines = fixture("fx-bazito-points.jsonl");
+    let original = lines.len();
+    // a shipper's retry (dropped: one row), and a different line at a seq already seen
+    // (set aside: a row of its own, flagged)
+    lines.push(lines[5].clone());
+    lines.push(lines[5].replace("\"KH\"", "\"KS\""));
+    let verdicts = ingest(&lines);
+    assert_eq!(verdicts.len(), 1);
+    let rows = GameRows::build(verdicts.into_iter().next().expect("a verdict"));
+
+    assert_eq!(rows.ruleset, "bazito");
+    assert_eq!(rows.month, UNKNOWN_MONTH, "the fixture has no timestamps");
+    assert_eq!(rows.events.len(), original + 1);
+    assert_eq!(rows.game.lines, rows.events.len() as i64);
+    let aside: Vec<_> = rows.events.iter().filter(|e| e.set_aside).collect();
+    assert_eq!(aside.len(), 1);
+    assert_eq!(aside[0].codes, vec!["sequence"]);
+    assert_eq!(aside[0].hand, None, "a set-aside line was not replayed");
+    // replayed lines in seq order, the set-aside one last
+    assert!(rows.events.last().is_some_and(|e| e.set_aside));
+
+    // every line of a hand, the `end` included, names its hand
+    for event in rows.events.iter().filter(|e| !e.set_aside) {
+        let kind = event.cells.kind.as_deref();
+        if matches!(kind, Some("play" | "draw" | "deal" | "end")) {
+            assert_eq!(event.hand, Some(1), "{:?} at seq {:?}", kind, event.seq);
+        }
+    }
+
+    assert_eq!(rows.hands.len(), 1);
+    let hand = &rows.hands[0];
+    let in_hand = rows.events.iter().filter(|e| e.hand == Some(1)).count() as i64;
+    assert_eq!(hand.events, in_hand);
+    assert_eq!(rows.hand_players.len(), 4);
+    for player in &rows.hand_players {
+        let plays = rows
+            .events
+            .iter()
+            .filter(|e| e.hand == Some(1) && e.cells.kind.as_deref() == Some("play"))
+            .filter(|e| e.cells.player.as_deref() == Some(player.player.as_str()))
+            .count() as i64;
+        assert_eq!(player.tally.cards_played, plays, "{}", player.player);
+        let fouls = rows
+            .violations
+            .iter()
+            .filter(|v| v.foul && v.player.as_deref() == Some(player.player.as_str()))
+            .count() as i64;
+        assert_eq!(player.tally.violations, fouls, "{}", player.player);
+    }
+    // the set-aside line's `sequence` is nobody's foul
+    assert!(rows
+        .violations
+        .iter()
+        .any(|v| v.code == "sequence" && !v.foul));
+    assert_eq!(rows.game.violations, rows.violations.len() as i64);
+}
+
+#[test]
+fn the_content_hash_ignores_order_and_repeats() {
+    let lines = fixture("fx-persian-points.jsonl");
+    let mut shuffled = lines.clone();
+    shuffled.reverse();
+    shuffled.push(lines[3].clone());
+    let a = GameRows::build(ingest(&lines).remove(0));
+    let b = GameRows::build(ingest(&shuffled).remove(0));
+    assert_eq!(a.game.content_hash, b.game.content_hash);
+    assert_eq!(a.game.status, b.game.status);
+    let mut fewer = lines.clone();
+    fewer.pop();
+    let c = GameRows::build(ingest(&fewer).remove(0));
+    assert_ne!(a.game.content_hash, c.game.content_hash);
+}

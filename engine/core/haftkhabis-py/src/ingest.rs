@@ -1,0 +1,647 @@
+//! The ingest's Python face: routing a batch's lines to shard spools, and an [`Ingestor`]
+//! that replays a shard and hands its games' warehouse rows to Python as Arrow columns.
+//!
+//! The rows are the core's ([`haftkhabis_core::rows`]); this module only lays them out
+//! in columns named as `ingest/schema.py` names them (the schema is declared there, once;
+//! `ingest/columns.py` checks every column is given and of the declared type).
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use pyo3::exceptions::{PyOSError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyTuple};
+
+use haftkhabis_core::reader::display_name;
+use haftkhabis_core::rows::GameRows;
+use haftkhabis_core::spool;
+use haftkhabis_core::validator::{self, ValidatorOptions};
+use haftkhabis_core::verdict::{ErrorRecord, GameVerdict};
+use haftkhabis_core::ENGINE_VERSION;
+
+use crate::columns::{BoolCol, Column, I32Col, I64Col, PointsCol, StrCol, StrListCol};
+use crate::validation::error_dict;
+
+fn os_error(error: std::io::Error) -> PyErr {
+    PyOSError::new_err(error.to_string())
+}
+
+/// An error record with its line's bytes (`raw`), for the quarantine.
+fn quarantine_dict<'py>(py: Python<'py>, e: &ErrorRecord) -> PyResult<Bound<'py, PyDict>> {
+    let d = error_dict(py, e)?;
+    d.set_item("raw", e.raw.as_deref().map(|raw| PyBytes::new(py, raw)))?;
+    Ok(d)
+}
+
+/// The shard (0..`shards`) of a game: a stable hash of its id.
+#[pyfunction]
+pub fn shard_of(game: &str, shards: u32) -> u32 {
+    spool::shard_of(game, shards)
+}
+
+/// Read `files` once and append each game line to its shard's spool
+/// (`spools[shard_of(game, len(spools))]`, created or appended to). After each file,
+/// `on_file(read, errors)` gets `{"file", "lines", "error": {"line", "message"} | None}`
+/// and the file's lines that belong to no game (error records with their `raw` bytes).
+/// Returns the lines written to each spool.
+#[pyfunction]
+pub fn route_files(
+    py: Python<'_>,
+    files: Vec<String>,
+    spools: Vec<PathBuf>,
+    on_file: Bound<'_, PyAny>,
+) -> PyResult<Vec<u64>> {
+    let paths: Vec<&Path> = spools.iter().map(PathBuf::as_path).collect();
+    let mut failure: Option<PyErr> = None;
+    let report = |read: spool::FileRead, errors: Vec<ErrorRecord>| -> PyResult<()> {
+        let d = PyDict::new(py);
+        d.set_item("file", &read.file)?;
+        d.set_item("lines", read.lines)?;
+        match &read.error {
+            Some(error) => {
+                let e = PyDict::new(py);
+                e.set_item("line", error.line)?;
+                e.set_item("message", &error.message)?;
+                d.set_item("error", e)?;
+            }
+            None => d.set_item("error", py.None())?,
+        }
+        let found: Vec<Bound<'_, PyDict>> = errors
+            .iter()
+            .map(|e| quarantine_dict(py, e))
+            .collect::<PyResult<_>>()?;
+        on_file.call1((d, found))?;
+        Ok(())
+    };
+    let spooled = spool::route_files(&files, &paths, |read, errors| match report(read, errors) {
+        Ok(()) => true,
+        Err(error) => {
+            failure = Some(error);
+            false
+        }
+    })
+    .map_err(os_error)?;
+    match failure {
+        Some(error) => Err(error),
+        None => Ok(spooled),
+    }
+}
+
+/// A table's column builders: the struct, and its export as `{name: ColumnData}` with
+/// each column named as its field (so a column is listed once).
+macro_rules! table_columns {
+    ($(#[$doc:meta])* $name:ident { $($field:ident: $kind:ty,)* }) => {
+        $(#[$doc])*
+        #[derive(Default)]
+        struct $name {
+            $($field: $kind,)*
+        }
+
+        impl $name {
+            fn export<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+                let d = PyDict::new(py);
+                $( d.set_item(stringify!($field).trim_start_matches("r#"), self.$field.export(py)?)?; )*
+                Ok(d)
+            }
+        }
+    };
+}
+
+table_columns! {
+    /// `games` columns.
+    GamesCols {
+        game_id: StrCol,
+        ruleset_declared: StrCol,
+        mode: StrCol,
+        decks: I32Col,
+        match_hands: I32Col,
+        match_target: I32Col,
+        options: StrCol,
+        players: StrListCol,
+        start_time: I64Col,
+        end_time: I64Col,
+        status: StrCol,
+        complete: BoolCol,
+        hands: I32Col,
+        hands_decided: I32Col,
+        winners: StrListCol,
+        totals: PointsCol,
+        meta: StrCol,
+        server_build: StrCol,
+        source_files: StrListCol,
+        lines: I32Col,
+        violations: I32Col,
+        content_hash: StrCol,
+        ingest_batch: I64Col,
+        engine_version: StrCol,
+    }
+}
+
+table_columns! {
+    /// `hands` columns.
+    HandsCols {
+        game_id: StrCol,
+        hand: I32Col,
+        dealer: StrCol,
+        first_player: StrCol,
+        players: I32Col,
+        winners: StrListCol,
+        reason: StrCol,
+        winning_card: StrCol,
+        multiplier: I32Col,
+        scores: PointsCol,
+        decided: BoolCol,
+        closed: BoolCol,
+        events: I32Col,
+        start_time: I64Col,
+        end_time: I64Col,
+        duration_ms: I64Col,
+        reshuffles: I32Col,
+        violations: I32Col,
+        ingest_batch: I64Col,
+    }
+}
+
+table_columns! {
+    /// `hand_players` columns.
+    HandPlayersCols {
+        game_id: StrCol,
+        hand: I32Col,
+        player: StrCol,
+        seat: I32Col,
+        turn_order: I32Col,
+        points: I64Col,
+        won: BoolCol,
+        finishing_position: I32Col,
+        cards_left: I32Col,
+        left_cards: StrListCol,
+        cards_played: I32Col,
+        cards_drawn: I32Col,
+        penalty_cards: I32Col,
+        sevens_played: I32Col,
+        seven_totals_drawn: I32Col,
+        seven_cards_drawn: I32Col,
+        twos_given: I32Col,
+        twos_received: I32Col,
+        jacks_played: I32Col,
+        violations: I32Col,
+        ingest_batch: I64Col,
+    }
+}
+
+table_columns! {
+    /// `events` columns.
+    EventsCols {
+        game_id: StrCol,
+        seq: I64Col,
+        ordinal: I32Col,
+        hand: I32Col,
+        ts: I64Col,
+        r#type: StrCol,
+        player: StrCol,
+        card: StrCol,
+        suit: StrCol,
+        target: StrCol,
+        cards: StrListCol,
+        phase: StrCol,
+        draw_kind: StrCol,
+        gift_to: StrCol,
+        code: StrCol,
+        codes: StrListCol,
+        set_aside: BoolCol,
+        fingerprint: I64Col,
+        raw: StrCol,
+        file: StrCol,
+        line: I64Col,
+        ingest_batch: I64Col,
+    }
+}
+
+table_columns! {
+    /// `violations` columns.
+    ViolationsCols {
+        game_id: StrCol,
+        seq: I64Col,
+        hand: I32Col,
+        code: StrCol,
+        foul: BoolCol,
+        player: StrCol,
+        message: StrCol,
+        file: StrCol,
+        line: I64Col,
+        ingest_batch: I64Col,
+    }
+}
+
+fn seq_cell(seq: Option<u64>) -> Option<i64> {
+    // the notation caps seq at 2^63-1 (notation::MAX_SEQ)
+    seq.and_then(|s| i64::try_from(s).ok())
+}
+
+/// The rows of one partition (ruleset, month), gathered until handed over.
+#[derive(Default)]
+struct Partition {
+    rows: usize,
+    games: GamesCols,
+    hands: HandsCols,
+    hand_players: HandPlayersCols,
+    events: EventsCols,
+    violations: ViolationsCols,
+}
+
+impl Partition {
+    fn add(&mut self, rows: &GameRows, batch: i64) {
+        let id = rows.game.game_id.as_str();
+        let g = &rows.game;
+        let c = &mut self.games;
+        c.game_id.push(Some(id));
+        c.ruleset_declared.push(g.ruleset_declared.as_deref());
+        c.mode.push(g.mode.as_deref());
+        c.decks.push(g.decks);
+        c.match_hands.push(g.match_hands);
+        c.match_target.push(g.match_target);
+        c.options.push(g.options.as_deref());
+        c.players.push(g.players.as_deref());
+        c.start_time.push(g.start_time);
+        c.end_time.push(g.end_time);
+        c.status.push(Some(g.status));
+        c.complete.push(Some(g.complete));
+        c.hands.push(Some(g.hands));
+        c.hands_decided.push(Some(g.hands_decided));
+        c.winners.push(g.winners.as_deref());
+        c.totals.push(g.totals.as_deref());
+        c.meta.push(g.meta.as_deref());
+        c.server_build.push(g.server_build.as_deref());
+        c.source_files.push(Some(&g.source_files));
+        c.lines.push(Some(g.lines));
+        c.violations.push(Some(g.violations));
+        c.content_hash.push(Some(&g.content_hash));
+        c.ingest_batch.push(Some(batch));
+        c.engine_version.push(Some(ENGINE_VERSION));
+
+        let c = &mut self.hands;
+        for h in &rows.hands {
+            c.game_id.push(Some(id));
+            c.hand.push(Some(h.hand));
+            c.dealer.push(Some(&h.dealer));
+            c.first_player.push(Some(&h.first_player));
+            c.players.push(Some(h.players));
+            c.winners.push(h.winners.as_deref());
+            c.reason.push(h.reason);
+            c.winning_card.push(h.winning_card.as_deref());
+            c.multiplier.push(h.multiplier);
+            c.scores.push(h.scores.as_deref());
+            c.decided.push(Some(h.decided));
+            c.closed.push(Some(h.closed));
+            c.events.push(Some(h.events));
+            c.start_time.push(h.start_time);
+            c.end_time.push(h.end_time);
+            c.duration_ms.push(h.duration_ms);
+            c.reshuffles.push(Some(h.reshuffles));
+            c.violations.push(Some(h.violations));
+            c.ingest_batch.push(Some(batch));
+        }
+
+        let c = &mut self.hand_players;
+        for p in &rows.hand_players {
+            let t = &p.tally;
+            c.game_id.push(Some(id));
+            c.hand.push(Some(p.hand));
+            c.player.push(Some(&p.player));
+            c.seat.push(Some(p.seat));
+            c.turn_order.push(p.turn_order);
+            c.points.push(p.points);
+            c.won.push(p.won);
+            c.finishing_position.push(p.finishing_position);
+            c.cards_left.push(p.cards_left);
+            c.left_cards.push(p.left_cards.as_deref());
+            c.cards_played.push(Some(t.cards_played));
+            c.cards_drawn.push(Some(t.cards_drawn));
+            c.penalty_cards.push(Some(t.penalty_cards));
+            c.sevens_played.push(Some(t.sevens_played));
+            c.seven_totals_drawn.push(Some(t.seven_totals_drawn));
+            c.seven_cards_drawn.push(Some(t.seven_cards_drawn));
+            c.twos_given.push(Some(t.twos_given));
+            c.twos_received.push(Some(t.twos_received));
+            c.jacks_played.push(Some(t.jacks_played));
+            c.violations.push(Some(t.violations));
+            c.ingest_batch.push(Some(batch));
+        }
+
+        let c = &mut self.events;
+        for e in &rows.events {
+            let cells = &e.cells;
+            c.game_id.push(Some(id));
+            c.seq.push(seq_cell(e.seq));
+            c.ordinal.push(Some(e.ordinal));
+            c.hand.push(e.hand);
+            c.ts.push(cells.ts);
+            c.r#type.push(cells.kind.as_deref());
+            c.player.push(cells.player.as_deref());
+            c.card.push(cells.card.as_deref());
+            c.suit.push(cells.suit.as_deref());
+            c.target.push(cells.target.as_deref());
+            c.cards.push(cells.cards.as_deref());
+            c.phase.push(e.phase);
+            c.draw_kind.push(e.draw_kind);
+            c.gift_to.push(e.gift_to.as_deref());
+            c.code.push(e.codes.first().copied());
+            c.codes
+                .push((!e.codes.is_empty()).then_some(e.codes.as_slice()));
+            c.set_aside.push(Some(e.set_aside));
+            c.fingerprint.push(Some(e.fingerprint));
+            c.raw.push_bytes(Some(&e.raw));
+            c.file.push(Some(&e.file));
+            c.line.push(Some(e.line));
+            c.ingest_batch.push(Some(batch));
+        }
+
+        let c = &mut self.violations;
+        for v in &rows.violations {
+            c.game_id.push(Some(id));
+            c.seq.push(seq_cell(v.seq));
+            c.hand.push(v.hand);
+            c.code.push(Some(v.code));
+            c.foul.push(Some(v.foul));
+            c.player.push(v.player.as_deref());
+            c.message.push(Some(&v.message));
+            c.file.push(v.file.as_deref());
+            c.line.push(v.line);
+            c.ingest_batch.push(Some(batch));
+        }
+        self.rows += 1 + rows.hands.len() + rows.hand_players.len() + rows.events.len();
+    }
+
+    /// `{table: {column: ColumnData}}`.
+    fn export<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let tables = PyDict::new(py);
+        tables.set_item("games", self.games.export(py)?)?;
+        tables.set_item("hands", self.hands.export(py)?)?;
+        tables.set_item("hand_players", self.hand_players.export(py)?)?;
+        tables.set_item("events", self.events.export(py)?)?;
+        tables.set_item("violations", self.violations.export(py)?)?;
+        Ok(tables)
+    }
+}
+
+/// What an [`Ingestor`] has judged so far.
+#[derive(Default, Clone, Copy)]
+struct Tally {
+    games: u64,
+    violations: u64,
+}
+
+/// Replays one shard of a batch (a spool, or lines handed in) and hands each judged
+/// game's rows to `sink(ruleset, month, tables)` in column batches of about
+/// `flush_rows` rows per partition.
+#[pyclass(module = "engine._core")]
+pub struct Ingestor {
+    inner: validator::Validator,
+    batch: i64,
+    flush_rows: usize,
+    partitions: HashMap<(String, String), Partition>,
+    /// rows held across every partition
+    held: usize,
+    names: HashMap<String, Arc<str>>,
+    tally: Tally,
+    /// game → (ruleset, month, content hash) of every game handed over
+    judged: Vec<(String, String, String, String)>,
+}
+
+impl Ingestor {
+    /// Lay a judged game's rows into its partition; true when the rows held (across
+    /// every partition: memory is bounded by one batch, not one per partition) are due.
+    fn take(&mut self, verdict: GameVerdict) -> bool {
+        let rows = GameRows::build(verdict);
+        self.tally.games += 1;
+        self.tally.violations += rows.violations.len() as u64;
+        self.judged.push((
+            rows.game.game_id.clone(),
+            rows.ruleset.clone(),
+            rows.month.clone(),
+            rows.game.content_hash.clone(),
+        ));
+        let key = (rows.ruleset.clone(), rows.month.clone());
+        let partition = self.partitions.entry(key).or_default();
+        let before = partition.rows;
+        partition.add(&rows, self.batch);
+        self.held += partition.rows - before;
+        self.held >= self.flush_rows || partition.events.raw.data_len() >= (1 << 30)
+    }
+
+    fn hand_over(
+        &mut self,
+        py: Python<'_>,
+        key: &(String, String),
+        sink: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        if let Some(partition) = self.partitions.remove(key) {
+            let tables = partition.export(py)?;
+            sink.call1((key.0.as_str(), key.1.as_str(), tables))?;
+        }
+        Ok(())
+    }
+
+    fn drain(
+        &mut self,
+        py: Python<'_>,
+        verdicts: Vec<GameVerdict>,
+        sink: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        for verdict in verdicts {
+            if self.take(verdict) {
+                self.hand_over_all(py, sink)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Hand every partition's rows to `sink`, in partition order.
+    fn hand_over_all(&mut self, py: Python<'_>, sink: &Bound<'_, PyAny>) -> PyResult<()> {
+        let mut keys: Vec<(String, String)> = self.partitions.keys().cloned().collect();
+        keys.sort();
+        for key in keys {
+            self.hand_over(py, &key, sink)?;
+        }
+        self.held = 0;
+        Ok(())
+    }
+
+    fn name(&mut self, file: &str) -> Arc<str> {
+        self.names
+            .entry(file.to_string())
+            .or_insert_with(|| Arc::from(display_name(file)))
+            .clone()
+    }
+}
+
+#[pymethods]
+impl Ingestor {
+    #[new]
+    #[pyo3(signature = (*, batch, hold_lines=100_000, idle_lines=250_000, flush_rows=65_536))]
+    fn new(batch: i64, hold_lines: u64, idle_lines: u64, flush_rows: usize) -> PyResult<Ingestor> {
+        if flush_rows == 0 {
+            return Err(PyValueError::new_err("flush_rows must be at least 1"));
+        }
+        Ok(Ingestor {
+            inner: validator::Validator::new(ValidatorOptions {
+                facts: true,
+                hold_lines,
+                keep_lines: true,
+                idle_lines,
+                ..ValidatorOptions::default()
+            }),
+            batch,
+            flush_rows,
+            partitions: HashMap::new(),
+            held: 0,
+            names: HashMap::new(),
+            tally: Tally::default(),
+            judged: Vec::new(),
+        })
+    }
+
+    /// Replay every record of `spool` (written by `route_files`; its file indexes name
+    /// `files`), handing full column batches to `sink`; `progress(lines, games,
+    /// violations)` is called every 65,536 lines.
+    #[pyo3(signature = (spool, files, sink, progress=None))]
+    fn feed_spool(
+        &mut self,
+        py: Python<'_>,
+        spool: PathBuf,
+        files: Vec<String>,
+        sink: Bound<'_, PyAny>,
+        progress: Option<Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        let names: Vec<Arc<str>> = files.iter().map(|f| self.name(f)).collect();
+        let mut due: Vec<GameVerdict> = Vec::new();
+        let mut reader = spool::SpoolReader::open(&spool).map_err(os_error)?;
+        loop {
+            // read a stretch without Python, then hand over what is due
+            let more = py.detach(|| -> std::io::Result<bool> {
+                for _ in 0..65_536 {
+                    let Some((index, number, raw)) = reader.next_record()? else {
+                        return Ok(false);
+                    };
+                    let Some(file) = names.get(index as usize) else {
+                        let message = format!("spool record names file {index} of {}", names.len());
+                        return Err(std::io::Error::new(
+                            std::io::ErrorKind::InvalidData,
+                            message,
+                        ));
+                    };
+                    self.inner.feed_line(raw, file, number);
+                }
+                Ok(true)
+            });
+            let more = more.map_err(os_error)?;
+            due.extend(self.inner.drain_finished());
+            let verdicts = std::mem::take(&mut due);
+            self.drain(py, verdicts, &sink)?;
+            if let Some(progress) = &progress {
+                let tally = self.tally;
+                progress.call1((self.inner.lines_read(), tally.games, tally.violations))?;
+            }
+            if !more {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Replay lines handed in (`(raw, file, line)`, in input order): a game being
+    /// merged with lines an earlier batch or pass holds.
+    fn feed_lines(
+        &mut self,
+        py: Python<'_>,
+        lines: Vec<(Vec<u8>, String, u64)>,
+        sink: Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        for (raw, file, line) in &lines {
+            let name = self.name(file);
+            self.inner.feed_line(raw, &name, *line);
+        }
+        let verdicts = self.inner.drain_finished();
+        self.drain(py, verdicts, &sink)
+    }
+
+    /// The input has ended: judge every held game and hand every row over.
+    fn finish(&mut self, py: Python<'_>, sink: Bound<'_, PyAny>) -> PyResult<()> {
+        let inner = &mut self.inner;
+        let verdicts = py.detach(|| inner.finish());
+        self.drain(py, verdicts, &sink)?;
+        self.hand_over_all(py, &sink)
+    }
+
+    /// Lines of games already handed over: `(game, raw, file, line, fingerprint)`, the
+    /// fingerprint as the warehouse's signed `events.fingerprint`.
+    fn take_late<'py>(&mut self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyTuple>>> {
+        self.inner
+            .take_late()
+            .into_iter()
+            .map(|l| {
+                (
+                    l.game,
+                    PyBytes::new(py, &l.raw),
+                    l.file.as_ref(),
+                    l.line,
+                    l.fingerprint as i64,
+                )
+                    .into_pyobject(py)
+            })
+            .collect()
+    }
+
+    /// Lines that belong to no game, with their bytes (`raw`), handed over.
+    fn take_errors<'py>(&mut self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyDict>>> {
+        self.inner
+            .take_errors()
+            .iter()
+            .map(|e| quarantine_dict(py, e))
+            .collect()
+    }
+
+    /// Games handed over since the last call: `(game, ruleset, month, content_hash)`.
+    fn take_judged(&mut self) -> Vec<(String, String, String, String)> {
+        std::mem::take(&mut self.judged)
+    }
+
+    /// Games judged so far.
+    #[getter]
+    fn games(&self) -> u64 {
+        self.tally.games
+    }
+
+    /// Violations found in the games judged so far.
+    #[getter]
+    fn violations(&self) -> u64 {
+        self.tally.violations
+    }
+
+    /// Lines replayed so far.
+    #[getter]
+    fn lines_read(&self) -> u64 {
+        self.inner.lines_read()
+    }
+
+    /// Games held now.
+    #[getter]
+    fn open_games(&self) -> usize {
+        self.inner.open_games()
+    }
+
+    /// The most games held at once (what memory grows with).
+    #[getter]
+    fn peak_open_games(&self) -> usize {
+        self.inner.peak_open_games()
+    }
+}
+
+/// The fingerprint of one line (as the warehouse's signed `events.fingerprint`), or None
+/// when it is not JSON.
+#[pyfunction]
+pub fn fingerprint(raw: &[u8]) -> Option<i64> {
+    haftkhabis_core::json::parse_line_fingerprinted(raw)
+        .ok()
+        .map(|(_, fp)| fp as i64)
+}
