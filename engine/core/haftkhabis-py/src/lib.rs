@@ -104,11 +104,6 @@ fn ruleset_dict<'py>(py: Python<'py>, rules: &Ruleset) -> PyResult<Bound<'py, Py
     Ok(d)
 }
 
-/// The extension's own allocator: every line allocates (parsed values, event fields), and
-/// mimalloc (with dlopen-safe TLS) serves those blocks markedly faster than the system's.
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 mod columns;
 mod convert;
 mod ingest;
