@@ -343,7 +343,7 @@ fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
 /// that month, hour ≤ 23, minute ≤ 59, second ≤ 60 (a leap second), offset ≤ 23:59, with
 /// the date as written and its UTC instant both within the years 0001–9999.
 pub fn valid_ts(text: &str) -> bool {
-    ts_micros(text).is_some()
+    read_ts(text, false).is_some()
 }
 
 /// The UTC instant of a `ts` the notation accepts (see [`valid_ts`]), in microseconds
@@ -351,6 +351,12 @@ pub fn valid_ts(text: &str) -> bool {
 /// dropped (decision: truncated, as a database does); a leap second (`:60`) is the first
 /// instant of the next minute.
 pub fn ts_micros(text: &str) -> Option<i64> {
+    read_ts(text, true)
+}
+
+/// [`ts_micros`]; without `instant`, only the check (and a dummy 0): the years 0002–9998
+/// need no calendar arithmetic to be in range, and the validator checks every line's `ts`.
+fn read_ts(text: &str, instant: bool) -> Option<i64> {
     let b = text.as_bytes();
     let num = |range: std::ops::Range<usize>| -> Option<i64> {
         let digits = b.get(range)?;
@@ -414,8 +420,12 @@ pub fn ts_micros(text: &str) -> Option<i64> {
     }
     // the UTC instant, to the minute (a leap second stays within its minute): an offset
     // under a day cannot move the years 0002-9998 out of 0001-9999
+    let in_range = (2..=9998).contains(&year);
+    if in_range && !instant {
+        return Some(0);
+    }
     let utc = days_from_civil(year, month, day) * 1440 + hour * 60 + minute - offset_minutes;
-    if !(2..=9998).contains(&year) {
+    if !in_range {
         let first = days_from_civil(1, 1, 1) * 1440;
         let last = days_from_civil(9999, 12, 31) * 1440 + 1439;
         if !(first..=last).contains(&utc) {
@@ -1363,7 +1373,22 @@ mod tests {
             "",
         ] {
             assert!(!valid_ts(bad), "{bad}");
+            assert_eq!(ts_micros(bad), None, "{bad}");
         }
+        // the instant: UTC, microseconds, digits beyond the sixth dropped, a leap second
+        // the next minute's first instant
+        assert_eq!(ts_micros("1970-01-01T00:00:00Z"), Some(0));
+        assert_eq!(ts_micros("1970-01-01t01:00:00.5+01:00"), Some(500_000));
+        assert_eq!(ts_micros("1970-01-01T00:00:00.1234569Z"), Some(123_456));
+        assert_eq!(ts_micros("1969-12-31T23:59:60Z"), Some(0));
+        assert_eq!(
+            ts_micros("2026-11-29T18:04:11-03:30"),
+            Some(1_795_988_051_000_000)
+        );
+        assert_eq!(
+            ts_micros("0001-01-01T00:00:00Z"),
+            Some(-62_135_596_800_000_000)
+        );
         let d = dec(r#""type":"pass","player":"ali","ts":"9999-12-31T23:59:59-23:59""#);
         assert_eq!(
             d.issues,
