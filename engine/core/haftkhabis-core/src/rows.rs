@@ -13,11 +13,11 @@
 //! as rows too (`set_aside` true), so the warehouse holds every line of the game and can
 //! replay it alone.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use crate::cards::{self, Card, Rank};
-use crate::json::Value;
+use crate::json::{Text, Value};
 use crate::machine::{DrawKind, HandRecord, LineFact};
 use crate::notation;
 use crate::validator::EventFact;
@@ -38,24 +38,28 @@ const META_BUILD_KEYS: [&str; 5] = [
 ];
 
 /// The cells of one line, read off its JSON value when it was parsed (for every line,
-/// the set-aside ones included, so each line is decoded once).
+/// the set-aside ones included, so each line is decoded once). Short texts (types, ids,
+/// cards) are held inline: a line's cells allocate nothing but a draw's card list.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct LineCells {
     pub ts: Option<i64>,
-    pub kind: Option<Box<str>>,
-    pub player: Option<Box<str>>,
+    pub kind: Option<Text>,
+    pub player: Option<Text>,
     /// a `play`'s card, a `deal`'s starter: repaired when the spelling is repairable,
     /// else as written
-    pub card: Option<Box<str>>,
-    pub suit: Option<Box<str>>,
-    pub target: Option<Box<str>>,
-    pub cards: Option<Vec<Box<str>>>,
+    pub card: Option<Text>,
+    pub suit: Option<Text>,
+    pub target: Option<Text>,
+    pub cards: Option<Vec<Text>>,
 }
 
 impl LineCells {
     /// The cells of a line's JSON object.
     pub fn of(obj: &Value) -> LineCells {
-        let text = |key: &str| obj.get(key).and_then(Value::as_str).map(Box::<str>::from);
+        let text = |key: &str| match obj.get(key) {
+            Some(Value::Str(s)) => Some(s.clone()),
+            _ => None,
+        };
         let kind = text("type");
         let card_key = if kind.as_deref() == Some("deal") {
             "starter"
@@ -84,25 +88,31 @@ impl LineCells {
 
 /// A card cell: the notation's code when the spelling is repairable, else the value as
 /// written (a string as is, anything else as JSON); None for a JSON null.
-fn card_cell(value: &Value) -> Option<Box<str>> {
+fn card_cell(value: &Value) -> Option<Text> {
     match value {
         Value::Null => None,
+        // the common case: already the notation's two-letter code
+        Value::Str(s) if Card::parse(s).is_some() => Some(s.clone()),
         Value::Str(s) => Some(match cards::repair_card(s, s) {
-            Ok(card) => card.code().into(),
-            Err(_) => Box::from(&**s),
+            Ok(card) => Text::from(card.code()),
+            Err(_) => s.clone(),
         }),
-        other => Some(other.to_json().into()),
+        other => Some(Text::from(other.to_json())),
     }
 }
 
-fn suit_cell(value: &Value) -> Option<Box<str>> {
+fn suit_cell(value: &Value) -> Option<Text> {
     match value {
         Value::Null => None,
         Value::Str(s) => Some(match cards::repair_suit(s, s) {
-            Ok(suit) => suit.letter().to_string().into(),
-            Err(_) => Box::from(&**s),
+            Ok(suit) => {
+                let mut letter = Text::default();
+                letter.push(suit.letter());
+                letter
+            }
+            Err(_) => s.clone(),
         }),
-        other => Some(other.to_json().into()),
+        other => Some(Text::from(other.to_json())),
     }
 }
 
@@ -349,7 +359,7 @@ struct HandTally {
     violations: i64,
     first_ts: Option<i64>,
     last_ts: Option<i64>,
-    players: HashMap<Box<str>, PlayerTally>,
+    players: HashMap<Text, PlayerTally>,
 }
 
 impl HandTally {
@@ -427,17 +437,19 @@ impl GameRows {
         } = verdict;
         let facts = facts.unwrap_or_default();
 
-        // the codes found at each line, by (file, line)
+        // the codes found at each line, by (file, line); most games have none
         let mut codes_at: HashMap<(&str, u64), Vec<Code>> = HashMap::new();
         for v in &violations {
             if let (Some(file), Some(line)) = (&v.file, v.line) {
                 codes_at.entry((file, line)).or_default().push(v.code);
             }
         }
+        let flagged: HashSet<(&str, u64)> = codes_at.keys().copied().collect();
 
         let mut first_ts: Option<i64> = None;
         let mut last_ts: Option<i64> = None;
         let mut tallies: HashMap<u64, HandTally> = HashMap::new();
+        // the hand of each line a violation was found at
         let mut hand_of_line: HashMap<(Arc<str>, u64), Option<i64>> = HashMap::new();
         let mut fingerprints: Vec<u64> = Vec::with_capacity(lines.len());
         let mut events: Vec<EventRow> = Vec::with_capacity(lines.len());
@@ -458,7 +470,11 @@ impl GameRows {
                 first_ts = Some(first_ts.map_or(ts, |t| t.min(ts)));
                 last_ts = Some(last_ts.map_or(ts, |t| t.max(ts)));
             }
-            let codes: &[Code] = codes_at.get(&(&*file, line)).map_or(&[], Vec::as_slice);
+            let codes: &[Code] = if codes_at.is_empty() {
+                &[]
+            } else {
+                codes_at.get(&(&*file, line)).map_or(&[], Vec::as_slice)
+            };
             let fact = match (seq, set_aside) {
                 (Some(seq), false) => fact_at(&facts, seq),
                 _ => None,
@@ -472,7 +488,9 @@ impl GameRows {
                 );
             }
             let hand = hand.map(to_i64);
-            hand_of_line.insert((file.clone(), line), hand);
+            if !flagged.is_empty() && flagged.contains(&(&*file, line)) {
+                hand_of_line.insert((file.clone(), line), hand);
+            }
             match seq {
                 Some(s) if !set_aside && previous.is_none_or(|p| s >= p) => previous = Some(s),
                 _ => ordered = false,
@@ -731,7 +749,7 @@ mod tests {
         let cells = LineCells::of(&obj);
         assert_eq!(cells.card.as_deref(), Some("TH"));
         assert_eq!(cells.suit.as_deref(), Some("H"));
-        assert_eq!(cells.cards, Some(vec![Box::from("7C"), Box::from("5")]));
+        assert_eq!(cells.cards, Some(vec![Text::from("7C"), Text::from("5")]));
         assert_eq!(cells.ts, notation::ts_micros("2026-01-02T02:04:05.5Z"));
         assert_eq!(cells.kind.as_deref(), Some("play"));
     }

@@ -409,7 +409,7 @@ struct Pending {
     /// closed or complete: in the hold queue
     finished: bool,
     /// ingest mode: the distinct lines as received, and their fingerprints
-    kept: Option<(Vec<KeptLine>, HashSet<u64>)>,
+    kept: Option<(Vec<KeptLine>, HashSet<u64, GameIdHashing>)>,
 }
 
 impl Pending {
@@ -615,6 +615,12 @@ impl Hasher for GameIdHasher {
         self.mix(u64::from(byte) ^ 0x5a00);
     }
 
+    /// A line's fingerprint (ingest mode's set of a game's distinct lines).
+    #[inline]
+    fn write_u64(&mut self, word: u64) {
+        self.mix(word);
+    }
+
     #[inline]
     fn finish(&self) -> u64 {
         let r = u128::from(self.h) * u128::from(self.key ^ 0x9e37_79b9_7f4a_7c15);
@@ -644,6 +650,8 @@ pub struct Validator {
     next_idle_check: u64,
     /// the most open (not yet finished) games held at once
     peak_open: usize,
+    /// how ingest mode's sets of fingerprints hash (keyed once per validator)
+    line_hashing: GameIdHashing,
     /// held games that are finished (waiting out their hold window)
     finished_held: usize,
 }
@@ -670,6 +678,7 @@ impl Validator {
             next_idle_check: IDLE_CHECK_EVERY,
             peak_open: 0,
             finished_held: 0,
+            line_hashing: GameIdHashing::new(),
         }
     }
 
@@ -897,7 +906,7 @@ impl Validator {
             kept: self
                 .options
                 .keep_lines
-                .then(|| (Vec::new(), HashSet::new())),
+                .then(|| (Vec::new(), HashSet::with_hasher(self.line_hashing.clone()))),
         });
         self.next_order += 1;
         if let Some(key) = Self::accept(&mut pending, obj, fingerprint, raw, file, line, now) {
