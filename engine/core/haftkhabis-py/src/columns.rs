@@ -40,14 +40,10 @@ impl Validity {
 }
 
 /// Fixed-width values as little-endian bytes (Arrow's layout).
-fn bytes_of<'py, T: Copy, const N: usize>(
-    py: Python<'py>,
-    values: &[T],
-    to_le: impl Fn(T) -> [u8; N],
-) -> Bound<'py, PyBytes> {
-    let mut out = Vec::with_capacity(values.len() * N);
+fn bytes_of<'py, T: Primitive>(py: Python<'py>, values: &[T]) -> Bound<'py, PyBytes> {
+    let mut out = Vec::with_capacity(values.len() * T::WIDTH);
     for &v in values {
-        out.extend_from_slice(&to_le(v));
+        v.put_le(&mut out);
     }
     PyBytes::new(py, &out)
 }
@@ -69,42 +65,48 @@ pub trait Column {
     fn export<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>>;
 }
 
-/// 64-bit integers (`int64`, and `timestamp[us]`).
+/// A fixed-width Arrow value: its little-endian bytes.
+pub trait Primitive: Copy + Default {
+    const WIDTH: usize;
+    fn put_le(self, out: &mut Vec<u8>);
+}
+
+impl Primitive for i64 {
+    const WIDTH: usize = 8;
+    fn put_le(self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.to_le_bytes());
+    }
+}
+
+impl Primitive for i32 {
+    const WIDTH: usize = 4;
+    fn put_le(self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.to_le_bytes());
+    }
+}
+
+/// Fixed-width integers: `int64` (and `timestamp[us]`), `int32`.
 #[derive(Default)]
-pub struct I64Col {
-    values: Vec<i64>,
+pub struct IntCol<T: Primitive> {
+    values: Vec<T>,
     validity: Validity,
 }
 
-impl I64Col {
+/// 64-bit integers (`int64`, and `timestamp[us]`).
+pub type I64Col = IntCol<i64>;
+/// 32-bit integers (`int32`).
+pub type I32Col = IntCol<i32>;
+
+impl IntCol<i64> {
     pub fn push(&mut self, value: Option<i64>) {
         self.values.push(value.unwrap_or(0));
         self.validity.push(value.is_some());
     }
 }
 
-impl Column for I64Col {
-    fn export<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        let values = bytes_of(py, &self.values, i64::to_le_bytes);
-        payload(
-            py,
-            self.values.len(),
-            self.validity.nulls,
-            vec![self.validity.export(py), Some(values)],
-            vec![],
-        )
-    }
-}
-
-/// 32-bit integers (`int32`); a value beyond i32 is clamped (the notation's range checks
-/// keep counts and numbers far below it).
-#[derive(Default)]
-pub struct I32Col {
-    values: Vec<i32>,
-    validity: Validity,
-}
-
-impl I32Col {
+impl IntCol<i32> {
+    /// A value beyond i32 is clamped (the notation's range checks keep counts and numbers
+    /// far below it).
     pub fn push(&mut self, value: Option<i64>) {
         let clamped =
             value.map(|v| i32::try_from(v).unwrap_or(if v < 0 { i32::MIN } else { i32::MAX }));
@@ -113,9 +115,9 @@ impl I32Col {
     }
 }
 
-impl Column for I32Col {
+impl<T: Primitive> Column for IntCol<T> {
     fn export<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        let values = bytes_of(py, &self.values, i32::to_le_bytes);
+        let values = bytes_of(py, &self.values);
         payload(
             py,
             self.values.len(),
@@ -198,7 +200,7 @@ impl StrCol {
 
 impl Column for StrCol {
     fn export<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        let offsets = bytes_of(py, &self.offsets, i32::to_le_bytes);
+        let offsets = bytes_of(py, &self.offsets);
         let data = PyBytes::new(py, &self.data);
         payload(
             py,
@@ -242,7 +244,7 @@ impl StrListCol {
 
 impl Column for StrListCol {
     fn export<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        let offsets = bytes_of(py, &self.offsets, i32::to_le_bytes);
+        let offsets = bytes_of(py, &self.offsets);
         payload(
             py,
             self.offsets.len() - 1,
@@ -288,7 +290,7 @@ impl PointsCol {
 
 impl Column for PointsCol {
     fn export<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        let offsets = bytes_of(py, &self.offsets, i32::to_le_bytes);
+        let offsets = bytes_of(py, &self.offsets);
         let entries = payload(
             py,
             self.keys.len(),
