@@ -3,7 +3,7 @@
 `decode_line` turns one parsed JSON object into an event plus the notation problems found
 on it (`schema` issues, with the repair applied where notation.md allows one); `encode`
 turns an event back into the JSON object a producer would write. Judging an event against
-the rules is `engine.machine`'s job, not this module's.
+the rules is the native core's job (`engine._core`), not this module's.
 """
 
 from __future__ import annotations

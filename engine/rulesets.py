@@ -1,15 +1,19 @@
-"""Ruleset profiles: each ruleset is data, one frozen `Ruleset`, never a fork of the engine.
+"""Ruleset profiles, as the engine holds them: a typed, read-only view for Python.
 
-The state machine (`engine.machine`) reads these parameters; adding a house ruleset means
-adding a profile here, not a branch there. Names follow `shared/rules.md`.
+The profiles are data, defined once: `engine/core/haftkhabis-core/profiles/*.toml`, read
+and checked by the core (`ruleset.rs`). This module only presents them to the simulator
+and the views (`_core.rulesets()`), so no parameter has a second home here; adding a house
+ruleset means adding a profile there. Names follow `shared/rules.md`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from enum import Enum
 from types import MappingProxyType
+
+from engine import _core
 
 
 class MustPlay(Enum):
@@ -28,16 +32,6 @@ class JackRule(Enum):
     NOT_ON_JACK = "not_on_jack"  # pis-yedili: on anything but a J
 
 
-class EightRule(Enum):
-    FOLLOW = "follow"  # the same player follows with the 8's suit or another 8
-    SKIP = "skip"  # the next player is skipped
-
-
-class AceRule(Enum):
-    SKIP = "skip"
-    FOLLOW = "follow"  # pis-yedili: an optional extra card of the A's suit or rank
-
-
 class AfterDraw(Enum):
     """What a normal-turn draw leads to."""
 
@@ -46,25 +40,21 @@ class AfterDraw(Enum):
     FREE = "free"  # pis-yedili: draw again, play, or pass
 
 
+class EightRule(Enum):
+    """What an 8 does (the profile's effect for rank 8)."""
+
+    FOLLOW = "follow"  # the same player follows with the 8's suit or another 8
+    SKIP = "skip"  # the next player is skipped
+
+
 class Mode(Enum):
     POINTS = "points"
     ELIMINATION = "elimination"
 
 
-PERSIAN_OPTIONS: Mapping[str, bool] = MappingProxyType(
-    {
-        "extra_fouls": True,
-        "last_eight_draws": True,
-        "tarkesh": True,
-        "ace_deflect": True,
-        "eight_bonus_optional": False,
-    }
-)
-
-
 @dataclass(frozen=True, slots=True)
 class Ruleset:
-    """One table's rules as parameters. Instances validate themselves on creation."""
+    """One table's rules as parameters (the core's profile, read-only)."""
 
     name: str
     min_players: int
@@ -75,35 +65,32 @@ class Ruleset:
     forbidden_starter_ranks: frozenset[str]
     opening_suit: str | None  # pis-yedili: the opener must lay a club onto the empty pile
     seven_total: int
-    seven_answer_compulsory: bool  # persian: a player facing a total who holds a 7 must play it
+    seven_answer_compulsory: bool
     must_play: MustPlay
     jack: JackRule
     jack_suit_must_differ: bool
-    eight: EightRule
-    ace: AceRule
-    two_gives_gift: bool
     after_draw: AfterDraw
-    failed_follow_ends_turn: bool  # bazito: the failed-follow draw ends the turn
+    failed_follow_ends_turn: bool
     reshuffles: bool  # False: the hand is blocked when the stock runs dry
     last_card_call: bool
     table_penalties: bool
-    settlement_sevens: bool  # persian points play: 7s laid aside, two cards drawn for each
+    settlement_sevens: bool
     first_player_previous_winner: bool
+    default_hands: int | None  # None: open-ended
     points: Mapping[str, int]
     multipliers: Mapping[str, int]
-    default_hands: int | None  # None: open-ended
-    options: Mapping[str, bool] = field(default_factory=lambda: MappingProxyType({}))
-    modes: frozenset[Mode] = frozenset({Mode.POINTS})
+    #: what each rank does: plain, stack, follow, skip, reverse, gift, declare, optional_follow
+    effects: Mapping[str, str]
+    options: Mapping[str, bool]
+    modes: frozenset[Mode]
 
-    def __post_init__(self) -> None:
-        if not 2 <= self.min_players <= self.max_players:
-            raise ValueError(f"{self.name}: bad player range")
-        if set(self.points) != set("A23456789TJQK"):
-            raise ValueError(f"{self.name}: the points table must name every rank")
-        if not self.has_starter and self.opening_suit is None:
-            raise ValueError(f"{self.name}: without a starter an opening suit is needed")
-        if self.seven_total < 1:
-            raise ValueError(f"{self.name}: a 7 must put at least one card on the next player")
+    @property
+    def eight(self) -> EightRule:
+        return EightRule.FOLLOW if self.effects["8"] == "follow" else EightRule.SKIP
+
+    @property
+    def two_gives_gift(self) -> bool:
+        return self.effects["2"] == "gift"
 
     def decks_for(self, players: int) -> int:
         if self.two_decks_above is not None and players > self.two_decks_above:
@@ -119,103 +106,44 @@ class Ruleset:
         return self.options.get(name, False)
 
 
-def _points(**by_rank: int) -> Mapping[str, int]:
-    table = {"A": 0, "2": 2, "3": 3, "4": 4, "5": 5, "6": 6, "7": 7, "8": 8, "9": 9, "T": 10}
-    table.update({"J": 0, "Q": 0, "K": 0})
-    for key, value in by_rank.items():
-        table[key.removeprefix("r")] = value
-    return MappingProxyType(table)
+def _from_core(info: _core.RulesetInfo) -> Ruleset:
+    return Ruleset(
+        name=info["name"],
+        min_players=info["min_players"],
+        max_players=info["max_players"],
+        two_decks_above=info["two_decks_above"],
+        has_starter=info["has_starter"],
+        forbidden_starter_ranks=frozenset(info["forbidden_starter_ranks"]),
+        opening_suit=info["opening_suit"],
+        seven_total=info["seven_total"],
+        seven_answer_compulsory=info["seven_answer_compulsory"],
+        must_play=MustPlay(info["must_play"]),
+        jack=JackRule(info["jack"]),
+        jack_suit_must_differ=info["jack_suit_must_differ"],
+        after_draw=AfterDraw(info["after_draw"]),
+        failed_follow_ends_turn=info["failed_follow_ends_turn"],
+        reshuffles=info["reshuffles"],
+        last_card_call=info["last_card_call"],
+        table_penalties=info["table_penalties"],
+        settlement_sevens=info["settlement_sevens"],
+        first_player_previous_winner=info["first_player_previous_winner"],
+        default_hands=info["default_hands"],
+        points=MappingProxyType({str(r): v for r, v in info["points"].items()}),
+        multipliers=MappingProxyType(
+            {str(r): m for r, m in info["multipliers"].items() if m != 1}),
+        effects=MappingProxyType({str(r): str(e) for r, e in info["effects"].items()}),
+        options=MappingProxyType(dict(info["options"])),
+        modes=frozenset(Mode(m) for m in info["modes"]),
+    )
 
 
-BAZITO = Ruleset(
-    name="bazito",
-    min_players=4,
-    max_players=4,
-    two_decks_above=None,
-    has_starter=True,
-    forbidden_starter_ranks=frozenset("J278TA"),
-    opening_suit=None,
-    seven_total=2,
-    seven_answer_compulsory=False,
-    must_play=MustPlay.ANY_LEGAL,
-    jack=JackRule.ALWAYS,
-    jack_suit_must_differ=False,
-    eight=EightRule.FOLLOW,
-    ace=AceRule.SKIP,
-    two_gives_gift=True,
-    after_draw=AfterDraw.MAY_PLAY_FIT,
-    failed_follow_ends_turn=True,
-    reshuffles=True,
-    last_card_call=False,
-    table_penalties=False,
-    settlement_sevens=False,
-    first_player_previous_winner=False,
-    points=_points(r7=0, J=20, A=11, K=4, Q=3),
-    multipliers=MappingProxyType({"J": 2}),
-    default_hands=1,
-)
-
-PERSIAN = Ruleset(
-    name="persian",
-    min_players=2,
-    max_players=14,
-    two_decks_above=5,
-    has_starter=True,
-    forbidden_starter_ranks=frozenset(),
-    opening_suit=None,
-    seven_total=2,
-    seven_answer_compulsory=True,
-    must_play=MustPlay.MATCH,
-    jack=JackRule.NO_MATCH_HELD,
-    jack_suit_must_differ=False,
-    eight=EightRule.FOLLOW,
-    ace=AceRule.SKIP,
-    two_gives_gift=True,
-    after_draw=AfterDraw.MUST_PLAY_MATCH,
-    failed_follow_ends_turn=False,
-    reshuffles=True,
-    last_card_call=True,
-    table_penalties=True,
-    settlement_sevens=True,
-    first_player_previous_winner=True,
-    points=_points(r7=0, J=20, A=14, K=13, Q=12),
-    multipliers=MappingProxyType({"J": 2}),
-    default_hands=None,
-    options=PERSIAN_OPTIONS,
-    modes=frozenset({Mode.POINTS, Mode.ELIMINATION}),
-)
-
-PIS_YEDILI = Ruleset(
-    name="pis-yedili",
-    min_players=2,
-    max_players=7,
-    two_decks_above=None,
-    has_starter=False,
-    forbidden_starter_ranks=frozenset(),
-    opening_suit="C",
-    seven_total=3,
-    seven_answer_compulsory=False,
-    must_play=MustPlay.NEVER,
-    jack=JackRule.NOT_ON_JACK,
-    jack_suit_must_differ=True,
-    eight=EightRule.SKIP,
-    ace=AceRule.FOLLOW,
-    two_gives_gift=False,
-    after_draw=AfterDraw.FREE,
-    failed_follow_ends_turn=False,
-    reshuffles=False,
-    last_card_call=False,
-    table_penalties=False,
-    settlement_sevens=False,
-    first_player_previous_winner=False,
-    points=_points(J=25, r7=20, A=15, K=10, Q=10),
-    multipliers=MappingProxyType({"7": 3, "J": 2}),
-    default_hands=4,
-)
-
+#: every profile the engine knows, in the contract's order (bazito, persian, pis-yedili)
 RULESETS: Mapping[str, Ruleset] = MappingProxyType(
-    {r.name: r for r in (BAZITO, PERSIAN, PIS_YEDILI)}
-)
+    {info["name"]: _from_core(info) for info in _core.rulesets()})
+
+#: persian's sub-rule options and their defaults (rules.md: "each `true` unless the header
+#: says `false`", `eight_bonus_optional` aside)
+PERSIAN_OPTIONS: Mapping[str, bool] = RULESETS["persian"].options
 
 
 def load(name: str) -> Ruleset:

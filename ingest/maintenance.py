@@ -10,12 +10,13 @@ that window still finds every file it needs.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from engine import ENGINE_VERSION
 from ingest.schema import SNAPSHOT_TABLES, TABLES
-from ingest.store import Warehouse, WarehouseError
+from ingest.store import Warehouse, WarehouseError, new_attempt
 
 DEFAULT_RETAIN_HOURS = 168
 TARGET_FILE_SIZE = 128 * 1024 * 1024
@@ -31,14 +32,17 @@ class CompactSummary:
 
 
 def compact(root: str, *, retain_hours: int = DEFAULT_RETAIN_HOURS, vacuum: bool = True,
-            target_size: int = TARGET_FILE_SIZE) -> CompactSummary:
-    """Compact every table of the warehouse at `root`, then vacuum (see the module doc)."""
+            target_size: int = TARGET_FILE_SIZE,
+            storage_options: Mapping[str, str] | None = None,
+            wait: float = 0.0) -> CompactSummary:
+    """Compact every table of the warehouse at `root` (a folder or `s3://bucket/prefix`),
+    then vacuum (see the module doc)."""
     if retain_hours < 0:
         raise ValueError("retain_hours must be 0 or more")
-    store = Warehouse(root)
+    store = Warehouse(root, storage_options)
     if not store.exists():
-        raise WarehouseError(f"no warehouse at {root}")
-    with store.lock():
+        raise WarehouseError(f"no warehouse at {store.root}")
+    with store.lock(wait=wait):
         restored = store.recover()
         snapshot = store.snapshot()
         summary = CompactSummary(None, restored=restored)
@@ -61,7 +65,7 @@ def compact(root: str, *, retain_hours: int = DEFAULT_RETAIN_HOURS, vacuum: bool
                 "id": batch, "kind": "compact", "started": now, "ended": now, "files": [],
                 "lines": 0, "games_new": 0, "games_updated": 0, "games_unchanged": 0,
                 "violations": 0, "errors": 0, "workers": 1, "engine_version": ENGINE_VERSION,
-            }, versions)
+            }, versions, new_attempt())
             summary.batch = batch
         if vacuum:
             current = store.snapshot()

@@ -5,73 +5,90 @@ Shape of a batch (docs/warehouse.md tells the same story for users):
 1. The coordinator takes the writer lock, recovers from any killed batch, lists and
    hashes the input files (size, sha256), and skips files already ingested whole
    (unless `force`).
-2. N workers (processes) each read every file but keep only their shard of the games
-   (crc32 of the game id modulo N), so every game is replayed whole by one engine
-   `Validator`. A worker holds only its open games: a game is flushed (replayed rows
-   written as Parquet parts into the table folders, uncommitted) once it is closed by a
-   `result` or `abort`, or once its match is over and a window of further lines has passed
-   without more of it, or once it has been idle for a longer window (a log with a gap
-   never closes), and at the end of the input. Lines that belong to no game go to
-   `quarantine` (worker 0 writes those, so each is written once).
-3. Each worker then reconciles its games with the committed warehouse: a game whose
+2. The coordinator reads the files once and routes each line by its game to one of N
+   spools (`engine._core.route_files`: the core parses the line and hashes its game id),
+   so no game is split and each worker reads only its own lines. Lines that belong to no
+   game go to `quarantine` (the coordinator writes those, once each).
+3. N workers (processes, or tasks on a Dask cluster: `cluster`) each replay their spool with the engine (`engine._core.Ingestor`),
+   which judges each game and builds its rows as Arrow columns; the worker writes them as
+   Parquet parts into the table folders, uncommitted. The engine holds only open games:
+   a game is judged once it is closed by a `result` or `abort`, or once its match is over
+   and a window of further lines has passed without more of it, or once it has been idle
+   for a longer window (a log with a gap never closes), and at the end of the input.
+4. Each worker then reconciles its games with the committed warehouse: a game whose
    content hash is already there is unchanged (its new rows are dropped); a game that was
    there with other lines, or that got more lines after it was flushed, is replayed again
    from the union of its lines, the earlier ones read back from `events.raw`.
-4. The coordinator commits each data table in one Delta transaction (new parts added;
+5. The coordinator commits each data table in one Delta transaction (new parts added;
    parts holding the replaced versions of updated games rewritten without them), then
    appends the batch's row to `batches`, which records every table's new version. Readers
    open the tables at the versions of the latest `batches` row, so they see the whole
    batch or none of it; a batch killed before that row is undone by the next writer.
+
+On a cluster the spools are put in the warehouse's staging prefix (on S3 when the
+warehouse is there), each task fetches its own, writes its parts straight to the store and
+returns only their metadata (`WorkerResult`); the driver commits as above. A task whose
+worker dies is run again elsewhere by the scheduler under a fresh part prefix (parts of the
+dead attempt are never committed); a batch whose tasks keep failing raises `IngestError`
+with nothing committed.
 """
 
 from __future__ import annotations
 
 import contextlib
 import ctypes
+import dataclasses
 import hashlib
 import multiprocessing as mp
 import os
 import queue as queue_module
+import shutil
 import signal
+import tempfile
 import time
 import traceback
-import zlib
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as pads
 
-from engine import ENGINE_VERSION
-from engine.events import valid_game_id
-from engine.reader import LineError, expand_paths, read_lines
-from engine.validate import ErrorRecord, Validator, _Pending
-from engine.violations import Code
+from engine import ENGINE_VERSION, _core
+from engine.reader import InputPathError
 from ingest import summaries
-from ingest.rows import RawLine, fingerprint, game_rows
+from ingest.columns import to_table
 from ingest.schema import DATA_TABLES, GAME_TABLES, SUMMARY_TABLES
-from ingest.store import PartFile, PartWriter, Snapshot, Warehouse, new_token, rewrite_without
+from ingest.store import (
+    PartFile,
+    PartWriter,
+    Snapshot,
+    Warehouse,
+    new_attempt,
+    new_token,
+    read_part,
+    rewrite_without,
+)
 
-#: lines a worker reads after a game's match is over before it flushes the game
+#: lines a worker reads after a game's match is over before the engine judges the game
 CLOSE_WINDOW = 20_000
-#: lines a worker reads without a line of an open game before it flushes the game as it
-#: stands (a log with a gap never closes); should more of it come, it is merged at the end
+#: lines a worker reads without a line of an open game before the engine judges the game
+#: as it stands (a log with a gap never closes); should more of it come, it is merged
 IDLE_WINDOW = 250_000
+#: a window that never passes (a merge replays one whole game)
+_NEVER = 2**64 - 1
 #: seconds between progress messages from a worker
 PROGRESS_EVERY = 0.2
 #: test hooks: the point where the ingest SIGKILLs itself ("after-pass", "after-commit:TABLE",
 #: "before-batches"), and seconds to pause after each table's commit
 KILL_ENV = "HAFTKHABIS_INGEST_KILL_AT"
 PAUSE_ENV = "HAFTKHABIS_INGEST_COMMIT_PAUSE"
-
-_GAME_PREFIX = b'{"game":"'
-_GAME_KEY = b'"game":'
-_ID_BYTES = bytes(sorted(set(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._:-")))
+#: times a cluster task that raised is run again (a task whose worker died is rescheduled
+#: by the scheduler itself, up to its `allowed-failures`)
+TASK_RETRIES = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +104,7 @@ class InputFile:
 
 @dataclass(slots=True)
 class FileReport:
-    """What worker 0 found reading one file."""
+    """What the router found reading one file."""
 
     lines: int = 0
     status: str = "ok"
@@ -113,7 +130,6 @@ class WorkerResult:
     unchanged: int
     violations: int
     quarantined: int
-    files: dict[str, FileReport]
     lines: int
     peak_open: int = 0  # the most games this worker held open at once
 
@@ -122,12 +138,14 @@ class WorkerResult:
 class WorkerTask:
     warehouse: str
     files: tuple[InputFile, ...]
+    spool: str
     shard: int
     shards: int
     batch: int
     prefix: str
     versions: dict[str, int]
     has_games: bool
+    storage_options: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -175,89 +193,55 @@ class IngestError(Exception):
     """The batch could not be committed; the warehouse is as it was before it."""
 
 
-# ---------------------------------------------------------------------------- routing
-
-
-def fast_game_id(raw: bytes) -> str | None:
-    """The game id of a line written `{"game":"ID",...` (the common producer layout),
-    without parsing the JSON; None when the line needs a real parse."""
-    if not raw.startswith(_GAME_PREFIX):
-        return None
-    end = raw.find(b'"', 9)
-    if end < 10 or end > 9 + 128:
-        return None
-    ident = raw[9:end]
-    if ident.translate(None, _ID_BYTES) or raw.count(_GAME_KEY) != 1:
-        return None
-    return ident.decode("ascii")
-
-
-def _is_object(raw: bytes) -> bool:
-    try:
-        return isinstance(orjson.loads(raw), dict)
-    except orjson.JSONDecodeError:
-        return False
-
-
-def shard_of(game: str, shards: int) -> int:
-    return zlib.crc32(game.encode()) % shards if shards > 1 else 0
-
-
-def _closed(pending: _Pending) -> str | None:
-    """'closed' when nothing may follow (result/abort); 'over' when the match is over
-    but a `result` may still come; None while the game is open."""
-    if pending.waiting:
-        return None
-    table = pending.run.table
-    if table is None:
-        return None
-    if table.closed_by is not None:
-        return "closed"
-    if table.match_over and not table.hand_open:
-        return "over"
-    return None
-
-
 # ---------------------------------------------------------------------------- a worker
+
+#: a line as received: raw bytes (no line ending), file, physical line number
+RawLine = tuple[bytes, str, int]
+#: a late line (its game was already judged in this pass): raw, file, line, fingerprint
+LateLine = tuple[bytes, str, int, int]
 
 
 class ShardWorker:
-    """Replays one shard of the games of a batch and writes their rows as parts."""
+    """Replays one shard of the games of a batch (its spool) and writes their rows as
+    parts. The engine judges each game and builds its rows; this class only writes them
+    and reconciles them with the committed warehouse."""
 
     def __init__(self, task: WorkerTask, report: Callable[[Counts, bool], None] | None = None) -> None:
         self.task = task
-        self.warehouse = Warehouse(task.warehouse)
+        self.warehouse = Warehouse(task.warehouse, task.storage_options)
         self.report = report
-        self.validator = Validator(facts=True)
-        self.open: dict[str, list[RawLine]] = {}
-        self.flushed: set[str] = set()
-        self.late: dict[str, list[RawLine]] = defaultdict(list)
-        self.over: dict[str, int] = {}  # game → lines read when its match was over
-        self.touched: dict[str, int] = {}  # open game → lines read at its latest line
+        self.ingestor = _core.Ingestor(batch=task.batch, hold_lines=CLOSE_WINDOW,
+                                       idle_lines=IDLE_WINDOW)
         self.writers = {name: PartWriter(self.warehouse, name, task.prefix) for name in DATA_TABLES}
         self.counts = Counts()
-        self.files: dict[str, FileReport] = {}
-        self.seen_quarantine: set[tuple[str | None, int | None, str]] = set()
+        #: game → (ruleset, month, content hash) of every game judged in the pass
+        self.judged: dict[str, tuple[str, str, str]] = {}
+        self.late: dict[str, list[LateLine]] = defaultdict(list)
         self.redo_writers: dict[str, PartWriter] | None = None
-        self.peak_open = 0
         self._last_report = 0.0
-        self._next_check = 0
-        self._next_idle_check = 0
 
-    # -- the pass over the input
+    # -- the pass over the spool
 
     def run(self) -> WorkerResult:
         try:
-            self._load_quarantine_keys()
-            for item in self.task.files:
-                self._read_file(item)
-                self.counts.files += 1
-                self._progress()
-            for game in list(self.open):
-                self._flush(game)
+            task = self.task
+            files = [f.path for f in task.files]
+            self.ingestor.feed_spool(task.spool, files, self._sink, self._progress)
+            self.ingestor.finish(self._sink)
+            for game, ruleset, month, hash_ in self.ingestor.take_judged():
+                self.judged[game] = (ruleset, month, hash_)
+            for game, raw, file, line, fp in self.ingestor.take_late():
+                self.late[game].append((raw, file, line, fp))
+            # the router sent only game lines here; should the engine still refuse one,
+            # it is quarantined like any other, never dropped
+            for error in self.ingestor.take_errors():
+                self._quarantine(error)
+            self.counts.lines = self.ingestor.lines_read
+            self.counts.games = self.ingestor.games
+            self.counts.violations = self.ingestor.violations
             base = {name: writer.close() for name, writer in self.writers.items()}
-            self._progress(force=True)
-            if self.task.shard == 0:
+            self._report(force=True)
+            if task.shard == 0:
                 _fault("after-pass")
             return self._reconcile(base)
         except BaseException:
@@ -265,7 +249,20 @@ class ShardWorker:
                 writer.abort()
             raise
 
-    def _progress(self, force: bool = False) -> None:
+    def _sink(self, ruleset: str, month: str, tables: dict[str, Any]) -> None:
+        self._write(ruleset, month, tables, self.writers)
+
+    @staticmethod
+    def _write(ruleset: str, month: str, tables: dict[str, Any],
+               writers: dict[str, PartWriter]) -> None:
+        for name, columns in tables.items():
+            writers[name].add_table((ruleset, month), to_table(name, columns))
+
+    def _progress(self, lines: int, games: int, violations: int) -> None:
+        self.counts.lines, self.counts.games, self.counts.violations = lines, games, violations
+        self._report()
+
+    def _report(self, force: bool = False) -> None:
         if self.report is None:
             return
         now = time.monotonic()
@@ -273,148 +270,16 @@ class ShardWorker:
             self._last_report = now
             self.report(self.counts, force)
 
-    def _read_file(self, item: InputFile) -> None:
-        task = self.task
-        shard, shards, primary = task.shard, task.shards, task.shard == 0
-        report = self.files.setdefault(item.path, FileReport())
-        validator = self.validator
-        errors = validator.errors
-        games = validator.games
-        opened = self.open
-        flushed = self.flushed
-        touched = self.touched
-        counts = self.counts
-        name = item.path
-        lines_here = 0
-        for entry in read_lines(item.path):
-            if isinstance(entry, LineError):
-                report.status = "failed" if entry.line is None else "truncated"
-                report.error = entry.message
-                if primary:
-                    self._quarantine(item, entry.line, Code.MALFORMED_JSON.value, entry.message, None)
-                continue
-            number, raw = entry
-            lines_here += 1
-            counts.lines += 1
-            game = fast_game_id(raw)
-            obj: Any = None
-            if game is None:
-                try:
-                    obj = orjson.loads(raw)
-                except orjson.JSONDecodeError:
-                    obj = None
-                candidate = obj.get("game") if isinstance(obj, dict) else None
-                if not valid_game_id(candidate):
-                    if primary:
-                        self._quarantine_line(item, raw, number)
-                    continue
-                assert isinstance(candidate, str)
-                game = candidate
-            if shards > 1 and shard_of(game, shards) != shard:
-                continue
-            if game in flushed:
-                if obj is None and not _is_object(raw):  # not checked by a validator yet
-                    self._quarantine_line(item, raw, number)
-                    continue
-                self.late[game].append((raw, name, number))
-                continue
-            before = len(errors)
-            validator.feed_line(raw, name, number)
-            if len(errors) != before:  # the fast path took a broken line for a game line
-                error = errors.pop()
-                self._quarantine(item, error.line, error.code.value, error.message, raw)
-                continue
-            buffered = opened.get(game)
-            if buffered is None:
-                buffered = opened[game] = []
-                if len(opened) > self.peak_open:
-                    self.peak_open = len(opened)
-            buffered.append((raw, name, number))
-            touched[game] = counts.lines
-            state = _closed(games[game])
-            if state == "closed":
-                self._flush(game)
-            elif state == "over" and game not in self.over:
-                self.over[game] = counts.lines
-            if counts.lines >= self._next_check:
-                self._next_check = counts.lines + 1024
-                if self.over:
-                    self._flush_quiet()
-                if counts.lines >= self._next_idle_check:
-                    self._next_idle_check = counts.lines + 16_384
-                    self._flush_idle()
-                self._progress()
-        report.lines = lines_here
-
-    def _flush_quiet(self) -> None:
-        """Flush games whose match has been over for a window of lines."""
-        horizon = self.counts.lines - CLOSE_WINDOW
-        for game, since in list(self.over.items()):
-            if since <= horizon:
-                self._flush(game)
-
-    def _flush_idle(self) -> None:
-        """Flush games that got no line for a long window of the input."""
-        horizon = self.counts.lines - IDLE_WINDOW
-        for game in [g for g, last in self.touched.items() if last <= horizon]:
-            self._flush(game)
-
-    def _flush(self, game: str) -> None:
-        lines = self.open.pop(game)
-        self.over.pop(game, None)
-        self.touched.pop(game, None)
-        pending = self.validator.games[game]
-        verdict = self.validator.finish_game(game)
-        rows = game_rows(game, lines, pending.run, verdict, self.task.batch)
-        self._write(rows, self.writers)
-        self.flushed.add(game)
-        self.counts.games += 1
-        self.counts.violations += rows.violations
-
-    @staticmethod
-    def _write(rows: Any, writers: dict[str, PartWriter]) -> None:
-        partition = (rows.ruleset, rows.month)
-        for name, table_rows in rows.rows.items():
-            if table_rows:
-                writers[name].add(partition, table_rows)
-
-    # -- quarantine
-
-    def _load_quarantine_keys(self) -> None:
-        """Keys of lines already quarantined from these files (a re-ingest adds none)."""
-        if not self.task.versions.get("quarantine"):
-            return
-        shas = [f.sha256 for f in self.task.files if f.sha256]
-        if not shas:
-            return
-        data = self.warehouse.dataset("quarantine", self.task.versions["quarantine"]).to_table(
-            columns=["file_sha256", "line", "code"],
-            filter=pc.field("file_sha256").isin(shas))
-        self.seen_quarantine.update(
-            (r["file_sha256"], r["line"], r["code"]) for r in data.to_pylist())
-
-    def _quarantine_line(self, item: InputFile, raw: bytes, number: int) -> None:
-        scratch = Validator()
-        scratch.feed_line(raw, item.path, number)
-        error: ErrorRecord = scratch.errors[0]
-        self._quarantine(item, number, error.code.value, error.message, raw)
-
-    def _quarantine(self, item: InputFile, line: int | None, code: str, message: str,
-                    raw: bytes | None) -> None:
-        key = (item.sha256, line, code)
-        if item.sha256 is not None:
-            if key in self.seen_quarantine:
-                return
-            self.seen_quarantine.add(key)
+    def _quarantine(self, error: Mapping[str, Any]) -> None:
+        item = next((f for f in self.task.files if f.path == error["file"]), None)
         self.counts.quarantined += 1
-        self.writers["quarantine"].add(
-            (), [(item.path, item.sha256, line, code, message, raw, self.task.batch)])
+        self.writers["quarantine"].add((), [quarantine_row(error, item, self.task.batch)])
 
     # -- reconciling with the committed warehouse
 
     def _reconcile(self, base: dict[str, list[PartFile]]) -> WorkerResult:
         task = self.task
-        batch_games = sorted(self.flushed)
+        batch_games = sorted(self.judged)
         existing: dict[str, tuple[str, str, str]] = {}  # game → (hash, ruleset, month)
         if task.has_games and batch_games:
             data = self.warehouse.dataset("games", task.versions["games"]).to_table(
@@ -422,20 +287,12 @@ class ShardWorker:
                 filter=pc.field("game_id").isin(batch_games))
             for row in data.to_pylist():
                 existing[row["game_id"]] = (row["content_hash"], row["ruleset"], row["month"])
-        staged_hash: dict[str, str] = {}
-        if existing:
-            for part in base["games"]:
-                table = self._read_base("games", part, ["game_id", "content_hash"])
-                for gid, hash_ in zip(table["game_id"].to_pylist(),
-                                      table["content_hash"].to_pylist(), strict=True):
-                    if gid in existing:
-                        staged_hash[gid] = hash_
         unchanged: set[str] = set()
         merge: set[str] = set(self.late)
         for gid, (hash_, _, _) in existing.items():
             if gid in self.late:
                 continue
-            if staged_hash.get(gid) == hash_:
+            if self.judged[gid][2] == hash_:
                 unchanged.add(gid)
             else:
                 merge.add(gid)
@@ -450,7 +307,7 @@ class ShardWorker:
                 fresh, replaced = rewrite_without(
                     self.warehouse, name, written, drop, f"{task.prefix}-r")
                 for part in replaced:
-                    (self.warehouse.table_path(name) / part.path).unlink(missing_ok=True)
+                    self.warehouse.location.delete(self.warehouse.part_uri(name, part))
                 gone = {p.path for p in replaced}
                 written = [p for p in written if p.path not in gone] + fresh
             parts[name] = written
@@ -458,12 +315,12 @@ class ShardWorker:
             for name, writer in self.redo_writers.items():
                 parts[name] = parts.get(name, []) + writer.close()
         updated = {g for g in existing if g not in unchanged}
-        new = len(self.flushed) - len(existing)
+        new = len(self.judged) - len(existing)
         violations = self._count_violations(parts["games"])
         return WorkerResult(
             task.shard, parts, {g: (existing[g][1], existing[g][2]) for g in updated},
             new, len(updated), len(unchanged), violations, self.counts.quarantined,
-            self.files, self.counts.lines, self.peak_open)
+            self.counts.lines, self.ingestor.peak_open_games)
 
     def _count_violations(self, parts: Sequence[PartFile]) -> int:
         total = 0
@@ -472,7 +329,7 @@ class ShardWorker:
         return total
 
     def _read_base(self, name: str, part: PartFile, columns: list[str]) -> pa.Table:
-        return pads.dataset(str(self.warehouse.table_path(name) / part.path)).to_table(columns=columns)
+        return read_part(self.warehouse, name, part, columns)
 
     def _merge(self, games: set[str], existing: dict[str, tuple[str, str, str]],
                staged_events: Sequence[PartFile]) -> tuple[set[str], set[str]]:
@@ -483,8 +340,8 @@ class ShardWorker:
         in_warehouse = [g for g in ids if g in existing]
         committed_events = (self.warehouse.dataset("events", self.task.versions["events"])
                             if in_warehouse else None)
-        staged_paths = [str(self.warehouse.table_path("events") / p.path) for p in staged_events]
-        staged_dataset = pads.dataset(staged_paths) if staged_paths else None
+        staged_dataset = (self.warehouse.parts_dataset("events", staged_events)
+                          if staged_events else None)
 
         def fingerprints(dataset: pads.Dataset | None, wanted: list[str]) -> dict[str, set[int]]:
             found: dict[str, set[int]] = defaultdict(set)
@@ -500,7 +357,7 @@ class ShardWorker:
         unchanged: set[str] = set()
         replay: list[str] = []
         for gid in ids:
-            late = {fingerprint(orjson.loads(raw)) for raw, _, _ in self.late.get(gid, ())}
+            late = {fp for _, _, _, fp in self.late.get(gid, ())}
             union = old.get(gid, set()) | mine.get(gid, set()) | late
             if gid in existing and union == old.get(gid):
                 unchanged.add(gid)
@@ -520,25 +377,33 @@ class ShardWorker:
                                             data["file"].to_pylist(), data["line"].to_pylist(),
                                             strict=True):
                 lines[gid].append((raw.encode(), file, line))
-        for gid in replay:
-            self._replay(gid, [*lines[gid], *self.late.get(gid, ())])
-        return unchanged, set(replay)
-
-    def _replay(self, game: str, lines: Iterable[RawLine]) -> None:
         if self.redo_writers is None:
             self.redo_writers = {
                 name: PartWriter(self.warehouse, name, f"{self.task.prefix}-m")
                 for name in GAME_TABLES
             }
-        validator = Validator(facts=True)
-        kept: list[RawLine] = []
-        for raw, file, line in lines:
-            validator.feed_line(raw, file, line)
-            kept.append((raw, file, line))
-        pending = validator.games[game]
-        verdict = validator.finish_game(game)
-        rows = game_rows(game, kept, pending.run, verdict, self.task.batch)
-        self._write(rows, self.redo_writers)
+        writers = self.redo_writers
+        for gid in replay:
+            arrived = [(raw, file, line) for raw, file, line, _ in self.late.get(gid, ())]
+            replay_rows([*lines[gid], *arrived], self.task.batch,
+                        lambda ruleset, month, tables: self._write(ruleset, month, tables,
+                                                                   writers))
+        return unchanged, set(replay)
+
+
+def replay_rows(lines: Sequence[RawLine], batch: int,
+                sink: Callable[[str, str, dict[str, Any]], None]) -> None:
+    """Replay one game from all its lines (in input order) and hand its rows to `sink`."""
+    ingestor = _core.Ingestor(batch=batch, hold_lines=_NEVER, idle_lines=_NEVER)
+    ingestor.feed_lines(list(lines), sink)
+    ingestor.finish(sink)
+
+
+def quarantine_row(error: Mapping[str, Any], item: InputFile | None, batch: int) -> tuple[Any, ...]:
+    """A quarantine row (`schema.QUARANTINE`) of a line or file the engine refused."""
+    return (item.path if item is not None else error["file"],
+            item.sha256 if item is not None else None, error["line"], error["code"],
+            error["message"], error.get("raw"), batch)
 
 
 def _scan(dataset: pads.Dataset, columns: list[str], games: list[str]) -> pa.Table:
@@ -554,6 +419,20 @@ def _set_parent_death_signal() -> None:
     with contextlib.suppress(OSError, AttributeError):
         libc = ctypes.CDLL("libc.so.6", use_errno=True)
         libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+def run_shard(task: WorkerTask) -> WorkerResult:
+    """A cluster task: one shard, its spool fetched from the store when it is there, its
+    parts written under a prefix of this attempt's own (a task run again after its worker
+    died never overwrites, or commits, what the dead attempt wrote)."""
+    task = dataclasses.replace(task, prefix=f"{task.prefix}-{new_token()}")
+    if not task.spool.startswith("s3://"):
+        return ShardWorker(task).run()
+    store = Warehouse(task.warehouse, task.storage_options)
+    with tempfile.TemporaryDirectory(prefix="haftkhabis-shard-") as folder:
+        local = os.path.join(folder, f"shard-{task.shard}.spool")
+        store.location.get_file(task.spool, local)
+        return ShardWorker(dataclasses.replace(task, spool=local)).run()
 
 
 def _worker_main(task: WorkerTask, messages: Any) -> None:
@@ -612,42 +491,152 @@ def ingest(
     workers: int | None = None,
     force: bool = False,
     progress: Callable[[Progress], None] | None = None,
+    storage_options: Mapping[str, str] | None = None,
+    cluster: str | None = None,
+    wait: float = 0.0,
+    task_retries: int = TASK_RETRIES,
 ) -> BatchSummary:
-    """Ingest `paths` (files and directories) into `warehouse` as one batch."""
+    """Ingest `paths` (files and directories) into `warehouse` (a folder or
+    `s3://bucket/prefix`) as one batch.
+
+    `cluster`: run the shards as tasks on a Dask cluster, `tcp://HOST:PORT` of a running
+    scheduler or `local:N` to start N local worker processes for this batch; `workers`
+    is then the number of shards (default: the cluster's threads). `wait`: seconds to
+    wait for another writer's lock before giving up."""
     started = _now()
     clock = time.monotonic()
-    workers = max(1, workers or os.cpu_count() or 1)
-    files = [os.path.abspath(f) for f in expand_paths(list(paths))]
-    store = Warehouse(warehouse)
-    with store.lock():
-        restored = store.recover()
-        snapshot = store.snapshot()
-        known = set() if force else _known_files(store, snapshot)
-        inputs: list[InputFile] = []
-        for path in dict.fromkeys(files):
-            size, sha, error = _hash_file(path)
-            inputs.append(InputFile(path, size, sha, skip=sha is not None and sha in known,
-                                    error=error))
-        batch = snapshot.batch + 1
-        prefix = f"b{batch:06d}-{new_token()}"
-        to_read = tuple(f for f in inputs if not f.skip and f.error is None)
-        state = Progress(files_total=len(to_read))
+    try:
+        files = [os.path.abspath(f) for f in _core.expand_paths(list(paths))]
+    except FileNotFoundError as exc:
+        raise InputPathError(str(exc)) from None
+    store = Warehouse(warehouse, storage_options)
+    with contextlib.ExitStack() as stack:
+        client = stack.enter_context(_dask_client(cluster)) if cluster else None
+        if client is not None:
+            workers = max(1, workers or sum(client.nthreads().values()) or 1)
+        else:
+            workers = max(1, workers or os.cpu_count() or 1)
+        stack.enter_context(store.lock(wait=wait))
+        summary = _ingest_locked(store, files, workers, force, progress, client, task_retries,
+                                 started)
+    summary.seconds = time.monotonic() - clock
+    return summary
+
+
+def _ingest_locked(store: Warehouse, files: list[str], workers: int, force: bool,
+                   progress: Callable[[Progress], None] | None, client: Any,
+                   task_retries: int, started: datetime) -> BatchSummary:
+    restored = store.recover()
+    snapshot = store.snapshot()
+    known = set() if force else _known_files(store, snapshot)
+    inputs: list[InputFile] = []
+    for path in dict.fromkeys(files):
+        size, sha, error = _hash_file(path)
+        inputs.append(InputFile(path, size, sha, skip=sha is not None and sha in known,
+                                error=error))
+    batch = snapshot.batch + 1
+    prefix = f"b{batch:06d}-{new_token()}"
+    attempt = new_attempt()
+    to_read = tuple(f for f in inputs if not f.skip and f.error is None)
+    state = Progress(files_total=len(to_read))
+    if progress is not None:
+        progress(state)
+    staged = store.staging(f"{prefix}-spool")
+    # the router writes local files; an S3 warehouse's spools are routed to a local
+    # folder, and put in its staging prefix only for a cluster's workers to fetch
+    spool_dir = staged if store.location.local else tempfile.mkdtemp(prefix="haftkhabis-")
+    try:
+        routed = _route(store, snapshot, to_read, spool_dir, workers, batch, prefix,
+                        state, progress)
+        if not to_read:
+            results = []
+        elif client is None:
+            results = _run_workers(store, snapshot, to_read, routed.spools, batch, prefix,
+                                   state, progress)
+        else:
+            spools = routed.spools
+            if not store.location.local:
+                spools = [f"{staged}/{os.path.basename(p)}" for p in routed.spools]
+                for local, remote in zip(routed.spools, spools, strict=True):
+                    store.location.put_file(local, remote)
+                    os.unlink(local)
+            results = _run_cluster(client, store, snapshot, to_read, spools, batch,
+                                   prefix, state, progress, task_retries)
+    finally:
+        store.location.delete_tree(staged)
+        if spool_dir != staged:
+            shutil.rmtree(spool_dir, ignore_errors=True)
+    try:
+        state.phase = "committing"
         if progress is not None:
             progress(state)
-        results = (_run_workers(store, snapshot, to_read, batch, prefix, workers, state, progress)
-                   if to_read else [])
-        try:
-            state.phase = "committing"
-            if progress is not None:
-                progress(state)
-            summary = _commit(store, snapshot, inputs, results, batch, prefix, started, workers)
-        except BaseException:
-            with contextlib.suppress(Exception):
-                store.recover()
-            raise
-    summary.seconds = time.monotonic() - clock
+        summary = _commit(store, snapshot, inputs, routed, results, batch, prefix, started,
+                          workers, attempt)
+    except BaseException:
+        with contextlib.suppress(Exception):
+            store.recover()
+        raise
     summary.restored = restored
     return summary
+
+
+@contextlib.contextmanager
+def _dask_client(cluster: str) -> Iterator[Any]:
+    """A Dask client of `cluster`: `local:N` starts N worker processes on 127.0.0.1 for
+    the batch (stopped after it), anything else is a scheduler's address."""
+    from distributed import Client, LocalCluster
+
+    if cluster.startswith("local:"):
+        try:
+            count = int(cluster.removeprefix("local:"))
+        except ValueError:
+            raise IngestError(f"--cluster local:N takes a number of workers, got {cluster!r}") from None
+        if count < 1:
+            raise IngestError(f"--cluster local:N takes at least one worker, got {cluster!r}")
+        with LocalCluster(n_workers=count, threads_per_worker=1, processes=True,
+                          host="127.0.0.1", scheduler_port=0, dashboard_address="127.0.0.1:0",
+                          silence_logs=40) as local, Client(local) as client:
+            yield client
+        return
+    try:
+        client = Client(cluster, timeout=30)
+    except (OSError, TimeoutError) as exc:
+        raise IngestError(f"cannot reach the Dask scheduler at {cluster}: {exc}") from None
+    with client:
+        yield client
+
+
+def _run_cluster(client: Any, store: Warehouse, snapshot: Snapshot,
+                 files: tuple[InputFile, ...], spools: list[str], batch: int, prefix: str,
+                 state: Progress, progress: Callable[[Progress], None] | None,
+                 retries: int) -> list[WorkerResult]:
+    """Run one task per shard on the cluster; their results, in shard order."""
+    from distributed import as_completed
+
+    has_games = snapshot.versions.get("games", 0) > 0
+    tasks = [WorkerTask(store.root, files, spool, k, len(spools), batch, f"{prefix}-w{k}",
+                        dict(snapshot.versions), has_games, dict(store.location.options))
+             for k, spool in enumerate(spools)]
+    state.phase = "replaying"
+    if progress is not None:
+        progress(state)
+    futures = client.map(run_shard, tasks, key=[f"haftkhabis-{prefix}-shard-{t.shard}"
+                                                for t in tasks],
+                         pure=False, retries=retries)
+    results: dict[int, WorkerResult] = {}
+    try:
+        for future in as_completed(futures):
+            result: WorkerResult = future.result()
+            results[result.shard] = result
+            state.games += result.new + result.updated + result.unchanged
+            state.violations += result.violations
+            if progress is not None:
+                progress(state)
+    except Exception as exc:
+        client.cancel(futures)
+        raise IngestError(f"a cluster task failed, nothing was committed: "
+                          f"{type(exc).__name__}: {exc}") from None
+    return [results[k] for k in range(len(spools))]
 
 
 def _known_files(store: Warehouse, snapshot: Snapshot) -> set[str]:
@@ -661,18 +650,90 @@ def _known_files(store: Warehouse, snapshot: Snapshot) -> set[str]:
     return known
 
 
-def _run_workers(store: Warehouse, snapshot: Snapshot, files: tuple[InputFile, ...], batch: int,
-                 prefix: str, workers: int, state: Progress,
+@dataclass(slots=True)
+class Routed:
+    """The routing pass: each file's report, the quarantine it wrote, the spools."""
+
+    spools: list[str]
+    files: dict[str, FileReport]
+    quarantine: list[PartFile]
+    quarantined: int
+    lines: int
+
+
+def _route(store: Warehouse, snapshot: Snapshot, files: tuple[InputFile, ...], spool_dir: str,
+           workers: int, batch: int, prefix: str, state: Progress,
+           progress: Callable[[Progress], None] | None) -> Routed:
+    """Read every file once: route game lines to the workers' spools, quarantine the rest
+    (once: a line already quarantined from the same file content is not written again)."""
+    spools = [os.path.join(spool_dir, f"shard-{k}.spool") for k in range(workers)]
+    by_path = {f.path: f for f in files}
+    seen = _quarantined_keys(store, snapshot, files)
+    writer = PartWriter(store, "quarantine", f"{prefix}-q")
+    reports: dict[str, FileReport] = {}
+    counts = {"quarantined": 0, "lines": 0}
+    state.phase = "routing"
+
+    def on_file(read: Mapping[str, Any], found: Sequence[Mapping[str, Any]]) -> None:
+        item = by_path[read["file"]]
+        report = reports[item.path] = FileReport(lines=read["lines"])
+        problem = read["error"]
+        if problem is not None:
+            report.status = "failed" if problem["line"] is None else "truncated"
+            report.error = problem["message"]
+            found = [*found, {"file": item.path, "line": problem["line"],
+                                "code": "malformed_json", "message": problem["message"],
+                                "raw": None}]
+        rows = []
+        for error in found:
+            key = (item.sha256, error["line"], error["code"])
+            if item.sha256 is not None and key in seen:
+                continue
+            seen.add(key)
+            rows.append(quarantine_row(error, item, batch))
+        writer.add((), rows)
+        counts["quarantined"] += len(rows)
+        counts["lines"] += read["lines"]
+        state.files += 1
+        state.lines = counts["lines"]
+        if progress is not None:
+            progress(state)
+
+    try:
+        _core.route_files([f.path for f in files], spools, on_file)
+        parts = writer.close()
+    except BaseException:
+        writer.abort()
+        raise
+    return Routed(spools, reports, parts, counts["quarantined"], counts["lines"])
+
+
+def _quarantined_keys(store: Warehouse, snapshot: Snapshot,
+                      files: Sequence[InputFile]) -> set[tuple[str | None, int | None, str]]:
+    """Keys of lines already quarantined from these files (a re-ingest adds none)."""
+    shas = [f.sha256 for f in files if f.sha256]
+    if not snapshot.versions.get("quarantine") or not shas:
+        return set()
+    data = store.dataset("quarantine", snapshot.versions["quarantine"]).to_table(
+        columns=["file_sha256", "line", "code"], filter=pc.field("file_sha256").isin(shas))
+    return {(r["file_sha256"], r["line"], r["code"]) for r in data.to_pylist()}
+
+
+def _run_workers(store: Warehouse, snapshot: Snapshot, files: tuple[InputFile, ...],
+                 spools: list[str], batch: int, prefix: str, state: Progress,
                  progress: Callable[[Progress], None] | None) -> list[WorkerResult]:
     has_games = snapshot.versions.get("games", 0) > 0
-    tasks = [WorkerTask(str(store.root), files, k, workers, batch, f"{prefix}-w{k}",
-                        dict(snapshot.versions), has_games) for k in range(workers)]
+    workers = len(spools)
+    tasks = [WorkerTask(store.root, files, spool, k, workers, batch, f"{prefix}-w{k}",
+                        dict(snapshot.versions), has_games, dict(store.location.options))
+             for k, spool in enumerate(spools)]
     per_worker: dict[int, tuple[int, int, int, int]] = {}
+    state.phase = "replaying"
+    routed_lines = state.lines
 
     def update(shard: int, figures: tuple[int, int, int, int]) -> None:
         per_worker[shard] = figures
-        state.files = min(f[0] for f in per_worker.values()) if len(per_worker) == workers else 0
-        state.lines = max(f[1] for f in per_worker.values())
+        state.lines = routed_lines
         state.games = sum(f[2] for f in per_worker.values())
         state.violations = sum(f[3] for f in per_worker.values())
         if progress is not None:
@@ -718,9 +779,9 @@ def _run_workers(store: Warehouse, snapshot: Snapshot, files: tuple[InputFile, .
     return [results[k] for k in range(workers)]
 
 
-def _commit(store: Warehouse, snapshot: Snapshot, inputs: list[InputFile],
+def _commit(store: Warehouse, snapshot: Snapshot, inputs: list[InputFile], routed: Routed,
             results: list[WorkerResult], batch: int, prefix: str, started: datetime,
-            workers: int) -> BatchSummary:
+            workers: int, attempt: int) -> BatchSummary:
     replaced: dict[str, tuple[str, str]] = {}
     for result in results:
         replaced.update(result.replaced)
@@ -729,6 +790,8 @@ def _commit(store: Warehouse, snapshot: Snapshot, inputs: list[InputFile],
     changed = False
     for name in DATA_TABLES:
         adds = [p for r in results for p in r.parts.get(name, [])]
+        if name == "quarantine":
+            adds += routed.quarantine
         removes: list[PartFile] = []
         if replaced and name in GAME_TABLES:
             candidates = [p for p in store.committed_files(name, snapshot.versions[name])
@@ -736,18 +799,18 @@ def _commit(store: Warehouse, snapshot: Snapshot, inputs: list[InputFile],
             fresh, removes = rewrite_without(store, name, candidates, set(replaced),
                                              f"{prefix}-x")
             adds += fresh
-        versions[name] = store.commit(name, adds, removes, batch, "ingest")
+        versions[name] = store.commit(name, adds, removes, batch, "ingest", attempt)
         if versions[name] != snapshot.versions[name]:
             changed = True
         _fault(f"after-commit:{name}")
         _pause()
     if changed or any(snapshot.versions.get(n, 0) == 0 for n in SUMMARY_TABLES):
-        versions.update(summaries.refresh(store, versions, batch, prefix))
+        versions.update(summaries.refresh(store, versions, batch, prefix, attempt))
     else:
         versions.update({n: snapshot.versions[n] for n in SUMMARY_TABLES})
     _fault("after-summaries")
     _fault("before-batches")
-    reports: dict[str, FileReport] = results[0].files if results else {}
+    reports = routed.files
     file_rows = []
     for item in inputs:
         report = reports.get(item.path)
@@ -761,12 +824,12 @@ def _commit(store: Warehouse, snapshot: Snapshot, inputs: list[InputFile],
             status, error, lines = report.status, report.error, report.lines
         file_rows.append({"path": item.path, "size": item.size, "sha256": item.sha256,
                           "lines": lines, "status": status, "error": error})
-    lines = results[0].lines if results else 0
+    lines = routed.lines
     new = sum(r.new for r in results)
     updated = sum(r.updated for r in results)
     unchanged = sum(r.unchanged for r in results)
     violations = sum(r.violations for r in results)
-    quarantined = sum(r.quarantined for r in results)
+    quarantined = routed.quarantined + sum(r.quarantined for r in results)
     failed = sum(1 for f in file_rows if f["status"] in ("failed", "truncated"))
     row = {
         "id": batch, "kind": "ingest", "started": started, "ended": _now(), "files": file_rows,
@@ -774,7 +837,7 @@ def _commit(store: Warehouse, snapshot: Snapshot, inputs: list[InputFile],
         "games_unchanged": unchanged, "violations": violations,
         "errors": quarantined + failed, "workers": workers, "engine_version": ENGINE_VERSION,
     }
-    versions["batches"] = store.commit_batch(row, versions)
+    versions["batches"] = store.commit_batch(row, versions, attempt)
     return BatchSummary(batch, file_rows, lines, new, updated, unchanged, violations,
                         quarantined, 0.0, versions, workers,
                         peak_open_games=max((r.peak_open for r in results), default=0))

@@ -3,8 +3,9 @@
 `open_warehouse()` reads the latest `batches` row, opens every table at the Delta version
 that batch recorded (so a batch being committed meanwhile is invisible until its last
 commit lands), and hands the tables to an in-memory DuckDB as Arrow datasets. DuckDB reads
-them through pyarrow and gets no file access of its own: external access is disabled and
-the configuration locked before the connection is returned.
+them through pyarrow and gets no file access of its own: the connection is built and locked
+by `ingest.sandbox`, and SQL from outside this code base runs through
+`WarehouseReader.query` (one SELECT, under a time, memory and row limit, streamed).
 
 The named views (`VIEWS`) are what the CLI's `stats` commands and the dashboard ask:
 player stats and the leaderboard, head-to-head, who targets whom with 2s, first-seat
@@ -13,8 +14,8 @@ advantage, hand lengths, compliance by code, ruleset and server build.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import duckdb
@@ -22,6 +23,7 @@ import pyarrow as pa
 import pyarrow.dataset as pads
 
 from engine import _core
+from ingest import sandbox
 from ingest.schema import TABLES
 from ingest.store import DEFAULT_WAREHOUSE, Snapshot, Warehouse
 
@@ -51,13 +53,10 @@ VIEWS: dict[str, str] = {
     # `lift` far above 1 for one target, with many 2s, is a collusion signal
     "two_targets": """
         WITH twos AS (
-            SELECT e.ruleset, e.game_id, e.hand, e.player, e.target, h.players
+            SELECT e.ruleset, e.game_id, e.hand, e.player, e.gift_to AS target, h.players
             FROM events e
             JOIN hands h ON e.game_id = h.game_id AND e.hand = h.hand
-            WHERE e.type = 'play' AND e.card LIKE '2_' AND e.target IS NOT NULL
-              AND e.target <> e.player AND NOT e.set_aside
-              AND NOT list_contains(coalesce(e.codes, []::VARCHAR[]), 'bad_target')
-              AND h.players > 1
+            WHERE e.gift_to IS NOT NULL AND e.gift_to <> e.player AND h.players > 1
         ), given AS (
             SELECT ruleset, player, target, count(*) AS twos
             FROM twos GROUP BY ruleset, player, target
@@ -127,26 +126,36 @@ VIEWS: dict[str, str] = {
         FROM games
         GROUP BY ruleset, coalesce(server_build, '?')
     """,
+    # the games ruleset inference samples, newest first within each server build
+    # (engine/infer.py replays each under every profile: the Compliance page's auditor panel)
+    "inference_sample": """
+        SELECT game_id, ruleset, coalesce(server_build, '?') AS server_build, start_time,
+               row_number() OVER (PARTITION BY coalesce(server_build, '?')
+                                  ORDER BY start_time DESC NULLS LAST, game_id) AS build_rank
+        FROM games
+    """,
     "game_status": """
         SELECT ruleset, status, count(*) AS games, sum(hands) AS hands, sum(lines) AS lines
         FROM games GROUP BY ruleset, status
     """,
 }
 
-_LOCKDOWN = (
-    "SET enable_external_access = false",
-    "SET lock_configuration = true",
-)
-
-
 @dataclass
 class WarehouseReader:
-    """A read-only DuckDB connection over one committed snapshot of the warehouse."""
+    """A read-only DuckDB connection over one committed snapshot of the warehouse.
+
+    `sql`, `arrow` and `rows` are for this code base's own statements; `query` is for
+    anyone else's (the sandbox's rules and limits)."""
 
     con: duckdb.DuckDBPyConnection
     snapshot: Snapshot
     root: str
     datasets: dict[str, pads.Dataset] = field(default_factory=dict)
+    limits: sandbox.Limits = sandbox.QUERY_LIMITS
+
+    def query(self, query: str, limits: sandbox.Limits | None = None) -> sandbox.Result:
+        """Untrusted SQL: one SELECT, streamed under the limits (`sandbox.run`)."""
+        return sandbox.run(self.con, query, None, limits or self.limits)
 
     def sql(self, query: str, params: list[Any] | None = None) -> duckdb.DuckDBPyRelation:
         return self.con.sql(query, params=params)
@@ -167,17 +176,17 @@ class WarehouseReader:
         self.close()
 
 
-def open_warehouse(root: str = DEFAULT_WAREHOUSE, *, threads: int | None = None) -> WarehouseReader:
-    """The latest committed snapshot of the warehouse at `root` as DuckDB views."""
-    store = Warehouse(root)
+def open_warehouse(root: str = DEFAULT_WAREHOUSE, *, threads: int | None = None,
+                   limits: sandbox.Limits = sandbox.QUERY_LIMITS,
+                   storage_options: Mapping[str, str] | None = None) -> WarehouseReader:
+    """The latest committed snapshot of the warehouse at `root` (a folder or
+    `s3://bucket/prefix`) as DuckDB views, in a sandboxed connection (`ingest.sandbox`)
+    with no file access: pyarrow reads the parts, wherever they are."""
+    store = Warehouse(root, storage_options)
     snapshot = store.snapshot()
-    config: dict[str, Any] = {
-        "autoinstall_known_extensions": False,
-        "autoload_known_extensions": False,
-    }
     if threads is not None:
-        config["threads"] = threads
-    con = duckdb.connect(":memory:", config=config)
+        limits = replace(limits, threads=threads)
+    con = sandbox.connect(limits)
     datasets = {}
     for name in TABLES:
         dataset = store.dataset(name, snapshot.versions[name])
@@ -185,18 +194,19 @@ def open_warehouse(root: str = DEFAULT_WAREHOUSE, *, threads: int | None = None)
         con.register(name, dataset)
     for name, body in VIEWS.items():
         con.execute(f"CREATE VIEW {name} AS {body}")
-    for statement in _LOCKDOWN:
-        con.execute(statement)
-    return WarehouseReader(con, snapshot, str(root), datasets)
+    sandbox.lock(con)
+    return WarehouseReader(con, snapshot, store.root, datasets, limits)
 
 
-def scan_polars(root: str, table: str) -> Any:
+def scan_polars(root: str, table: str,
+                storage_options: Mapping[str, str] | None = None) -> Any:
     """A polars LazyFrame over `table` at the committed snapshot."""
     import polars as pl
 
-    store = Warehouse(root)
+    store = Warehouse(root, storage_options)
     version = store.snapshot().versions[table]
-    return pl.scan_delta(str(store.table_path(table)), version=version)
+    return pl.scan_delta(store.table_uri(table), version=version,
+                         storage_options=store.location.delta_options())
 
 
 def game_lines(reader: WarehouseReader, game: str) -> Iterator[tuple[bytes, str, int]]:

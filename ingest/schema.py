@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 #: bump on any change of a table's columns; the warehouse records it in `batches`
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 #: the partition value when a game's ruleset is not one the engine knows
 UNKNOWN_RULESET = "unknown"
@@ -118,6 +118,9 @@ EVENTS = _game_keyed(
     pa.field("target", pa.string()),
     pa.field("cards", NAMES),
     pa.field("phase", pa.string()),
+    # the engine's facts of the line: what a draw was, whose gift a 2 gave
+    pa.field("draw_kind", pa.string()),
+    pa.field("gift_to", pa.string()),
     pa.field("code", pa.string()),
     pa.field("codes", NAMES),
     pa.field("set_aside", pa.bool_(), nullable=False),
@@ -132,6 +135,8 @@ VIOLATIONS = _game_keyed(
     pa.field("seq", pa.int64()),
     pa.field("hand", pa.int32()),
     pa.field("code", pa.string(), nullable=False),
+    # a player's own foul (rules.md's list): what "a player's violations" counts everywhere
+    pa.field("foul", pa.bool_(), nullable=False),
     pa.field("player", pa.string()),
     pa.field("message", pa.string(), nullable=False),
     pa.field("file", pa.string()),

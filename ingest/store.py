@@ -1,8 +1,12 @@
 """The Delta Lake side of the warehouse: table folders, Parquet parts, commits, snapshots.
 
-A warehouse is a folder of Delta tables, one per entry of `schema.TABLES`. Writers put
-Parquet parts straight into a table's folder (a temporary name, then an atomic rename) and
-nothing is visible until a commit names them. Each batch commits every data table once
+A warehouse is a folder (local, or an S3 prefix: `ingest.storage.Location`) of Delta
+tables, one per entry of `schema.TABLES`. Writers put Parquet parts straight into a
+table's folder (locally a temporary name, then an atomic rename; on S3 one PUT) and
+nothing is visible until a commit names them. Every commit carries Delta's application
+transaction id (`APP_ID`, with the writer's attempt number as its version), so a commit
+retried after an unknown outcome (a timeout, a lost reply) is recognised as landed and
+never appends twice. Each batch commits every data table once
 (adds and removes in one Delta transaction per table), then appends its row to `batches`
 last: that row records the version of every table the batch produced, and readers open
 each table at the versions of the latest `batches` row. A batch killed before that last
@@ -13,31 +17,34 @@ restores any table that moved past the recorded version.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
-import shutil
 import time
 import uuid
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as pads
-import pyarrow.fs as pafs
 import pyarrow.parquet as pq
-from deltalake import DeltaTable
+from deltalake import CommitProperties, DeltaTable, Transaction
+from deltalake.exceptions import DeltaError
 from deltalake.transaction import AddAction, RemoveAction
 
+from ingest import lock as writer_lock
 from ingest.schema import SCHEMA_VERSION, TABLES, TableSpec
+from ingest.storage import AtomicOutput, Location
 
 DEFAULT_WAREHOUSE = "data/warehouse"
-LOCK_NAME = "_ingest.lock"
+LOCK_NAME = writer_lock.LOCK_NAME
 STAGING = "_staging"
+#: Delta application transaction id of this project's writers (`txn` actions)
+APP_ID = "haftkhabis"
+#: tries of one commit whose outcome is unknown (the store timed out, a reply was lost)
+COMMIT_TRIES = 4
 ROWS_PER_GROUP = 131_072
 #: rows a writer holds in memory (over all its partitions) before it writes a row group:
 #: sized by how wide each table's rows are, so a worker's buffers stay near 100 MiB
@@ -85,43 +92,67 @@ class Snapshot:
 
 
 class Warehouse:
-    """A warehouse folder: its tables, its lock, its committed snapshot."""
+    """A warehouse (a local folder or an S3 prefix): its tables, its lock, its committed
+    snapshot."""
 
-    def __init__(self, root: str | os.PathLike[str]) -> None:
-        self.root = Path(root)
+    def __init__(self, root: str | os.PathLike[str] | Location,
+                 storage_options: Mapping[str, str] | None = None) -> None:
+        self.location = Location.of(root, storage_options)
+        self.root = self.location.uri
+        self._lock: writer_lock.FileLock | writer_lock.ObjectLock | None = None
 
-    def table_path(self, name: str) -> Path:
-        return self.root / name
+    def table_uri(self, name: str) -> str:
+        return self.location.join(name)
+
+    def part_uri(self, name: str, part: PartFile) -> str:
+        return self.location.join(name, part.path)
+
+    def part_fs_path(self, name: str, part: PartFile) -> str:
+        """A part as a path of `self.location.filesystem` (what pyarrow opens)."""
+        return self.location.fs_path(self.part_uri(name, part))
 
     def exists(self) -> bool:
-        return all(DeltaTable.is_deltatable(str(self.table_path(n))) for n in TABLES)
+        options = self.location.delta_options()
+        return all(DeltaTable.is_deltatable(self.table_uri(n), storage_options=options)
+                   for n in TABLES)
 
     def ensure(self) -> None:
         """Create the folder and every table (empty, version 0) that is missing."""
-        self.root.mkdir(parents=True, exist_ok=True)
+        self.location.makedirs(self.root)
+        options = self.location.delta_options()
         for name, spec in TABLES.items():
-            path = str(self.table_path(name))
-            if not DeltaTable.is_deltatable(path):
+            uri = self.table_uri(name)
+            if not DeltaTable.is_deltatable(uri, storage_options=options):
                 DeltaTable.create(
-                    path, spec.schema, partition_by=list(spec.partition_by) or None,
-                    name=name,
+                    uri, spec.schema, partition_by=list(spec.partition_by) or None,
+                    name=name, storage_options=options,
                     description=f"haftkhabis warehouse table {name}, schema {SCHEMA_VERSION}",
                 )
 
     @contextlib.contextmanager
-    def lock(self) -> Iterator[None]:
-        """Exclusive writer lock (ingest, compact). The OS drops it if the process dies."""
-        self.root.mkdir(parents=True, exist_ok=True)
-        handle = open(self.root / LOCK_NAME, "a+")  # noqa: SIM115 - held for the block
+    def lock(self, *, wait: float = 0.0, ttl: float = writer_lock.LOCK_TTL) -> Iterator[None]:
+        """Exclusive writer lock (ingest, compact), waiting up to `wait` seconds for it.
+        Locally `flock` (the OS drops it if the process dies); on S3 a lock object with
+        an expiry (`ingest.lock`)."""
+        held = writer_lock.writer_lock(self.location, ttl)
         try:
-            try:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                raise WarehouseError(
-                    f"{self.root} is busy: another ingest or compact holds {LOCK_NAME}") from None
+            held.acquire(wait)
+        except writer_lock.LockBusy as exc:
+            raise WarehouseError(f"{self.root} is busy: {exc}") from None
+        self._lock = held
+        try:
             yield
         finally:
-            handle.close()
+            self._lock = None
+            held.release()
+
+    def check_lock(self) -> None:
+        """Raise if this writer's lock was taken over (an S3 lock that expired)."""
+        if self._lock is not None:
+            try:
+                self._lock.check()
+            except writer_lock.LockLost as exc:
+                raise WarehouseError(f"{self.root}: {exc}; nothing more is committed") from None
 
     # ------------------------------------------------------------------ reading
 
@@ -129,7 +160,7 @@ class Warehouse:
         """The table versions recorded by the latest committed batch (0s before any)."""
         if not self.exists():
             raise WarehouseError(f"no warehouse at {self.root} (run `haftkhabis ingest` first)")
-        table = DeltaTable(str(self.table_path("batches")))
+        table = self.table("batches")
         data = table.to_pyarrow_table(columns=["id", "table_versions", "schema_version"])
         if data.num_rows == 0:
             return Snapshot(0, dict.fromkeys(TABLES, 0) | {"batches": table.version()})
@@ -144,7 +175,8 @@ class Warehouse:
         return Snapshot(int(row["id"]), versions)
 
     def table(self, name: str, version: int | None = None) -> DeltaTable:
-        return DeltaTable(str(self.table_path(name)), version=version)
+        return DeltaTable(self.table_uri(name), version=version,
+                          storage_options=self.location.delta_options())
 
     def dataset(self, name: str, version: int | None = None) -> pads.Dataset:
         """The table at `version` as a pyarrow dataset: the parts its log lists, each with
@@ -157,12 +189,18 @@ class Warehouse:
         spec = TABLES[name]
         table = self.table(name, version)
         parts = self._parts(name, table)
-        root = self.table_path(name)
-        paths = [str(root / p.path) for p in parts]
+        paths = [self.part_fs_path(name, p) for p in parts]
         guarantees = [_partition_expression(p.partition) for p in parts]
         return pads.FileSystemDataset.from_paths(
             paths, schema=spec.schema, format=pads.ParquetFileFormat(),
-            filesystem=pafs.LocalFileSystem(), partitions=guarantees)
+            filesystem=self.location.filesystem, partitions=guarantees)
+
+    def parts_dataset(self, name: str, parts: Sequence[PartFile]) -> pads.Dataset:
+        """Some parts of `name` (written, perhaps not committed) as a dataset of its file
+        columns."""
+        return pads.dataset([self.part_fs_path(name, p) for p in parts],
+                            schema=TABLES[name].file_schema, format="parquet",
+                            filesystem=self.location.filesystem)
 
     def committed_files(self, name: str, version: int) -> list[PartFile]:
         """The parts of `name` at `version`, with their partition values."""
@@ -196,40 +234,67 @@ class Warehouse:
             if table.version() > pinned:
                 table.restore(pinned)
                 restored.append(name)
-        shutil.rmtree(self.root / STAGING, ignore_errors=True)
-        for name in TABLES:
-            for tmp in self.table_path(name).rglob(".*.tmp"):
-                tmp.unlink(missing_ok=True)
+        self.location.delete_tree(self.location.join(STAGING))
+        if self.location.local:  # an S3 part is one PUT: there is no half-written object
+            for name in TABLES:
+                for tmp in self.location.list(self.table_uri(name), suffix=".tmp", hidden=True):
+                    self.location.delete(tmp)
         return restored
 
     def commit(self, name: str, adds: Sequence[PartFile], removes: Sequence[PartFile],
-               batch: int, operation: str) -> int:
-        """One Delta transaction on `name` adding and removing parts; the new version."""
+               batch: int, operation: str, attempt: int | None = None) -> int:
+        """One Delta transaction on `name` adding and removing parts; the new version.
+
+        `attempt` (unique to this try of the batch, increasing) goes in the commit as the
+        version of the application transaction `APP_ID`. A commit whose outcome is
+        unknown (an error after the request left) is retried only if the table's
+        transaction version is not `attempt` yet, so it lands exactly once."""
         spec = TABLES[name]
         table = self.table(name)
         if not adds and not removes:
             return table.version()
-        from deltalake import CommitProperties
-        table.create_write_transaction(
-            [a.add_action() for a in adds] + [r.remove_action() for r in removes],
-            mode="append", schema=spec.schema, partition_by=list(spec.partition_by) or None,
-            commit_properties=CommitProperties(
-                custom_metadata={"haftkhabis.batch": batch, "haftkhabis.operation": operation}),
-        )
+        if attempt is not None and table.transaction_version(APP_ID) == attempt:
+            return table.version()  # this very commit landed before (a retried call)
+        self.check_lock()
+        actions = [a.add_action() for a in adds] + [r.remove_action() for r in removes]
+        properties = CommitProperties(
+            custom_metadata={"haftkhabis.batch": batch, "haftkhabis.operation": operation},
+            app_transactions=[Transaction(APP_ID, attempt)] if attempt is not None else None)
+        for tries in range(1, COMMIT_TRIES + 1):
+            try:
+                table.create_write_transaction(
+                    actions, mode="append", schema=spec.schema,
+                    partition_by=list(spec.partition_by) or None,
+                    commit_properties=properties)
+                break
+            except (OSError, DeltaError):
+                table = self.table(name)
+                if attempt is not None and table.transaction_version(APP_ID) == attempt:
+                    break  # it landed; the reply was what failed
+                if tries == COMMIT_TRIES:
+                    raise
+                time.sleep(0.2 * 2**tries)
         return self.table(name).version()
 
-    def commit_batch(self, row: dict[str, Any], versions: dict[str, int]) -> int:
+    def commit_batch(self, row: dict[str, Any], versions: dict[str, int],
+                     attempt: int | None = None) -> int:
         """Append the batch's row to `batches`: the commit point of the whole batch."""
         row = dict(row, table_versions=list(versions.items()), schema_version=SCHEMA_VERSION)
-        writer = PartWriter(self, "batches", prefix=f"b{row['id']:06d}")
+        writer = PartWriter(self, "batches", prefix=f"b{row['id']:06d}-{new_token()}")
         writer.add((), [tuple(row[f.name] for f in TABLES["batches"].file_schema)])
         parts = writer.close()
-        return self.commit("batches", parts, [], row["id"], "batch")
+        return self.commit("batches", parts, [], row["id"], "batch", attempt)
 
-    def staging(self, token: str) -> Path:
-        path = self.root / STAGING / token
-        path.mkdir(parents=True, exist_ok=True)
-        return path
+    def staging(self, token: str) -> str:
+        """The URI of a staging folder for this batch (removed by `recover`)."""
+        uri = self.location.join(STAGING, token)
+        self.location.makedirs(uri)
+        return uri
+
+
+def new_attempt() -> int:
+    """An attempt number for `Warehouse.commit`: unique and increasing (microseconds)."""
+    return time.time_ns() // 1000
 
 
 def new_token() -> str:
@@ -246,12 +311,14 @@ class PartWriter:
     def __init__(self, warehouse: Warehouse, name: str, prefix: str,
                  rows_per_group: int | None = None, rows_per_file: int = ROWS_PER_FILE) -> None:
         self.spec: TableSpec = TABLES[name]
-        self.root = warehouse.table_path(name)
+        self.location = warehouse.location
+        self.root = warehouse.table_uri(name)
         self.schema = self.spec.file_schema
         self.prefix = prefix
         self.rows_per_group = rows_per_group or ROW_BUFFER.get(name, ROWS_PER_GROUP)
         self.rows_per_file = rows_per_file
         self.buffers: dict[tuple[str, ...], list[tuple[Any, ...]]] = {}
+        self.tables: dict[tuple[str, ...], list[pa.Table]] = {}
         self.open: dict[tuple[str, ...], _OpenPart] = {}
         self.done: list[PartFile] = []
         self.counter = 0
@@ -272,8 +339,27 @@ class PartWriter:
             self._flush(largest)
 
     def add_table(self, partition: tuple[str, ...], data: pa.Table) -> None:
-        """Append already-columnar rows (used when rewriting parts)."""
-        self._write(partition, data)
+        """Append already-columnar rows (the engine's column batches, rewritten parts),
+        gathered into row groups of `rows_per_group` rows."""
+        if data.num_rows == 0:
+            return
+        if data.num_rows >= self.rows_per_group and partition not in self.tables:
+            self._write(partition, data)
+            return
+        pending = self.tables.setdefault(partition, [])
+        pending.append(data)
+        self.buffered += data.num_rows
+        if sum(t.num_rows for t in pending) >= self.rows_per_group:
+            self._write_tables(partition)
+        elif self.buffered > self.rows_per_group:
+            # as in `add`: one buffer's worth across every partition, not one each
+            self._write_tables(max(self.tables,
+                                   key=lambda p: sum(t.num_rows for t in self.tables[p])))
+
+    def _write_tables(self, partition: tuple[str, ...]) -> None:
+        tables = self.tables.pop(partition)
+        self.buffered -= sum(t.num_rows for t in tables)
+        self._write(partition, pa.concat_tables(tables))
 
     def _flush(self, partition: tuple[str, ...]) -> None:
         rows = self.buffers.pop(partition, None)
@@ -292,8 +378,8 @@ class PartWriter:
                                                           strict=True))
             name = f"part-{self.prefix}-{self.counter:05d}.zstd.parquet"
             relative = f"{folder}/{name}" if folder else name
-            part = self.open[partition] = _OpenPart(self.root, relative, self.schema, partition,
-                                                    self.spec)
+            part = self.open[partition] = _OpenPart(self.location, self.root, relative,
+                                                    self.schema, partition, self.spec)
         part.write(data)
         if part.rows >= self.rows_per_file or part.groups >= GROUPS_PER_FILE:
             self.done.append(part.close())
@@ -302,6 +388,8 @@ class PartWriter:
     def close(self) -> list[PartFile]:
         for partition in list(self.buffers):
             self._flush(partition)
+        for partition in list(self.tables):
+            self._write_tables(partition)
         for part in self.open.values():
             self.done.append(part.close())
         self.open.clear()
@@ -315,7 +403,8 @@ class PartWriter:
 
 @dataclass(slots=True)
 class _OpenPart:
-    root: Path
+    location: Location
+    root: str
     relative: str
     schema: pa.Schema
     partition: tuple[str, ...]
@@ -323,22 +412,23 @@ class _OpenPart:
     rows: int = 0
     groups: int = 0
     writer: pq.ParquetWriter | None = None
-    tmp: Path = field(init=False)
+    out: AtomicOutput | None = None
     stats: _ColumnStats = field(init=False)
 
     def __post_init__(self) -> None:
         self.stats = _ColumnStats(self.schema)
-        final = self.root / self.relative
-        final.parent.mkdir(parents=True, exist_ok=True)
-        self.tmp = final.with_name(f".{final.name}.tmp")
 
-    def write(self, data: pa.Table) -> None:
-        if self.writer is None:
-            self.writer = pq.ParquetWriter(
-                self.tmp, self.schema, compression="zstd", compression_level=3,
+    def _open(self) -> pq.ParquetWriter:
+        self.out = AtomicOutput(self.location, f"{self.root}/{self.relative}")
+        return pq.ParquetWriter(
+                self.out.stream, self.schema, compression="zstd", compression_level=3,
                 write_statistics=[n for n in self.schema.names if n not in NO_STATISTICS],
                 use_dictionary=True,
             )
+
+    def write(self, data: pa.Table) -> None:
+        if self.writer is None:
+            self.writer = self._open()
         self.writer.write_table(data, row_group_size=ROWS_PER_GROUP)
         self.rows += data.num_rows
         self.groups += -(-data.num_rows // ROWS_PER_GROUP)
@@ -346,27 +436,27 @@ class _OpenPart:
 
     def close(self) -> PartFile:
         if self.writer is None:
-            pq.ParquetWriter(self.tmp, self.schema).close()
-        else:
-            self.writer.close()
-        final = self.root / self.relative
-        with open(self.tmp, "rb+") as handle:
-            os.fsync(handle.fileno())
-        os.replace(self.tmp, final)
+            self.writer = self._open()
+        self.writer.close()
+        assert self.out is not None
+        size = self.out.commit()
         partition = tuple(zip(self.spec.partition_by, self.partition, strict=True))
-        return PartFile(self.relative, final.stat().st_size, partition, self.rows,
+        return PartFile(self.relative, size, partition, self.rows,
                         self.stats.to_json(self.rows))
 
     def abort(self) -> None:
         if self.writer is not None:
-            self.writer.close()
-        self.tmp.unlink(missing_ok=True)
+            with contextlib.suppress(Exception):
+                self.writer.close()
+        if self.out is not None:
+            self.out.abort()
 
 
 def read_part(warehouse: Warehouse, name: str, part: PartFile,
               columns: list[str] | None = None) -> pa.Table:
     """A part's rows (file columns only)."""
-    return pq.read_table(warehouse.table_path(name) / part.path, columns=columns)
+    return pq.read_table(warehouse.part_fs_path(name, part), columns=columns,
+                         filesystem=warehouse.location.filesystem)
 
 
 def rewrite_without(warehouse: Warehouse, name: str, parts: Iterable[PartFile],

@@ -1,7 +1,7 @@
 """Summary tables refreshed with each batch, so the leaderboard answers at once at any size.
 
 A summary is a small Delta table computed from the game tables as the batch leaves them
-(DuckDB reading their Parquet parts, read-only), rewritten whole in one transaction and
+(DuckDB reading their Parquet parts as Arrow datasets, local or on S3), rewritten whole in one transaction and
 committed before the batch's `batches` row, so it is exactly as consistent as the tables
 it sums. The reader's views of the same name read it instead of aggregating millions of
 rows on every question.
@@ -32,7 +32,7 @@ SUMMARIES: dict[str, str] = {
             GROUP BY ruleset, winner
         ), fouls AS (
             SELECT ruleset, player, count(*) AS violations
-            FROM violations WHERE player IS NOT NULL GROUP BY ruleset, player
+            FROM violations WHERE foul GROUP BY ruleset, player
         )
         SELECT h.ruleset, h.player, h.games, coalesce(w.games_won, 0) AS games_won,
                h.hands, h.wins,
@@ -49,7 +49,8 @@ SUMMARIES: dict[str, str] = {
 SOURCES = ("games", "hand_players", "violations")
 
 
-def refresh(store: Warehouse, versions: dict[str, int], batch: int, prefix: str) -> dict[str, int]:
+def refresh(store: Warehouse, versions: dict[str, int], batch: int, prefix: str,
+            attempt: int | None = None) -> dict[str, int]:
     """Recompute every summary from the game tables at `versions`; their new versions."""
     con = duckdb.connect(":memory:", config={"autoinstall_known_extensions": False,
                                              "autoload_known_extensions": False})
@@ -68,23 +69,14 @@ def refresh(store: Warehouse, versions: dict[str, int], batch: int, prefix: str)
                 writer.add_table((), data)
             adds = writer.close()
             removes: list[PartFile] = store.committed_files(name, store.table(name).version())
-            out[name] = store.commit(name, adds, removes, batch, "summary")
+            out[name] = store.commit(name, adds, removes, batch, "summary", attempt)
         return out
     finally:
         con.close()
 
 
 def _source_view(con: duckdb.DuckDBPyConnection, store: Warehouse, name: str, version: int) -> None:
-    """`name` at `version` as a DuckDB view over its Parquet parts (partition values from
-    the part's folder names, as Delta writes them)."""
-    spec = TABLES[name]
-    files = [str(store.table_path(name) / p.path) for p in store.committed_files(name, version)]
-    if not files:
-        con.register(f"{name}_empty", spec.schema.empty_table())
-        con.execute(f"CREATE VIEW {name} AS SELECT * FROM {name}_empty")
-        return
-    listed = ", ".join("'" + f.replace("'", "''") + "'" for f in files)
-    hive = ", ".join(f"'{c}': VARCHAR" for c in spec.partition_by)
-    con.execute(
-        f"CREATE VIEW {name} AS SELECT * FROM read_parquet([{listed}], hive_partitioning = true"
-        + (f", hive_types = {{{hive}}}" if hive else "") + ")")
+    """`name` at `version` as a DuckDB view over its parts (pyarrow reads them, wherever
+    the warehouse is; partition values come from the Delta log)."""
+    con.register(f"{name}_parts", store.dataset(name, version))
+    con.execute(f"CREATE VIEW {name} AS SELECT * FROM {name}_parts")

@@ -1,30 +1,25 @@
 """Small random games for the dashboard's tests: legal play chosen at random among the
 engine's own legal moves, so the logs replay compliant; `corrupt` then plants violations.
 
-Test support only (the project's simulator is `engine/simulate.py`); each candidate line is
-tried on a copy of the table and kept only when the engine finds nothing wrong with it.
+Test support only (the project's simulator is `engine/simulate.py`). The engine is the
+native core: every line goes to one `engine._core.GameRun`, whose `options()` (the legality
+view) and `snapshot()` the moves are chosen from. A candidate line the engine finds anything
+wrong with is not kept: the run is then rebuilt from the lines kept so far.
 """
 
 from __future__ import annotations
 
-import copy
 import random
 from collections.abc import Iterator
 from typing import Any
 
+import orjson
+
+from engine import _core
 from engine.cards import ONE_DECK, SUITS
-from engine.events import decode_line
-from engine.machine import Phase, Table, read_header
-from engine.rulesets import RULESETS
+from engine.rulesets import RULESETS, Ruleset
 
 Line = dict[str, Any]
-
-
-def _apply(table: Table, obj: Line) -> list[Any]:
-    decoded = decode_line(obj, obj["game"], obj["seq"])
-    if decoded.issues or decoded.event is None:
-        return ["schema"]
-    return table.apply(decoded.event)
 
 
 class _Builder:
@@ -33,34 +28,42 @@ class _Builder:
         self.game = game
         self.rng = rng
         self.lines: list[Line] = []
+        self.raws: list[bytes] = []  # the lines kept, as fed to the run
         self.players = players
         self.ts = ts
+        self.run = _core.GameRun(game)
         head = {"format": "haftkhabis/1", "ruleset": ruleset, "players": players, **header}
-        obj = self._line("game", **head)
-        decoded = decode_line(obj, game, 0)
-        assert decoded.event is not None
-        settings = read_header(decoded.event, RULESETS).settings  # type: ignore[arg-type]
-        assert settings is not None
-        self.table = Table(settings, game)
-        self.lines.append(obj)
+        assert self.emit("game", **head), "header refused"
+        assert not self.run.invalid
+        self.settings = self.run.settings()
+        # the profile with the header's options
+        self.rules: Ruleset = RULESETS[self.settings["ruleset"]].with_options(self.settings["options"])
         self.stock: list[str] = []
 
     def _line(self, type_: str, **fields: Any) -> Line:
         return {"game": self.game, "seq": len(self.lines), "type": type_, "ts": self.ts, **fields}
 
+    def hand(self) -> dict[str, Any]:
+        state = self.run.snapshot()
+        assert state is not None, "no hand dealt"
+        return state
+
     def emit(self, type_: str, **fields: Any) -> bool:
+        """Keep the line when the engine finds nothing wrong with it."""
         obj = self._line(type_, **fields)
-        # the settings and ruleset are frozen (and hold mappingproxies): share them
-        shared = {id(self.table.settings): self.table.settings, id(self.table.rules): self.table.rules}
-        trial = copy.deepcopy(self.table, shared)
-        if _apply(trial, obj):
+        raw = orjson.dumps(obj)
+        if self.run.feed(raw, len(self.raws) + 1):
+            # refused: the run has seen the line, so replay the kept lines afresh
+            self.run = _core.GameRun(self.game)
+            for number, kept in enumerate(self.raws, 1):
+                assert self.run.feed(kept, number) == [], "a kept line is refused on replay"
             return False
-        self.table = trial
         self.lines.append(obj)
+        self.raws.append(raw)
         return True
 
     def deal(self, number: int) -> None:
-        rules = self.table.rules
+        rules = self.rules
         deck = list(ONE_DECK)
         self.rng.shuffle(deck)
         n = len(self.players)
@@ -80,10 +83,9 @@ class _Builder:
         assert self.emit("deal", **fields), "deal refused"
 
     def draw(self, player: str, count: int) -> bool:
-        hand = self.table.hand
-        assert hand is not None
-        if not self.stock and hand.stock_size() == 0 and self.table.rules.reshuffles and len(hand.pile) > 1:
-            under = list(hand.pile[:-1])
+        hand = self.hand()
+        if not self.stock and hand["stock_size"] == 0 and self.rules.reshuffles and len(hand["pile"]) > 1:
+            under = list(hand["pile"][:-1])
             self.rng.shuffle(under)
             if self.emit("reshuffle", stock=under):
                 self.stock = under
@@ -97,28 +99,26 @@ class _Builder:
 
     def turn(self) -> bool:
         """One line (or two: a call); False when nothing legal could be found."""
-        table = self.table
-        hand = table.hand
-        assert hand is not None
-        for player in sorted(hand.call_due):
+        for player in sorted(self.hand()["call_due"]):
             self.emit("announce", player=player, call="last_card")
-        opts = table.options()
+        opts = self.run.options()
         if opts is None:
             return False
-        player = opts.player
-        if opts.gift or hand.phase is Phase.SETTLEMENT:
-            return self.draw(player, opts.draw or 1)
-        moves: list[tuple[str, Any]] = [("play", c) for c in opts.playable]
-        if opts.draw is not None and not opts.obliged:
-            moves.append(("draw", opts.draw))
-        if opts.may_pass:
+        hand = self.hand()
+        player = opts["player"]
+        if opts["gift"] or hand["phase"] == "settlement":
+            return self.draw(player, opts["draw"] or 1)
+        moves: list[tuple[str, Any]] = [("play", c) for c in sorted(opts["play"])]
+        if opts["draw"] is not None and not opts["obliged"]:
+            moves.append(("draw", opts["draw"]))
+        if opts["pass"]:
             moves.append(("pass", None))
         self.rng.shuffle(moves)
         # prefer playing: games then end in a sensible number of lines
         moves.sort(key=lambda m: m[0] != "play")
         for kind, arg in moves:
             if kind == "play":
-                others = [p for p in hand.active if p != player]
+                others = [p for p in hand["active"] if p != player]
                 variants: list[dict[str, Any]] = [{}]
                 if arg[0] == "J":
                     variants = [{"suit": s} for s in self.rng.sample(SUITS, 4)] + [{}]
@@ -152,23 +152,24 @@ def random_game(
     if hands is not None:
         header["match"] = {"hands": hands}
     b = _Builder(game, ruleset, players, rng, ts, **header)
+    open_ended = b.settings["match_hands"] is None and b.settings["match_target"] is None \
+        and b.rules.default_hands is None
     number = 0
     while len(b.lines) < max_lines:
-        table = b.table
-        if table.hand is None or not table.hand_open:
-            if table.is_complete() or (number and table.match_over):
+        run = b.run  # rebuilt when a candidate line was refused
+        if not run.hand_open:
+            if run.is_complete() or (number and run.match_over):
                 break
             number += 1
             b.deal(number)
             continue
-        hand = table.hand
-        if hand.phase is Phase.OVER:
-            outcome = hand.outcome
+        hand = b.hand()
+        if hand["phase"] == "over":
+            outcome = hand["outcome"]
             assert outcome is not None
-            ok = b.emit("end", hand=hand.number, winners=outcome.winners)
+            ok = b.emit("end", hand=hand["hand"], winners=outcome["winners"])
             assert ok, "end refused"
-            if table.settings.match_hands is None and table.settings.match_target is None \
-                    and table.rules.default_hands is None:
+            if open_ended:
                 break  # persian open-ended: one hand is a game
             continue
         if not b.turn():

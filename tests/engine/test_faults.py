@@ -9,6 +9,7 @@ from pathlib import Path
 import orjson
 import pytest
 
+from engine import _core
 from engine.simulate import (
     FAULT_KINDS,
     InjectedFault,
@@ -17,7 +18,7 @@ from engine.simulate import (
     open_output,
     write_simulation,
 )
-from engine.validate import Validator
+from tests.corekit import drain
 
 RUNS = {
     # ruleset: (games, players, file name); persian keeps to smaller tables to stay fast
@@ -45,9 +46,11 @@ def simulate_to_file(tmp_path: Path, ruleset: str, seed: int) -> tuple[Path, lis
 def test_every_injected_fault_is_reported(tmp_path: Path, ruleset: str) -> None:
     path, _ = simulate_to_file(tmp_path, ruleset, seed=2026)
     manifest = orjson.loads((tmp_path / (path.name + ".faults.json")).read_bytes())
-    validator = Validator()
+    validator = _core.Validator()
     validator.feed_paths([str(path)])
-    verdicts = {v.game: v for v in validator.finish()}
+    finished, line_errors = drain(validator)
+    verdicts = {v.game: v for v in finished}
+    assert len(verdicts) == len(finished) == RUNS[ruleset][0]
 
     # at most one fault per game; most games carry one at rate 1.0
     per_game = Counter(f["game"] for f in manifest)
@@ -60,13 +63,13 @@ def test_every_injected_fault_is_reported(tmp_path: Path, ruleset: str) -> None:
         if fault["record"] == "violation":
             expected[fault["game"]] += [(fault["seq"], code) for code in fault["expected_codes"]]
     for game, verdict in verdicts.items():
-        found = sorted((v.seq, v.code.value) for v in verdict.violations)
-        assert found == sorted(expected[game]), (game, [v.to_json() for v in verdict.violations])
+        found = sorted((v["seq"], v["code"]) for v in verdict.violations)
+        assert found == sorted(expected[game]), (game, verdict.violations)
         if not expected[game]:
             assert verdict.status in ("compliant", "aborted"), game
 
     # a garbled line is an error record (no game's violation) at its physical line
-    errors = sorted((e.line, e.code.value) for e in validator.errors)
+    errors = sorted((e["line"], e["code"]) for e in line_errors)
     wanted = sorted((f["file_line"], code) for f in manifest if f["record"] == "error"
                     for code in f["expected_codes"])
     assert wanted and errors == wanted

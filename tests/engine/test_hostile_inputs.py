@@ -462,6 +462,11 @@ def test_each_game_gets_one_verdict_and_the_output_parses(tmp_path: Path) -> Non
     # the same records (streamed, errors may come before games: any order is allowed)
     assert sorted(b"".join(chunks).splitlines()) == sorted(output.splitlines()), counts
     assert counts["games"] == len(logs)
+    # the counts say what the records hold (a status named "violations" once overwrote
+    # the violation count)
+    games_out = [orjson.loads(r) for r in output.splitlines() if b'"kind":"game"' in r]
+    assert counts["violations"] == sum(len(g["violations"]) for g in games_out)
+    assert sum(counts["statuses"].values()) == counts["games"]
 
     # streaming with a tiny hold window: verdicts come out early, still once per game, and
     # a line of a game already written is an error record, not a second verdict

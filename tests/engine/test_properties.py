@@ -12,11 +12,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from engine import _core
 from engine.cards import pack
 from engine.reader import LineError, is_log_name, read_lines
 from engine.simulate import SimConfig, simulate
-from engine.validate import Validator
-from engine.violations import Code
+from tests.corekit import drain, validate_lines
 
 PACK = pack(1)
 
@@ -28,13 +28,11 @@ def _lines(path: Path) -> list[dict[str, Any]]:
 
 
 def _verdict(objs: list[Any]) -> dict[str, Any]:
-    validator = Validator()
-    for number, obj in enumerate(objs, 1):
-        raw = obj if isinstance(obj, bytes) else orjson.dumps(obj)
-        validator.feed_line(raw, "mutated.jsonl", number)
-    verdicts = [v.to_json() for v in validator.finish()]
+    raws = [obj if isinstance(obj, bytes) else orjson.dumps(obj) for obj in objs]
+    found, errors = validate_lines(raws, "mutated.jsonl")
+    verdicts = [v.to_json() for v in found]
     assert len(verdicts) <= 1 + len(objs)
-    return {"verdicts": verdicts, "errors": [e.to_json() for e in validator.errors]}
+    return {"verdicts": verdicts, "errors": errors}
 
 
 json_values = st.recursive(
@@ -47,10 +45,8 @@ json_values = st.recursive(
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.binary(max_size=80), max_size=12))
 def test_arbitrary_bytes_never_crash(lines: list[bytes]) -> None:
-    validator = Validator()
-    for number, raw in enumerate(lines, 1):
-        validator.feed_line(raw, "fuzz.jsonl", number)
-    for verdict in validator.finish():
+    verdicts, _ = validate_lines(lines, "fuzz.jsonl")
+    for verdict in verdicts:
         assert verdict.status in {"compliant", "violations", "incomplete", "aborted", "invalid"}
 
 
@@ -114,35 +110,54 @@ CASE_LOGS = sorted(p for p in (Path(__file__).parents[1] / "cases").rglob("*")
                    if p.is_file() and is_log_name(p.name))
 
 
-def _feed_checking_cards(validator: Validator, raws: list[bytes], name: str) -> None:
-    """Feed `raws`, checking after each line that every running hand keeps its cards."""
-    counts: dict[int, tuple[int, int, bool]] = {}  # id(hand) -> (count at deal, pack, exact)
-    alive: list[object] = []
+def _feed_checking_cards(raws: list[bytes], name: str) -> int:
+    """Validate `raws` with every game's steps recorded, checking that after each line the
+    validator replayed, every running hand keeps its cards (from the state the core
+    records: hands + pile + stock + laid-aside 7s). Returns how many states were checked."""
+    games = set()
+    for raw in raws:
+        try:
+            obj = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            continue
+        if isinstance(obj, dict) and isinstance(obj.get("game"), str):
+            games.add(obj["game"])
+    validator = _core.Validator(record=games)
     for number, raw in enumerate(raws, 1):
         validator.feed_line(raw, name, number)
-        for pending in validator.games.values():
-            table = pending.run.table
-            hand = table.hand if table is not None else None
-            if table is None or hand is None:
+    verdicts, _ = drain(validator)
+    checked = 0
+    for verdict in verdicts:
+        settings = verdict.settings()
+        if settings is None:
+            continue
+        whole = 52 * settings["decks"]
+        over = False  # the deal gave out too many copies (so far)
+        dealt: tuple[int, int, bool] | None = None  # (hand, count at its deal, exact)
+        for step in verdict.steps():
+            over = over or any(v["code"] == "bad_deal" and "too many" in v["message"]
+                               for v in step["violations"])
+            state = step["state"]
+            if state is None:
                 continue
-            count = hand.card_count()
-            if id(hand) not in counts:
-                whole = 52 * table.settings.decks
-                over = any(v.code is Code.BAD_DEAL and "too many" in v.message
-                           for v in pending.run.violations)
-                counts[id(hand)] = (count, whole, not over)
-                alive.append(hand)  # keeps each hand alive, so no id is ever reused
-            first, whole, exact = counts[id(hand)]
-            assert count == first, f"{name} line {number}: {count} cards, {first} at the deal"
+            count = (sum(len(cards) for cards in state["hands"].values()) + state["pile_size"]
+                     + state["stock_size"] + len(state["laid_aside"]))
+            if dealt is None or dealt[0] != state["hand"]:
+                dealt = (state["hand"], count, not over)
+            _, first, exact = dealt
+            where = f"{name} line {step['line']} ({verdict.game} seq {step['seq']})"
+            assert count == first, f"{where}: {count} cards, {first} at the deal"
             if exact:
-                assert count == whole, f"{name} line {number}: {count} cards, not the pack of {whole}"
+                assert count == whole, f"{where}: {count} cards, not the pack of {whole}"
+            checked += 1
+    return checked
 
 
 @pytest.mark.parametrize("path", CASE_LOGS, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_scenario_logs_keep_every_card(path: Path) -> None:
     raws = [raw for item in read_lines(str(path)) if not isinstance(item, LineError)
             for raw in [item[1]]]
-    _feed_checking_cards(Validator(record=None), raws, path.name)
+    _feed_checking_cards(raws, path.name)
 
 
 @pytest.mark.parametrize("fixture", FIXTURES, ids=lambda p: p.stem)
@@ -164,7 +179,7 @@ def test_mutated_logs_keep_every_card(fixture: Path, data: st.DataObject) -> Non
         elif kind == "swap" and index + 1 < len(objs):
             objs[index], objs[index + 1] = objs[index + 1], objs[index]
             objs[index]["seq"], objs[index + 1]["seq"] = objs[index + 1]["seq"], objs[index]["seq"]
-    _feed_checking_cards(Validator(), [orjson.dumps(o) for o in objs], "mutated.jsonl")
+    _feed_checking_cards([orjson.dumps(o) for o in objs], "mutated.jsonl")
 
 
 @pytest.mark.parametrize("ruleset", ["bazito", "persian", "pis-yedili"])
@@ -172,4 +187,4 @@ def test_faulty_simulations_keep_every_card(ruleset: str) -> None:
     config = SimConfig(ruleset, games=120, seed=77, fault_rate=1.0,
                        players=(2, 8) if ruleset == "persian" else None)
     raws = [raw for game in simulate(config) for raw in game.lines]
-    _feed_checking_cards(Validator(), raws, f"{ruleset}.jsonl")
+    assert _feed_checking_cards(raws, f"{ruleset}.jsonl") > len(raws) // 2

@@ -12,9 +12,10 @@ import pytest
 from typer.testing import CliRunner
 
 from cli.app import app
+from engine import _core
 from engine.rulesets import PERSIAN_OPTIONS
 from engine.simulate import SimConfig, SimulatedGame, simulate, simulate_bytes
-from engine.validate import GameVerdict, Validator, validate_paths
+from tests.corekit import drain, validate_paths
 
 # rules.md's points tables and winning-card multipliers, written out again on purpose
 POINTS = {
@@ -30,13 +31,13 @@ def value(ruleset: str, cards: Iterable[str]) -> int:
     return sum(table[c[0]] if c[0] in table else int(c[0]) for c in cards)
 
 
-def check_scores(games: list[SimulatedGame], verdicts: dict[str, GameVerdict]) -> int:
+def check_scores(games: list[SimulatedGame], verdicts: dict[str, _core.Verdict]) -> int:
     """Recompute every scored hand from the cards left and the winner's last card."""
     checked = 0
     for game in games:
         verdict = verdicts[game.game]
         ruleset = verdict.ruleset
-        assert ruleset is not None and verdict.table is not None
+        assert ruleset is not None and verdict.settings() is not None
         last_play: dict[tuple[int, str], str] = {}
         hand = 0
         for raw in game.lines:
@@ -45,48 +46,59 @@ def check_scores(games: list[SimulatedGame], verdicts: dict[str, GameVerdict]) -
                 hand = obj["hand"]
             elif obj["type"] == "play":
                 last_play[hand, obj["player"]] = obj["card"]
-        for record in verdict.table.hand_records():
-            outcome = record.outcome
-            if outcome is None or outcome.scores is None:
+        for record in verdict.hand_records():
+            outcome = record["outcome"]
+            if outcome is None or outcome["scores"] is None:
                 continue
-            values = {p: value(ruleset, cards) for p, cards in record.cards_left.items()}
-            if outcome.reason == "blocked":
+            values = {p: value(ruleset, cards) for p, cards in record["cards_left"].items()}
+            if outcome["reason"] == "blocked":
                 lowest = min(values.values())
-                assert sorted(outcome.winners) == sorted(p for p, v in values.items() if v == lowest)
+                assert sorted(outcome["winners"]) == sorted(p for p, v in values.items() if v == lowest)
                 expected = {p: 0 if v == lowest else v for p, v in values.items()}
             else:
-                (winner,) = outcome.winners
-                card = last_play[record.number, winner]
+                (winner,) = outcome["winners"]
+                card = last_play[record["hand"], winner]
                 times = MULTIPLIERS[ruleset].get(card[0], 1)
                 expected = {p: 0 if p == winner else v * times for p, v in values.items()}
-            assert outcome.scores == expected, (game.game, record.number, record.cards_left)
+            assert outcome["scores"] == expected, (game.game, record["hand"], record["cards_left"])
             checked += 1
     return checked
 
 
-def replay(games: Iterable[SimulatedGame]) -> dict[str, GameVerdict]:
+def replay(games: Iterable[SimulatedGame]) -> dict[str, _core.Verdict]:
     """Feed every line to a Validator, checking after each one that the table holds the
-    whole pack (hands + pile + stock + laid-aside 7s)."""
-    validator = Validator()
+    whole pack (hands + pile + stock + laid-aside 7s): each game's lines also go, in seq
+    order and without a shipper's identical retries, to a run of its own whose card count
+    is read after every line."""
+    validator = _core.Validator()
     number = 0
     for game in games:
+        run = _core.GameRun(game.game)
+        fed: dict[int, bytes] = {}
         for raw in game.lines:
             number += 1
             validator.feed_line(raw, "sim.jsonl", number)
-            table = validator.games[game.game].run.table
-            if table is not None and table.hand is not None:
-                count = table.hand.card_count()
-                assert count == 52 * table.settings.decks, (
+            seq = orjson.loads(raw)["seq"]
+            if seq in fed:  # a retry: the validator drops it, so the run never sees it
+                assert fed[seq] == raw, f"{game.game} line {number}: a different line at seq {seq}"
+                continue
+            fed[seq] = raw
+            assert run.feed(raw, number) == [], f"{game.game} line {number}"
+            count = run.card_count()
+            if count is not None and run.hand_open:
+                assert count == 52 * run.settings()["decks"], (
                     f"{game.game} line {number}: {count} cards on the table")
-    assert validator.errors == []
-    return {v.game: v for v in validator.finish()}
+    verdicts, errors = drain(validator)
+    assert errors == []
+    assert len({v.game for v in verdicts}) == len(verdicts)
+    return {v.game: v for v in verdicts}
 
 
-def assert_compliant(verdicts: dict[str, GameVerdict], games: list[SimulatedGame]) -> None:
+def assert_compliant(verdicts: dict[str, _core.Verdict], games: list[SimulatedGame]) -> None:
     aborted = {g.game for g in games if g.aborted is not None}
     for verdict in verdicts.values():
         expected = "aborted" if verdict.game in aborted else "compliant"
-        assert verdict.status == expected, (verdict.game, [v.to_json() for v in verdict.violations])
+        assert verdict.status == expected, (verdict.game, verdict.violations)
     # an aborted game is a guard against endless hands, never routine
     assert len(aborted) <= max(1, len(games) // 100)
 
@@ -120,7 +132,8 @@ def test_persian_every_option_combination(mode: str) -> None:
     assert_compliant(verdicts, games)
     assert check_scores(games, verdicts) >= (64 if mode == "points" else 0)
     for verdict in verdicts.values():
-        assert verdict.header is not None and verdict.header.mode in (mode, None)
+        header = verdict.header()
+        assert header is not None and header["mode"] in (mode, None)
         if mode == "elimination":
             assert verdict.totals is None
             assert all(h["order"] and h["reason"] == "elimination" for h in verdict.hands or [])
@@ -131,9 +144,10 @@ def test_persian_random_tables() -> None:
     verdicts = replay(games)
     assert_compliant(verdicts, games)
     check_scores(games, verdicts)
-    sizes = {len(v.header.players) for v in verdicts.values() if v.header is not None}
+    sizes = {len(header["players"]) for v in verdicts.values() if (header := v.header()) is not None}
     assert len(sizes) >= 8  # the default range is 2-14
-    assert any(v.table is not None and v.table.settings.decks == 2 for v in verdicts.values())
+    assert any((settings := v.settings()) is not None and settings["decks"] == 2
+               for v in verdicts.values())
 
 
 def test_pis_yedili_every_table_size_and_blocked_hands() -> None:
@@ -205,7 +219,7 @@ def test_cli_writes_gzip_and_manifest(tmp_path: pytest.TempPathFactory) -> None:
     assert gzip.decompress(out.read_bytes()).splitlines() == lines  # deterministic
     verdicts, errors = validate_paths([str(out)])
     assert len(verdicts) == 20
-    assert {e.line for e in errors} == {f["file_line"] for f in manifest if f["record"] == "error"}
+    assert {e["line"] for e in errors} == {f["file_line"] for f in manifest if f["record"] == "error"}
 
 
 def test_cli_refuses_bad_arguments() -> None:

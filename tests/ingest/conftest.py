@@ -6,7 +6,7 @@ import gzip
 import os
 import subprocess
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -63,11 +63,12 @@ def logs(tmp_path_factory: pytest.TempPathFactory, games: dict[str, list[Simulat
     return root
 
 
-def contents(root: str | Path, *, batch_columns: bool = True) -> dict[str, list[tuple[Any, ...]]]:
+def contents(root: str | Path, *, batch_columns: bool = True,
+             storage_options: dict[str, str] | None = None) -> dict[str, list[tuple[Any, ...]]]:
     """Every data table's rows, sorted, at the committed snapshot (`ingest_batch` left out
     when `batch_columns` is false)."""
     out = {}
-    with open_warehouse(str(root)) as reader:
+    with open_warehouse(str(root), storage_options=storage_options) as reader:
         for name in SNAPSHOT_TABLES:
             exclude = "" if batch_columns or name == "player_stats" else " EXCLUDE (ingest_batch)"
             rows = reader.sql(f"SELECT *{exclude} FROM {name}").fetchall()
@@ -75,9 +76,28 @@ def contents(root: str | Path, *, batch_columns: bool = True) -> dict[str, list[
     return out
 
 
-def batches(root: str | Path) -> list[dict[str, Any]]:
-    with open_warehouse(str(root)) as reader:
+def digest(tables: dict[str, list[tuple[Any, ...]]]) -> str:
+    """A content digest of `contents()`: equal digests, equal tables row for row."""
+    import hashlib
+
+    return hashlib.sha256(repr(sorted(tables.items())).encode()).hexdigest()
+
+
+def batches(root: str | Path, storage_options: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    with open_warehouse(str(root), storage_options=storage_options) as reader:
         return reader.rows("SELECT * FROM batches ORDER BY id")
+
+
+@pytest.fixture(scope="session")
+def moto(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """moto's S3 server on a free port of 127.0.0.1, for the whole session."""
+    from tests.ingest.services import MotoServer
+
+    server = MotoServer(tmp_path_factory.mktemp("moto") / "moto.log")
+    try:
+        yield server
+    finally:
+        server.stop()
 
 
 def run_cli(*args: str, env: dict[str, str] | None = None,

@@ -10,11 +10,17 @@ from pathlib import Path
 import pytest
 
 from engine.simulate import SimulatedGame
-from engine.validate import validate_paths
 from ingest import pipeline
 from ingest.pipeline import ingest
 from ingest.queries import open_warehouse, replay_game
+from tests.corekit import validate_paths
 from tests.ingest.conftest import batches, contents, interleave, write_lines
+
+#: rules.md's fouls: a player's own breaches, written out again on purpose
+FOULS = frozenset({
+    "not_your_turn", "card_not_in_hand", "illegal_card", "must_play", "illegal_draw",
+    "illegal_pass", "bad_suit", "bad_target", "missed_call",
+})
 
 
 def test_warehouse_matches_the_validator(logs: Path, tmp_path: Path,
@@ -26,8 +32,10 @@ def test_warehouse_matches_the_validator(logs: Path, tmp_path: Path,
     with open_warehouse(str(tmp_path / "wh")) as reader:
         rows = {r["game_id"]: r for r in reader.rows(
             "SELECT game_id, ruleset, status, violations, hands_decided, totals FROM games")}
-        codes = Counter((r["game_id"], r["seq"], r["code"]) for r in reader.rows(
-            "SELECT game_id, seq, code FROM violations"))
+        codes = Counter((r["game_id"], r["seq"], r["code"], r["player"], r["foul"]) for r in
+                        reader.rows("SELECT game_id, seq, code, player, foul FROM violations"))
+        fouls = Counter((r["game_id"], r["player"]) for r in reader.rows(
+            "SELECT game_id, player FROM violations WHERE foul"))
         lines = reader.sql("SELECT count(*) FROM events").fetchall()[0][0]
         decided = Counter(r["game_id"] for r in reader.rows(
             "SELECT game_id FROM hands WHERE decided"))
@@ -39,7 +47,12 @@ def test_warehouse_matches_the_validator(logs: Path, tmp_path: Path,
         assert row["violations"] == len(verdict.violations)
         assert row["hands_decided"] == len(verdict.hands or ()) == decided[verdict.game]
         assert (dict(row["totals"]) if row["totals"] is not None else None) == verdict.totals
-    assert codes == Counter((v.game, s.seq, s.code.value) for v in verdicts for s in v.violations)
+    assert codes == Counter((v.game, s["seq"], s["code"], s["player"], s["code"] in FOULS)
+                            for v in verdicts for s in v.violations)
+    # a player's violations are their fouls
+    assert fouls == Counter((v.game, s["player"]) for v in verdicts for s in v.violations
+                            if s["code"] in FOULS)
+    assert any(s["code"] in FOULS for v in verdicts for s in v.violations)
     retries = sum(len(g.lines) - len(set(g.lines)) for sims in games.values() for g in sims)
     assert lines == sum(v.lines for v in verdicts) - retries  # identical repeats are dropped
     assert {b["kind"] for b in batches(tmp_path / "wh")} == {"ingest"}
@@ -54,7 +67,7 @@ def test_every_game_replays_from_the_warehouse_alone(logs: Path, tmp_path: Path)
             assert again is not None
             assert again.status == verdict.status
             assert [(v["seq"], v["code"]) for v in again.violations] == \
-                [(v.seq, v.code.value) for v in verdict.violations]
+                [(v["seq"], v["code"]) for v in verdict.violations]
             replayed = reader.sql("SELECT count(*) FROM events WHERE game_id = ? "
                                   "AND NOT set_aside", params=[verdict.game]).fetchall()[0][0]
             assert len(again.steps()) == replayed

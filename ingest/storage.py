@@ -1,0 +1,261 @@
+"""Where a warehouse lives: a local folder or an `s3://bucket/prefix` URI, behind one interface.
+
+Every reader and writer of table files goes through a `Location`: the URI and storage
+options Delta (delta-rs) and polars take, the pyarrow file system Parquet parts are written
+to and read from, and the few object operations a writer needs (write a whole object,
+delete, list, copy a spool up or down). Nothing else in the code base joins table paths or
+walks folders.
+
+Credentials and endpoint come from the usual `AWS_*` environment (`AWS_ENDPOINT_URL`,
+`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`, `AWS_REGION`,
+`AWS_ALLOW_HTTP`), then `HAFTKHABIS_STORAGE_OPTIONS` (a JSON object, how the CLI hands
+`--storage-option` to the dashboard's and the API's processes), then the options given
+explicitly; later ones win.
+
+Writes are atomic on both: a local file is written under a hidden temporary name and
+renamed; an S3 object becomes visible only when its (multipart) upload completes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+import pyarrow.fs as pafs
+
+OPTIONS_ENV = "HAFTKHABIS_STORAGE_OPTIONS"
+#: the `AWS_*` variables read from the environment (the names delta-rs also takes)
+AWS_ENV = ("AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY",
+           "AWS_SESSION_TOKEN", "AWS_REGION", "AWS_DEFAULT_REGION", "AWS_ALLOW_HTTP")
+
+
+class StorageError(Exception):
+    """The warehouse location or its options cannot be used."""
+
+
+def parse_options(pairs: list[str] | None) -> dict[str, str]:
+    """`KEY=VALUE` strings (the CLI's `--storage-option`) as a dict."""
+    out: dict[str, str] = {}
+    for pair in pairs or ():
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise StorageError(f"--storage-option takes KEY=VALUE, got {pair!r}")
+        out[key.strip()] = value
+    return out
+
+
+def resolve_options(explicit: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The storage options in force: `AWS_*` environment, `HAFTKHABIS_STORAGE_OPTIONS`,
+    then `explicit` (keys upper-cased, as delta-rs spells them)."""
+    options = {k: v for k in AWS_ENV if (v := os.environ.get(k))}
+    if "AWS_REGION" not in options and "AWS_DEFAULT_REGION" in options:
+        options["AWS_REGION"] = options["AWS_DEFAULT_REGION"]
+    options.pop("AWS_DEFAULT_REGION", None)
+    env = os.environ.get(OPTIONS_ENV)
+    if env:
+        try:
+            loaded = json.loads(env)
+        except ValueError:
+            raise StorageError(f"{OPTIONS_ENV} is not a JSON object") from None
+        if not isinstance(loaded, dict):
+            raise StorageError(f"{OPTIONS_ENV} is not a JSON object")
+        options.update({str(k).upper(): str(v) for k, v in loaded.items()})
+    options.update({k.upper(): v for k, v in (explicit or {}).items()})
+    endpoint = options.get("AWS_ENDPOINT_URL", "")
+    if endpoint.startswith("http://"):
+        options.setdefault("AWS_ALLOW_HTTP", "true")
+    return options
+
+
+def is_remote(warehouse: str | os.PathLike[str]) -> bool:
+    return str(warehouse).startswith("s3://")
+
+
+@dataclass
+class Location:
+    """A warehouse's place: `uri` is an absolute local path or `s3://bucket/prefix`."""
+
+    uri: str
+    options: dict[str, str] = field(default_factory=dict)
+    _fs: pafs.FileSystem | None = field(default=None, repr=False, compare=False)
+
+    @classmethod
+    def of(cls, warehouse: str | os.PathLike[str] | Location,
+           storage_options: Mapping[str, str] | None = None) -> Location:
+        if isinstance(warehouse, Location):
+            return warehouse
+        text = os.fspath(warehouse)
+        if text.startswith("s3://"):
+            parts = urlsplit(text)
+            if not parts.netloc:
+                raise StorageError(f"{text}: an S3 warehouse is s3://BUCKET/PREFIX")
+            prefix = parts.path.strip("/")
+            uri = f"s3://{parts.netloc}" + (f"/{prefix}" if prefix else "")
+            return cls(uri, resolve_options(storage_options))
+        if "://" in text:
+            raise StorageError(f"{text}: a warehouse is a local folder or s3://BUCKET/PREFIX")
+        return cls(os.path.abspath(os.path.expanduser(text)), {})
+
+    @property
+    def local(self) -> bool:
+        return not self.uri.startswith("s3://")
+
+    def __str__(self) -> str:
+        return self.uri
+
+    # -- names
+
+    def join(self, *names: str) -> str:
+        """The URI of a file or folder under the warehouse (`/`-separated names)."""
+        return "/".join([self.uri, *(n.strip("/") for n in names if n)])
+
+    def fs_path(self, uri: str) -> str:
+        """`uri` as a path of `filesystem` (the bucket and key on S3)."""
+        return uri.removeprefix("s3://")
+
+    def delta_options(self) -> dict[str, str] | None:
+        """Storage options for delta-rs and polars (None for a local folder)."""
+        return None if self.local else dict(self.options)
+
+    @property
+    def filesystem(self) -> pafs.FileSystem:
+        if self._fs is None:
+            if self.local:
+                self._fs = pafs.LocalFileSystem()
+            else:
+                opts = self.options
+                kwargs: dict[str, Any] = {
+                    "access_key": opts.get("AWS_ACCESS_KEY_ID"),
+                    "secret_key": opts.get("AWS_SECRET_ACCESS_KEY"),
+                    "session_token": opts.get("AWS_SESSION_TOKEN"),
+                    "region": opts.get("AWS_REGION"),
+                }
+                endpoint = opts.get("AWS_ENDPOINT_URL")
+                if endpoint:
+                    split = urlsplit(endpoint)
+                    kwargs["endpoint_override"] = split.netloc or endpoint
+                    kwargs["scheme"] = split.scheme or "https"
+                self._fs = pafs.S3FileSystem(**{k: v for k, v in kwargs.items() if v is not None})
+        return self._fs
+
+    def s3_client(self) -> Any:
+        """A boto3 S3 client for this location (conditional puts: the lock)."""
+        import boto3
+
+        opts = self.options
+        return boto3.client(
+            "s3", endpoint_url=opts.get("AWS_ENDPOINT_URL"),
+            aws_access_key_id=opts.get("AWS_ACCESS_KEY_ID"),
+            aws_secret_access_key=opts.get("AWS_SECRET_ACCESS_KEY"),
+            aws_session_token=opts.get("AWS_SESSION_TOKEN"),
+            region_name=opts.get("AWS_REGION") or "us-east-1")
+
+    def bucket_key(self, uri: str) -> tuple[str, str]:
+        bucket, _, key = uri.removeprefix("s3://").partition("/")
+        return bucket, key
+
+    # -- objects
+
+    def makedirs(self, uri: str) -> None:
+        if self.local:
+            os.makedirs(uri, exist_ok=True)
+
+    def size(self, uri: str) -> int:
+        info = self.filesystem.get_file_info(self.fs_path(uri))
+        if info.type == pafs.FileType.NotFound:
+            raise FileNotFoundError(uri)
+        return int(info.size or 0)
+
+    def exists(self, uri: str) -> bool:
+        return self.filesystem.get_file_info(self.fs_path(uri)).type != pafs.FileType.NotFound
+
+    def delete(self, uri: str) -> None:
+        try:
+            self.filesystem.delete_file(self.fs_path(uri))
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            if self.exists(uri):
+                raise exc from None
+
+    def delete_tree(self, uri: str) -> None:
+        if self.local:
+            shutil.rmtree(uri, ignore_errors=True)
+            return
+        if self.filesystem.get_file_info(self.fs_path(uri)).type != pafs.FileType.NotFound:
+            self.filesystem.delete_dir(self.fs_path(uri))
+
+    def list(self, uri: str, *, suffix: str = "", hidden: bool = False) -> Iterator[str]:
+        """URIs of the files under `uri` (recursive) whose name ends in `suffix`
+        (`hidden`: only names starting with a dot)."""
+        selector = pafs.FileSelector(self.fs_path(uri), recursive=True, allow_not_found=True)
+        for info in self.filesystem.get_file_info(selector):
+            if info.type != pafs.FileType.File or not info.base_name.endswith(suffix):
+                continue
+            if hidden and not info.base_name.startswith("."):
+                continue
+            yield info.path if self.local else f"s3://{info.path}"
+
+    def put_file(self, local_path: str, uri: str) -> None:
+        """Copy a local file to `uri` (one object: a plain PUT, multipart when large)."""
+        if self.local:
+            if os.path.abspath(local_path) != os.path.abspath(uri):
+                os.makedirs(os.path.dirname(uri), exist_ok=True)
+                shutil.copyfile(local_path, uri)
+            return
+        pafs.copy_files(local_path, self.fs_path(uri), source_filesystem=pafs.LocalFileSystem(),
+                        destination_filesystem=self.filesystem)
+
+    def get_file(self, uri: str, local_path: str) -> None:
+        pafs.copy_files(self.fs_path(uri), local_path, source_filesystem=self.filesystem,
+                        destination_filesystem=pafs.LocalFileSystem())
+
+    def write_bytes(self, uri: str, data: bytes) -> None:
+        with self.filesystem.open_output_stream(self.fs_path(uri)) as out:
+            out.write(data)
+
+
+class AtomicOutput:
+    """An output stream to `uri` that becomes visible whole or not at all: a temporary
+    hidden file renamed on `commit` (local), or one object upload (S3)."""
+
+    def __init__(self, location: Location, uri: str) -> None:
+        self.location = location
+        self.uri = uri
+        if location.local:
+            folder, name = os.path.split(uri)
+            os.makedirs(folder, exist_ok=True)
+            self.target = os.path.join(folder, f".{name}.tmp")
+        else:
+            self.target = location.fs_path(uri)
+        self.stream: Any = location.filesystem.open_output_stream(self.target)
+        self.closed = False
+
+    def commit(self) -> int:
+        """Close the stream, make the file visible; its size in bytes."""
+        size = int(self.stream.tell())
+        self.stream.close()
+        self.closed = True
+        if self.location.local:
+            with open(self.target, "rb+") as handle:
+                os.fsync(handle.fileno())
+            os.replace(self.target, self.uri)
+        return size
+
+    def abort(self) -> None:
+        if not self.closed:
+            # pyarrow's S3 stream cannot abort its upload: it completes, and is deleted
+            with contextlib.suppress(OSError):
+                self.stream.close()
+            self.closed = True
+        if self.location.local:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self.target)
+        else:
+            self.location.delete(self.uri)

@@ -1,0 +1,202 @@
+"""The warehouse on S3 (moto's server as the emulator, a process of its own): the same
+tables as on a local disk, read back by `query`, `stats` and polars; the writer lock as an
+object with an expiry; two ingests racing; a driver killed mid-batch; a retried commit that
+never appends twice."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engine.simulate import SimulatedGame
+from ingest.lock import LOCK_NAME, LockBusy, ObjectLock
+from ingest.maintenance import compact
+from ingest.pipeline import KILL_ENV, PAUSE_ENV, ingest
+from ingest.queries import open_warehouse, scan_polars
+from ingest.store import APP_ID, PartWriter, Warehouse
+from tests.ingest.conftest import REPO, batches, contents, digest, game_lines, run_cli, write_lines
+from tests.ingest.services import poll
+
+
+def _options(moto: Any) -> list[str]:
+    return [arg for key, value in moto.options.items()
+            for arg in ("--storage-option", f"{key}={value}")]
+
+
+@pytest.fixture(scope="module")
+def reference(logs: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    root = tmp_path_factory.mktemp("local") / "wh"
+    ingest([str(logs)], str(root), workers=2)
+    return contents(root, batch_columns=False)
+
+
+def test_an_s3_warehouse_holds_what_a_local_one_does(
+        moto: Any, logs: Path, reference: dict[str, Any]) -> None:
+    uri = f"s3://{moto.bucket()}/warehouse"
+    summary = ingest([str(logs)], uri, workers=2, storage_options=moto.options)
+    assert summary.games_new == len(reference["games"])
+    stored = contents(uri, batch_columns=False, storage_options=moto.options)
+    assert digest(stored) == digest(reference)
+    bucket = uri.removeprefix("s3://").split("/")[0]
+    keys = moto.keys(bucket)
+    assert any(k.startswith("warehouse/events/ruleset=") and k.endswith(".parquet") for k in keys)
+    assert not [k for k in keys if k.endswith((".spool", ".tmp", LOCK_NAME))]
+
+    # the CLI reads it, with the options given on the command line
+    games = run_cli("query", "SELECT count(*) AS n FROM games", "-w", uri, "-f", "json",
+                    *_options(moto))
+    assert json.loads(games.stdout) == [{"n": len(reference["games"])}]
+    players = run_cli("stats", "players", "-w", uri, "-f", "csv", *_options(moto))
+    assert players.stdout.splitlines()[0].startswith("ruleset,rank,player")
+    # and from the AWS_* environment
+    run_cli("stats", "compliance", "-w", uri, "-f", "json", env=moto.env)
+    frame = scan_polars(uri, "games", moto.options).collect()
+    assert frame.height == len(reference["games"])
+
+    again = ingest([str(logs)], uri, workers=1, storage_options=moto.options, force=True)
+    assert again.games_new == 0 and again.games_updated == 0
+    result = compact(uri, storage_options=moto.options, retain_hours=0)
+    assert result.batch == 3
+    assert digest(contents(uri, batch_columns=False, storage_options=moto.options)) == \
+        digest(reference)
+
+
+def _halves(games: dict[str, list[SimulatedGame]], root: Path) -> tuple[Path, Path]:
+    persian = games["persian"]
+    first = write_lines(root / "one" / "a.jsonl",
+                        [*game_lines(games["bazito"][:12]), *persian[0].lines[:40]])
+    second = write_lines(root / "two" / "b.jsonl",
+                         [*game_lines(games["bazito"][12:]), *game_lines(persian)])
+    return first, second
+
+
+@pytest.fixture(scope="module")
+def halves(games: dict[str, list[SimulatedGame]],
+           tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Any]:
+    root = tmp_path_factory.mktemp("halves")
+    first, second = _halves(games, root)
+    local = root / "reference"
+    ingest([str(first)], str(local), workers=1)
+    ingest([str(second)], str(local), workers=1)
+    return first, second, contents(local, batch_columns=False)
+
+
+def _cli(*args: str, env: dict[str, str]) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-m", "cli.app", *args], cwd=REPO,
+                            env=dict(os.environ, **env), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def test_two_ingests_racing_one_waits_or_refuses(
+        moto: Any, halves: tuple[Path, Path, Any]) -> None:
+    first, second, reference = halves
+    bucket = moto.bucket()
+    uri = f"s3://{bucket}/wh"
+    slow = _cli("ingest", str(first), "-w", uri, "-q", "-j", "1",
+                env=moto.env | {PAUSE_ENV: "0.4"})
+    try:
+        poll(lambda: f"wh/{LOCK_NAME}" in moto.keys(bucket), "the first ingest's lock",
+             process=None)
+        refused = run_cli("ingest", str(second), "-w", uri, "-q", "-j", "1", env=moto.env,
+                          check=False)
+        assert refused.returncode == 1
+        assert "busy" in refused.stderr
+        waited = run_cli("ingest", str(second), "-w", uri, "-q", "-j", "1", "--wait", "120",
+                         env=moto.env)
+        assert "batch 2 committed" in waited.stdout
+    finally:
+        _out, err = slow.communicate(timeout=120)
+    assert slow.returncode == 0, err
+    assert [b["id"] for b in batches(uri, moto.options)] == [1, 2]
+    stored = contents(uri, batch_columns=False, storage_options=moto.options)
+    assert digest(stored) == digest(reference)
+    with open_warehouse(uri, storage_options=moto.options) as reader:
+        for table, key in (("games", "game_id"), ("hands", "game_id, hand")):
+            total, distinct = reader.sql(
+                f"SELECT count(*), count(DISTINCT ({key})) FROM {table}").fetchall()[0]
+            assert total == distinct
+
+
+def test_a_driver_killed_mid_batch_on_s3_leaves_no_trace(
+        moto: Any, halves: tuple[Path, Path, Any]) -> None:
+    point = "after-commit:events"  # some tables past the snapshot (locally: every point)
+    first, second, reference = halves
+    bucket = moto.bucket()
+    uri = f"s3://{bucket}/wh"
+    ingest([str(first)], uri, workers=1, storage_options=moto.options)
+    before = contents(uri, storage_options=moto.options)
+    killed = run_cli("ingest", str(second), "-w", uri, "-q", "-j", "2", env=moto.env | {
+        KILL_ENV: point}, check=False)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    assert f"wh/{LOCK_NAME}" in moto.keys(bucket)  # the dead writer's lock is left behind
+    assert contents(uri, storage_options=moto.options) == before
+    # the lock's owner is a dead process of this host: the rerun takes it over at once
+    summary = ingest([str(second)], uri, workers=2, storage_options=moto.options)
+    assert "events" in summary.restored
+    assert digest(contents(uri, batch_columns=False, storage_options=moto.options)) == \
+        digest(reference)
+    assert [b["id"] for b in batches(uri, moto.options)] == [1, 2]
+
+
+def test_the_lock_object_expires_and_is_renewed(moto: Any) -> None:
+    location = Warehouse(f"s3://{moto.bucket()}/wh", moto.options).location
+    client = location.s3_client()
+    bucket, key = location.bucket_key(location.join(LOCK_NAME))
+
+    def foreign(expires: float) -> None:
+        client.put_object(Bucket=bucket, Key=key, Body=json.dumps(
+            {"owner": "x", "host": "another-host", "pid": 1, "expires": expires}).encode())
+
+    foreign(time.time() + 60)
+    with pytest.raises(LockBusy, match="another-host"):
+        ObjectLock(location).acquire()
+    foreign(time.time() - 1)  # a crashed writer's, expired: taken over
+    lock = ObjectLock(location, ttl=0.9)
+    lock.acquire()
+    try:
+        mine = json.loads(client.get_object(Bucket=bucket, Key=key)["Body"].read())
+        assert mine["host"] == socket.gethostname() and mine["pid"] == os.getpid()
+        time.sleep(1.5)  # past the first expiry: renewed meanwhile, so still held
+        with pytest.raises(LockBusy):
+            ObjectLock(location).acquire()
+        lock.check()
+    finally:
+        lock.release()
+    assert client.list_objects_v2(Bucket=bucket, Prefix=key)["KeyCount"] == 0
+
+
+def test_a_retried_commit_never_appends_twice(moto: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = Warehouse(f"s3://{moto.bucket()}/wh", moto.options)
+    store.ensure()
+    row = ("f", "sha", 1, "schema", "a line", b"x", 7)
+
+    def part(prefix: str) -> Any:
+        writer = PartWriter(store, "quarantine", prefix)
+        writer.add((), [row])
+        return writer.close()
+
+    version = store.commit("quarantine", part("p1"), [], 7, "ingest", attempt=1000)
+    assert store.table("quarantine").transaction_version(APP_ID) == 1000
+    # the same call again (a driver retrying its commit step): nothing appended
+    assert store.commit("quarantine", part("p2"), [], 7, "ingest", attempt=1000) == version
+    # a commit that lands but whose reply is lost is not sent twice
+    from deltalake import DeltaTable
+    landed = DeltaTable.create_write_transaction
+
+    def lost_reply(self: Any, *args: Any, **kwargs: Any) -> None:
+        landed(self, *args, **kwargs)
+        raise OSError("connection reset by peer")
+
+    monkeypatch.setattr(DeltaTable, "create_write_transaction", lost_reply)
+    after = store.commit("quarantine", part("p3"), [], 8, "ingest", attempt=2000)
+    assert after == version + 1
+    assert store.table("quarantine").to_pyarrow_table().num_rows == 2
