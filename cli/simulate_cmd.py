@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
-from rich.markup import escape
+
+from cli import terminal
+from cli.terminal import shown
 
 if TYPE_CHECKING:  # the simulator loads only when `simulate` runs (issue 9: a quick start-up)
     from engine.simulate import SimSummary, SimulatedGame
@@ -18,7 +21,7 @@ def register(app: typer.Typer) -> None:
 
 
 def _fail(message: str) -> typer.Exit:
-    Console(stderr=True).print(f"[red]error:[/red] {escape(message)}")
+    terminal.console(stderr=True, soft_wrap=True).print(f"[red]error:[/red] {shown(message)}")
     return typer.Exit(2)
 
 
@@ -105,13 +108,15 @@ def simulate(
         raise _fail(str(exc)) from None
     if faults > 0 and (out is None or out == "-"):
         raise _fail("--faults needs --out FILE: the manifest is written to FILE.faults.json")
-    err = Console(stderr=True)
+    err = terminal.console(stderr=True)
     show_progress = err.is_terminal and games > 0
     progress = Progress(
-        TextColumn(f"simulating {escape(ruleset)}"), BarColumn(), MofNCompleteColumn(),
+        TextColumn(f"simulating {shown(ruleset)}"), BarColumn(), MofNCompleteColumn(),
         TimeRemainingColumn(), console=err, disable=not show_progress, transient=True,
     )
     try:
+        if out is not None and out != "-":
+            os.makedirs(os.path.dirname(out) or ".", exist_ok=True)  # `--out logs/x.jsonl` on a fresh clone
         stream = open_output(out)
     except OSError as exc:
         raise _fail(f"cannot write {out}: {exc.strerror or exc}") from None
@@ -137,7 +142,7 @@ def simulate(
 
 def _report(err: Console, summary: SimSummary, out: str | None) -> None:
     where = out if out is not None and out != "-" else "standard output"
-    text = (f"{summary.games} games, {summary.hands} hands, {summary.lines} lines → {escape(where)}"
+    text = (f"{summary.games} games, {summary.hands} hands, {summary.lines} lines → {shown(where)}"
             f"; blocked hands {summary.blocked_hands}; aborted games {summary.aborted}")
     if summary.abort_reasons:
         text += " (" + ", ".join(f"{k}: {v}" for k, v in sorted(summary.abort_reasons.items())) + ")"

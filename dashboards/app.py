@@ -1,7 +1,8 @@
 """The dashboard's entry script: page set-up and navigation. Each page renders itself.
 
 Run it with `haftkhabis dashboard [--warehouse DIR]` (or
-`streamlit run dashboards/app.py -- --warehouse DIR`).
+`python -m dashboards.server run dashboards/app.py -- --warehouse DIR`; a bare
+`streamlit run` lacks the websocket origin check, see dashboards/server.py).
 """
 
 from __future__ import annotations

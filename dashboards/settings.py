@@ -1,7 +1,7 @@
 """Where the dashboard finds its warehouse, and the limits it runs under.
 
 The launcher (`haftkhabis dashboard`) passes the warehouse as `HAFTKHABIS_WAREHOUSE`;
-`streamlit run dashboards/app.py -- --warehouse DIR` works too.
+`python -m dashboards.server run dashboards/app.py -- --warehouse DIR` works too.
 """
 
 from __future__ import annotations
@@ -17,6 +17,20 @@ DEFAULT_WAREHOUSE = Path("data/warehouse")
 MAX_UPLOAD_MB = 20
 #: and the biggest a gzip upload may inflate to (bytes): no zip bombs
 MAX_INFLATED_BYTES = 100 * 1024 * 1024
+#: the most lines an upload may hold, and the line errors listed (all are counted)
+MAX_UPLOAD_LINES = 1_000_000
+MAX_LISTED_ERRORS = 1_000
+#: each check or replay of an upload runs in a child process under a budget that grows with
+#: the upload's size (bytes as uploaded): seconds = base + per MB, memory = base + per byte,
+#: each capped (dashboards.upload.Budget)
+UPLOAD_SECONDS_BASE = 10.0
+UPLOAD_SECONDS_PER_MB = 2.0
+UPLOAD_MAX_SECONDS = 60.0
+UPLOAD_MEMORY_BASE = 512 * 1024 * 1024
+UPLOAD_MEMORY_PER_BYTE = 16
+UPLOAD_MAX_MEMORY = 2 * 1024 * 1024 * 1024
+#: checks running at once, across every session
+UPLOAD_WORKERS = 2
 
 #: the server flags the launcher passes (they repeat .streamlit/config.toml, which
 #: Streamlit only reads from the working directory)
@@ -34,14 +48,18 @@ SERVER_FLAGS: dict[str, str] = {
 }
 
 
-def warehouse_dir(argv: list[str] | None = None) -> Path:
-    """The warehouse directory: `--warehouse DIR` after `--`, else the environment, else
-    data/warehouse."""
+def warehouse_dir(argv: list[str] | None = None) -> Path | str:
+    """The warehouse directory (or `s3://` URI, kept as text): `--warehouse DIR` after
+    `--`, else the environment, else data/warehouse."""
     args = sys.argv[1:] if argv is None else argv
     for i, arg in enumerate(args):
         if arg == "--warehouse" and i + 1 < len(args):
-            return Path(args[i + 1]).expanduser().resolve()
+            return _place(args[i + 1])
         if arg.startswith("--warehouse="):
-            return Path(arg.split("=", 1)[1]).expanduser().resolve()
+            return _place(arg.split("=", 1)[1])
     env = os.environ.get(WAREHOUSE_ENV)
-    return Path(env).expanduser().resolve() if env else DEFAULT_WAREHOUSE.resolve()
+    return _place(env) if env else DEFAULT_WAREHOUSE.resolve()
+
+
+def _place(text: str) -> Path | str:
+    return text if text.startswith("s3://") else Path(text).expanduser().resolve()

@@ -33,7 +33,7 @@ cols = st.columns(4)
 cols[0].metric("Lines", f"{result.lines:,}")
 cols[1].metric("Games", len(result.games))
 cols[2].metric("Not compliant", n_bad)
-cols[3].metric("Line errors", len(result.errors))
+cols[3].metric("Line errors", f"{result.error_count:,}")
 
 if result.games:
     st.dataframe(
@@ -41,7 +41,9 @@ if result.games:
         column_config={"violations": st.column_config.NumberColumn("violations", format="%d")},
     )
 if result.errors:
-    with st.expander(f"{len(result.errors)} line(s) that belong to no game", expanded=not result.games):
+    listed = "" if len(result.errors) == result.error_count else f" (the first {len(result.errors):,} listed)"
+    with st.expander(f"{result.error_count:,} line(s) that belong to no game{listed}",
+                     expanded=not result.games):
         st.dataframe(result.errors, hide_index=True, width="stretch")
 if not result.games:
     st.warning("No game could be read from this file.")
@@ -52,7 +54,11 @@ if st.session_state.get("check_game") not in ids:
     st.session_state["check_game"] = ids[0]
 game = st.selectbox("Replay game", ids, key="check_game")
 st.divider()
-replay = cache.replay_upload(upload.file_id, upload.name, data, game)
+replayed = cache.replay_upload(upload.file_id, upload.name, data, game)
+if replayed.problem:
+    st.error(replayed.problem)
+    st.stop()
+replay = replayed.replay
 if replay is None:
     st.error(f"Game {game} has no line to replay.")
     st.stop()

@@ -1,0 +1,72 @@
+"""Issue 14, item 17: the dashboard cached its reader forever, so after `compact` with a
+vacuum every page raised (its snapshot's files were gone) until the server was reloaded.
+The reader is now reopened when the warehouse commits a newer batch."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from dashboards import data
+from tests.dashboards.loggen import dump, random_game
+
+APP = Path(__file__).resolve().parents[2] / "dashboards" / "app.py"
+
+
+def _metric(at: AppTest, label: str) -> str:
+    return next(str(m.value) for m in at.metric if m.label == label)
+
+
+def _ingest_more(root: Path, tmp_path: Path, start: int) -> None:
+    from ingest.pipeline import ingest
+
+    log = tmp_path / f"more-{start}.jsonl"
+    games = [random_game(f"t43-more-{i}", "bazito", seed=40 + i, ts="2026-10-15T10:00:00Z")
+             for i in range(start, start + 3)]
+    log.write_text("\n".join(line for g in games for line in dump(g)) + "\n", encoding="utf-8")
+    ingest([str(log)], str(root), workers=1)
+
+
+def test_pages_follow_a_compact_with_vacuum(sample_warehouse: Path, tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    from ingest.maintenance import compact
+
+    root = tmp_path / "wh"
+    shutil.copytree(sample_warehouse, root)
+    monkeypatch.setenv("HAFTKHABIS_WAREHOUSE", str(root))
+    at = AppTest.from_file(str(APP), default_timeout=60).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert _metric(at, "Games") == "5"
+    old_parts = {p for p in root.rglob("*.parquet")}
+
+    _ingest_more(root, tmp_path, 0)
+    _ingest_more(root, tmp_path, 3)
+    compact(str(root), retain_hours=0, vacuum=True)
+    assert old_parts - {p for p in root.rglob("*.parquet")}, "the vacuum deleted nothing"
+
+    at.run()  # the same session, no reload pressed
+    assert not at.exception, [e.value for e in at.exception]
+    assert _metric(at, "Games") == "11"
+    for page in ("games", "players", "compliance", "scoring"):
+        at.switch_page(f"pages/{page}.py").run()
+        assert not at.exception, (page, [e.value for e in at.exception])
+
+
+def test_stale_notices_a_new_batch_only(sample_warehouse: Path, tmp_path: Path) -> None:
+    root = tmp_path / "wh"
+    shutil.copytree(sample_warehouse, root)
+    reader = data.connect(root)
+    try:
+        assert not reader.stale()
+        (root / "games" / "unrelated.txt").write_text("x")  # not a commit
+        assert not reader.stale()
+        _ingest_more(root, tmp_path, 0)
+        assert reader.stale()
+        fresh = data.connect(root)
+        assert fresh.batch == reader.batch + 1 and not fresh.stale()
+        fresh.close()
+    finally:
+        reader.close()
