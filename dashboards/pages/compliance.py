@@ -4,6 +4,7 @@ down to the replay at that step."""
 from __future__ import annotations
 
 import altair as alt
+import polars as pl
 import streamlit as st
 
 from dashboards import cache, data, views
@@ -78,3 +79,40 @@ picked = event.selection.rows if event is not None else []
 if picked and table["seq"][picked[0]] is not None:
     st.switch_page("pages/replay.py",
                    query_params={"game": table["game_id"][picked[0]], "seq": str(table["seq"][picked[0]])})
+
+st.subheader("Which rules do the servers really play?")
+st.caption("Each game is replayed under every ruleset profile — the three rulesets, and persian with "
+           "each combination of its five options in both modes. A build whose games make sense only "
+           "under another profile than their headers say is named below.")
+per_build = st.select_slider("Games per server build (newest first)", options=[25, 50, 100, 200, 400],
+                             value=50, key="compliance_infer_games")
+if st.toggle("Infer the rules", key="compliance_infer", help="Replays every sampled game 66 times."):
+    inferred = cache.infer_builds(flt, per_build)
+    if not inferred.sampled:
+        st.info("No game to sample.")
+    else:
+        for sentence in inferred.findings:
+            st.error(sentence, icon=":material/policy:")
+        if not inferred.findings:
+            st.success(f"All {inferred.sampled} sampled games play what their headers say.")
+        st.altair_chart(
+            alt.Chart(inferred.shares.to_pandas()).mark_rect().encode(
+                x=alt.X("server_build:N", title=None), y=alt.Y("profile:N", title=None, sort="-color"),
+                color=alt.Color("share:Q", scale=alt.Scale(domain=[0, 1]), legend=alt.Legend(format="%")),
+                tooltip=["server_build", "profile", "games", "compliant", alt.Tooltip("share:Q", format=".0%"),
+                         "in_headers"],
+            ).properties(height=28 * max(4, inferred.shares["profile"].n_unique()),
+                         title="Share of games compliant, by profile and server build"),
+            width="stretch",
+        )
+        games = inferred.games.with_columns(
+            ("replay?game=" + pl.col("game_id") + "&seq=" + pl.col("seq").cast(pl.String)).alias("replay"))
+        st.dataframe(
+            games.sort(["discrepancy", "game_id"], descending=[True, False]), hide_index=True, width="stretch",
+            column_order=["game_id", "server_build", "header", "inferred", "discrepancy", "complies_with",
+                          "contradiction", "replay"],
+            column_config={"game_id": st.column_config.TextColumn("game"),
+                           "complies_with": st.column_config.NumberColumn("profiles it complies with"),
+                           "contradiction": st.column_config.TextColumn("first line contradicting the header"),
+                           "replay": st.column_config.LinkColumn("replay", display_text="open ▶")},
+        )

@@ -1,0 +1,81 @@
+"""The Compliance page's auditor panel and the Replay page's what-if, as plain functions
+of the warehouse reader (no Streamlit here; `dashboards.cache` caches them).
+
+Inference samples the newest games of each server build (`ingest.queries`' view
+`inference_sample`, from `games.server_build`) and replays each under every candidate
+profile (`engine.infer`); the what-if is `engine.whatif.what_if` over a game's raw lines.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import polars as pl
+
+from dashboards import data
+from engine.infer import infer_lines, summarize
+from engine.whatif import WhatIf, what_if
+
+
+@dataclass(frozen=True, slots=True)
+class BuildInference:
+    """Per build: profiles × share of games compliant; the findings; one row per game."""
+
+    shares: pl.DataFrame  # server_build, profile, games, compliant, share, in_headers
+    findings: list[str]
+    games: pl.DataFrame  # game_id, server_build, header, inferred, discrepancy, complies_with, contradiction, seq
+    sampled: int
+
+
+def infer_builds(reader: data.Reader, flt: data.GameFilter, per_build: int) -> BuildInference:
+    """Infer the rules of the newest `per_build` games of each build the filter keeps."""
+    where, params = flt.where("g")
+    rows = reader.rows(f"""
+        SELECT s.game_id, s.server_build FROM inference_sample s JOIN games g USING (game_id)
+        WHERE {where} AND s.build_rank <= ? ORDER BY s.server_build, s.build_rank""", [*params, per_build])
+    builds = {game: build for game, build in rows}
+    lines: list[tuple[bytes, str | None, int | None]] = []
+    if builds:
+        events = reader.rows(
+            "SELECT raw, file, line FROM events WHERE game_id IN (SELECT unnest(?::VARCHAR[])) "
+            "ORDER BY game_id, ordinal", [list(builds)])
+        lines = [(raw.encode("utf-8"), file, line) for raw, file, line in events]
+    # the warehouse's server_build is the one aggregated (the header's meta, as ingested)
+    results = [dataclasses.replace(r, build=builds.get(r.game, r.build))
+               for r in infer_lines(lines, games=list(builds))]
+    summaries = summarize(results)
+    share_rows: list[dict[str, Any]] = []
+    findings: list[str] = []
+    for summary in summaries:
+        findings += summary.findings()
+        for profile, compliant, share in summary.table(12):
+            share_rows.append({"server_build": summary.build, "profile": profile.name, "games": summary.games,
+                               "compliant": compliant, "share": share, "in_headers": summary.headers[profile]})
+    game_rows = []
+    for r in results:
+        contradiction = r.header_contradiction
+        game_rows.append({
+            "game_id": r.game, "server_build": r.build,
+            "header": r.header.name if r.header else None,
+            "inferred": (r.inferred.name if r.inferred else None),
+            "closest_only": r.closest_only,
+            "discrepancy": ", ".join(r.discrepancy),
+            "complies_with": len(r.compliant),
+            "contradiction": (f"{contradiction.code}: {contradiction.message}" if contradiction else None),
+            "seq": contradiction.seq if contradiction else None,
+        })
+    shares = pl.DataFrame(share_rows, schema={"server_build": pl.String, "profile": pl.String, "games": pl.Int64,
+                                              "compliant": pl.Int64, "share": pl.Float64, "in_headers": pl.Int64})
+    games = pl.DataFrame(game_rows, schema={
+        "game_id": pl.String, "server_build": pl.String, "header": pl.String, "inferred": pl.String,
+        "closest_only": pl.Boolean, "discrepancy": pl.String, "complies_with": pl.Int64,
+        "contradiction": pl.String, "seq": pl.Int64})
+    return BuildInference(shares, findings, games, len(results))
+
+
+def game_what_if(reader: data.Reader, game: str, seq: int, moves: Sequence[str]) -> WhatIf:
+    """`engine.whatif.what_if` over a warehouse game's raw lines."""
+    return what_if(data.game_lines(reader, game), game, seq, list(moves))
