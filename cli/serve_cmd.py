@@ -1,0 +1,113 @@
+"""`haftkhabis serve` (the HTTP API, service/) and `haftkhabis api-key` (a new key and the
+entry that configures it). FastAPI and uvicorn load only when `serve` runs."""
+
+from __future__ import annotations
+
+import ipaddress
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+LOOPBACK_NAMES = ("localhost",)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("serve")(serve)
+    app.command("api-key")(api_key)
+
+
+def _fail(message: str) -> typer.Exit:
+    Console(stderr=True).print(f"[red]error:[/red] {escape(message)}")
+    return typer.Exit(2)
+
+
+def is_loopback(host: str) -> bool:
+    if host in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def serve(
+    warehouse: Annotated[Path, typer.Option("--warehouse", "-w", help="The warehouse folder (pushed batches are committed to it).")] = Path("data/warehouse"),
+    host: Annotated[str, typer.Option("--host", help="The address to bind; 127.0.0.1 keeps it on this machine.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", min=0, max=65535, help="The port to serve on.")] = 8600,
+    keys: Annotated[Path | None, typer.Option("--keys", help="The API keys file (TOML or JSON; default: $HAFTKHABIS_API_KEYS_FILE, else the document in $HAFTKHABIS_API_KEYS).")] = None,
+    dashboard_url: Annotated[str, typer.Option("--dashboard-url", help="Where the dashboard is served, for deep links.")] = "http://127.0.0.1:8501",
+    max_validate_mb: Annotated[int, typer.Option("--max-validate-mb", min=1, help="Largest body POST /v1/validate takes (MiB, decompressed).")] = 64,
+    max_ingest_mb: Annotated[int, typer.Option("--max-ingest-mb", min=1, help="Largest body POST /v1/ingest takes (MiB, decompressed).")] = 256,
+    ingest_workers: Annotated[int, typer.Option("--ingest-workers", min=1, help="Worker processes per pushed batch.")] = 1,
+    validate_threads: Annotated[int, typer.Option("--validate-threads", min=1, help="Bodies validated at once.")] = 2,
+    rate: Annotated[float, typer.Option("--rate", min=0, help="Requests a second per key (0: unlimited), unless its entry sets `rate`.")] = 20.0,
+    burst: Annotated[int | None, typer.Option("--burst", min=1, help="Requests a key may make at once (default: twice the rate).")] = None,
+    log_level: Annotated[str, typer.Option("--log-level", help="uvicorn's log level.")] = "info",
+) -> None:
+    """Serve the HTTP API under /v1 (OpenAPI at /v1/openapi.json, docs at /v1/docs).
+
+    Validation, ingest, games, steps, hand reports and aggregates, behind API keys with
+    roles (docs/api.md). Bound to 127.0.0.1 unless --host says otherwise.
+    """
+    import uvicorn
+
+    from service.app import MiB, Settings, create_app
+    from service.auth import KeyFileError, KeyStore
+
+    try:
+        store = KeyStore.configured(keys)
+    except KeyFileError as exc:
+        raise _fail(str(exc)) from None
+    console = Console(stderr=True)
+    if not is_loopback(host):
+        if store.has_demo_keys:
+            raise _fail(f"{store.source} holds published demo keys: serve them on 127.0.0.1 only")
+        console.print(f"[yellow]note:[/yellow] binding {escape(host)}: the API is reachable "
+                      "from other machines (keys are sent in clear without TLS in front).")
+    if not len(store):
+        console.print("[yellow]note:[/yellow] no API keys are configured (--keys FILE): every "
+                      "call but /v1/health will be refused (401).")
+    settings = Settings(
+        warehouse=warehouse.expanduser().resolve(), keys=store, dashboard_url=dashboard_url,
+        max_validate_bytes=max_validate_mb * MiB, max_ingest_bytes=max_ingest_mb * MiB,
+        ingest_workers=ingest_workers, validate_threads=validate_threads, rate=rate, burst=burst,
+    )
+    console.print(f"API on http://{escape(host)}:{port}/v1 (docs: /v1/docs) over "
+                  f"{escape(str(settings.warehouse))}, {len(store)} keys from {escape(store.source)}"
+                  " (Ctrl-C stops it)")
+    uvicorn.run(create_app(settings), host=host, port=port, log_level=log_level,
+                proxy_headers=False, server_header=False, date_header=True)
+
+
+def api_key(
+    name: Annotated[str, typer.Option("--name", help="Who the key is for (shown in logs and errors).")],
+    role: Annotated[list[str] | None, typer.Option("--role", help="ingest, support, analyst or auditor (repeatable).")] = None,
+    player: Annotated[str | None, typer.Option("--player", help="A player-scoped token for this player (no role).")] = None,
+    append: Annotated[Path | None, typer.Option("--append", help="Add the entry to this keys file.")] = None,
+) -> None:
+    """Make a new API key: its keys-file entry, and the key (shown once).
+
+    Only the key's SHA-256 digest goes in the keys file.
+    """
+    from service.auth import Role, key_entry, new_key
+
+    roles = role or []
+    if (player is None) == (not roles):
+        raise _fail("give --role (one or more) or --player, not both")
+    unknown = [r for r in roles if r not in {x.value for x in Role}]
+    if unknown:
+        raise _fail(f"unknown role {unknown[0]!r} (roles: {', '.join(x.value for x in Role)})")
+    key = new_key()
+    entry = key_entry(name, key, roles, player)
+    if append is not None:
+        existing = append.read_text(encoding="utf-8") if append.exists() else ""
+        separator = "\n" if existing and not existing.endswith("\n\n") else ""
+        append.write_text(existing + separator + entry, encoding="utf-8")
+        Console(stderr=True).print(f"added {escape(name)!r} to {escape(str(append))}")
+    else:
+        typer.echo(entry, nl=False)
+    Console(stderr=True).print("the key (shown once; keep it secret):")
+    typer.echo(key)

@@ -1,0 +1,520 @@
+"""The ASGI application: the routes under `/v1`, who may call each, and errors as JSON.
+
+Every error is a `Problem` (`{"status", "error", "message"}`), a stack trace never: 401
+for a missing or unknown key, 403 for a key without the role (or a player's token asking
+for what is not theirs), 404 for an unknown game, step, hand, player or batch, 413 for a
+body past its cap, 429 past a key's rate, 503 while there is no warehouse to read. A
+malformed line in a validated body is a verdict (an error record), not an error.
+"""
+
+
+# no `from __future__ import annotations`: FastAPI reads the routes' annotations, which
+# name dependencies made inside create_app
+import logging
+import os
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from fastapi import Depends, FastAPI, Query, Request, Security
+from fastapi import Path as PathParam
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
+from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from dashboards import data
+from dashboards.report import render_hand_report
+from engine import ENGINE_VERSION
+from engine.violations import Code
+from service import models, views
+from service.auth import KeyStore, Principal, RateLimiter, Role
+from service.bodies import BadBody, BodyTooLarge, decoded
+from service.jobs import IngestQueue, Receipt
+from service.validation import ValidationPool
+from service.warehouse import Gateway, WarehouseUnavailable
+
+log = logging.getLogger("haftkhabis.service")
+
+API_VERSION = "1.0.0"
+NDJSON = "application/x-ndjson"
+MiB = 1 << 20
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What `haftkhabis serve` configures."""
+
+    warehouse: Path
+    keys: KeyStore = field(default_factory=KeyStore)
+    dashboard_url: str = "http://127.0.0.1:8501"
+    max_validate_bytes: int = 64 * MiB
+    max_ingest_bytes: int = 256 * MiB
+    ingest_workers: int = 1
+    validate_threads: int = 2
+    rate: float = 20.0  # requests a second per key, unless its entry says otherwise
+    burst: int | None = None
+    replay_cache: int = 256
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, error: str, message: str,
+                 headers: Mapping[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.status, self.error, self.message = status, error, message
+        self.headers = dict(headers or {})
+
+
+def _problem(status: int, error: str, message: str,
+             headers: Mapping[str, str] | None = None) -> JSONResponse:
+    body = models.Problem(status=status, error=error, message=message)
+    return JSONResponse(body.model_dump(), status_code=status, headers=dict(headers or {}))
+
+
+def _when(text: str | None) -> datetime | None:
+    return datetime.fromisoformat(text) if text else None
+
+
+def _doc(description: str) -> dict[str, Any]:
+    return {"model": models.Problem, "description": description}
+
+
+#: the error responses every authenticated route may give
+AUTH_ERRORS: dict[int | str, dict[str, Any]] = {
+    401: _doc("no API key, or one that is not configured"),
+    403: _doc("the key's role may not call this (or a player's token asked for another's view)"),
+    422: _doc("a parameter is malformed"),
+    429: _doc("the key's rate limit is spent (see Retry-After)"),
+}
+READ_ERRORS = AUTH_ERRORS | {503: _doc("there is no warehouse to read yet")}
+
+Rulesets = Annotated[list[str], Query(alias="ruleset", description="only these rulesets (repeatable)")]
+Builds = Annotated[list[str], Query(alias="build", description="only these server builds (repeatable; `?` for none)")]
+Codes = Annotated[list[Code], Query(alias="code", description="only these violation codes (repeatable)")]
+From = Annotated[date | None, Query(alias="from", description="games started on or after this day (UTC)")]
+To = Annotated[date | None, Query(alias="to", description="games started on or before this day (UTC)")]
+Limit = Annotated[int, Query(ge=1, le=1000, description="rows on a page")]
+Cursor = Annotated[str | None, Query(max_length=2000, description="`next_cursor` of the previous page")]
+GameId = Annotated[str, PathParam(description="the log's `game`", max_length=256)]
+
+_bearer = HTTPBearer(auto_error=False, description="an API key: `Authorization: Bearer KEY`")
+_header = APIKeyHeader(name="X-API-Key", auto_error=False, description="an API key")
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    principal: Principal
+
+    @property
+    def player(self) -> str | None:
+        return self.principal.player
+
+    def has(self, *roles: Role) -> bool:
+        return any(r in self.principal.roles for r in roles)
+
+
+def create_app(settings: Settings) -> FastAPI:
+    """The application over `settings.warehouse`."""
+    gateway = Gateway(settings.warehouse, replays=settings.replay_cache)
+    queue = IngestQueue(settings.warehouse, workers=settings.ingest_workers,
+                        on_commit=gateway.refresh)
+    pool = ValidationPool(settings.validate_threads)
+    limiter = RateLimiter(settings.rate, settings.burst)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        queue.start()
+        yield
+        queue.stop()
+        pool.shutdown()
+
+    app = FastAPI(
+        title="Haft Khabis log service",
+        version=API_VERSION,
+        summary="Validate, ingest and replay Haft Khabis game logs (haftkhabis/1).",
+        description=(
+            "Game servers push logs (`POST /v1/ingest`), support tools open any step of a game, "
+            "analysts and auditors read the aggregates. Every call but `/v1/health` and these "
+            "pages needs an API key (`Authorization: Bearer KEY` or `X-API-Key: KEY`); "
+            "docs/api.md has the roles."),
+        openapi_url="/v1/openapi.json",
+        docs_url="/v1/docs",
+        redoc_url="/v1/redoc",
+        lifespan=lifespan,
+    )
+
+    # ------------------------------------------------------------------ errors
+
+    @app.exception_handler(ApiError)
+    async def api_error(request: Request, exc: ApiError) -> JSONResponse:
+        return _problem(exc.status, exc.error, exc.message, exc.headers)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        names = {404: "not_found", 405: "method_not_allowed"}
+        message = exc.detail if isinstance(exc.detail, str) else "request refused"
+        if exc.status_code == 404 and message == "Not Found":
+            message = f"no such endpoint: {request.url.path} (see /v1/docs)"
+        return _problem(exc.status_code, names.get(exc.status_code, "http_error"), message,
+                        getattr(exc, "headers", None))
+
+    @app.exception_handler(RequestValidationError)
+    async def bad_request(request: Request, exc: RequestValidationError) -> JSONResponse:
+        problems = []
+        for error in exc.errors()[:5]:
+            where = ".".join(str(p) for p in error.get("loc", ()) if p not in ("query", "path"))
+            problems.append(f"{where}: {error.get('msg', 'invalid')}")
+        return _problem(422, "invalid_parameter", "; ".join(problems) or "invalid request")
+
+    @app.exception_handler(WarehouseUnavailable)
+    async def no_warehouse(request: Request, exc: WarehouseUnavailable) -> JSONResponse:
+        return _problem(503, "no_warehouse", str(exc))
+
+    @app.exception_handler(Exception)
+    async def internal(request: Request, exc: Exception) -> JSONResponse:
+        log.error("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
+        return _problem(500, "internal_error", "the service failed on this request; it is logged")
+
+    # ------------------------------------------------------------------ keys and roles
+
+    def caller(*roles: Role, player_token: bool = False) -> Callable[..., Caller]:
+        """A dependency: the authenticated caller, holding one of `roles` (or a player's
+        token, when `player_token`)."""
+        allowed = ", ".join(r.value for r in roles) + (" or a player's token" if player_token else "")
+
+        def dependency(
+            bearer: Annotated[HTTPAuthorizationCredentials | None, Security(_bearer)],
+            header: Annotated[str | None, Security(_header)],
+        ) -> Caller:
+            key = bearer.credentials if bearer is not None else header
+            if not key:
+                raise ApiError(401, "unauthorized", "an API key is needed: send "
+                               "`Authorization: Bearer KEY` (or `X-API-Key: KEY`)",
+                               {"WWW-Authenticate": "Bearer"})
+            principal = settings.keys.lookup(key)
+            if principal is None:
+                raise ApiError(401, "unauthorized", "this API key is not configured on this server",
+                               {"WWW-Authenticate": 'Bearer error="invalid_token"'})
+            wait = limiter.take(principal)
+            if wait is not None:
+                raise ApiError(429, "rate_limited",
+                               f"{principal.describe()} is over its rate limit; retry in {wait:.1f}s",
+                               {"Retry-After": str(max(1, round(wait + 0.5)))})
+            found = Caller(principal)
+            if not (found.has(*roles) or (player_token and principal.player is not None)):
+                raise ApiError(403, "forbidden", f"{principal.describe()} may not call this "
+                               f"(it needs {allowed})")
+            return found
+
+        return dependency
+
+    def viewer_for(who: Caller, game_players: list[str] | None, asked: str | None) -> str | None:
+        """Whose view to show: a player's token sees only its own, and only of its games."""
+        if who.player is None:
+            if asked is not None and game_players is not None and asked not in game_players:
+                raise ApiError(404, "not_found", f"{asked!r} did not play this game "
+                               f"(players: {', '.join(game_players)})")
+            return asked
+        if asked is not None and asked != who.player:
+            raise ApiError(403, "forbidden", f"a token of {who.player} may not see {asked}'s view")
+        if game_players is not None and who.player not in game_players:
+            raise ApiError(403, "forbidden", f"{who.player} did not play this game; a player's "
+                           "token sees only the games its player played")
+        return who.player
+
+    def reader() -> data.Reader:
+        return gateway.reader()
+
+    def filter_of(rulesets: list[str], builds: list[str], start: date | None, end: date | None) -> data.GameFilter:
+        return data.GameFilter(tuple(rulesets), start, end, tuple(builds))
+
+    def bad_cursor(exc: views.BadCursor) -> ApiError:
+        return ApiError(400, "bad_cursor", str(exc))
+
+    # ------------------------------------------------------------------ health
+
+    @app.get("/v1/health", response_model=models.Health, tags=["service"])
+    def health() -> models.Health:
+        """Whether the service is up (no key needed), and the warehouse batch it reads."""
+        return models.Health(status="ok", engine_version=ENGINE_VERSION, batch=gateway.batch)
+
+    # ------------------------------------------------------------------ validate
+
+    body_doc = {
+        "requestBody": {
+            "required": True,
+            "description": "JSON lines (haftkhabis/1), optionally gzip'd (`Content-Encoding: gzip`, "
+                           "or a .gz file's bytes as they are).",
+            "content": {
+                NDJSON: {"schema": {"type": "string", "format": "binary"}},
+                "application/octet-stream": {"schema": {"type": "string", "format": "binary"}},
+            },
+        },
+    }
+
+    async def text_of(request: Request, limit: int) -> AsyncIterator[bytes]:
+        declared = request.headers.get("content-length")
+        if declared is not None and declared.isdigit() and int(declared) > limit \
+                and request.headers.get("content-encoding") in (None, "identity"):
+            raise BodyTooLarge(limit)
+        async for piece in decoded(request.stream(), request.headers.get("content-encoding"), limit):
+            yield piece
+
+    @app.post(
+        "/v1/validate", tags=["logs"], openapi_extra=body_doc,
+        responses=AUTH_ERRORS | {
+            200: {"description": "one verdict per game, then one error record per line that "
+                                 "belongs to no game: `haftkhabis validate --json -`, byte for byte",
+                  "content": {NDJSON: {"schema": {"oneOf": [
+                      {"$ref": "#/components/schemas/VerdictLine"},
+                      {"$ref": "#/components/schemas/LineError"}]}}},
+                  "headers": {
+                      "Haftkhabis-Games": {"schema": {"type": "integer"}, "description": "games judged"},
+                      "Haftkhabis-Compliant": {"schema": {"type": "boolean"},
+                                               "description": "every game compliant, no line error"}}},
+            400: _doc("the body cannot be read (a broken gzip stream, an unknown encoding)"),
+            413: _doc("the body (decompressed) is larger than the server's cap"),
+        })
+    async def validate(request: Request,
+                       who: Annotated[Caller, Depends(caller(Role.ingest, Role.support, Role.analyst,
+                                                             Role.auditor))]) -> Response:
+        """Judge a log without storing it: the verdicts exactly as `haftkhabis validate
+        --json` writes them for standard input (files are named `<stdin>`). A malformed line
+        is an error record in the answer, not an error of the request."""
+        try:
+            result = await pool.validate(text_of(request, settings.max_validate_bytes))
+        except BodyTooLarge as exc:
+            raise ApiError(413, "too_large", str(exc)) from None
+        except BadBody as exc:
+            raise ApiError(400, "bad_body", str(exc)) from None
+        headers = {
+            "Haftkhabis-Games": str(result.games),
+            "Haftkhabis-Lines": str(result.lines),
+            "Haftkhabis-Line-Errors": str(result.errors),
+            "Haftkhabis-Compliant": "true" if result.clean else "false",
+        }
+        return StreamingResponse(result.chunks(), media_type=NDJSON, headers=headers)
+
+    # ------------------------------------------------------------------ ingest
+
+    def receipt_status(receipt: Receipt) -> models.BatchStatus:
+        outcome = None
+        if receipt.batch is not None:
+            try:
+                row = data.batch_row(gateway.reader(), receipt.batch)
+            except WarehouseUnavailable:
+                row = None
+            outcome = views.batch_outcome(row) if row else None
+        return models.BatchStatus(
+            id=receipt.id, status=receipt.status,  # type: ignore[arg-type]
+            received_at=_when(receipt.received_at), started_at=_when(receipt.started_at),
+            finished_at=_when(receipt.finished_at), size=receipt.size, sha256=receipt.sha256,
+            batch=receipt.batch, error=receipt.error, outcome=outcome,
+            links={"self": f"/v1/batches/{receipt.id}"})
+
+    @app.post(
+        "/v1/ingest", status_code=202, response_model=models.BatchStatus, tags=["logs"],
+        openapi_extra=body_doc,
+        responses=AUTH_ERRORS | {
+            400: _doc("the body cannot be read (a broken gzip stream, an unknown encoding)"),
+            413: _doc("the body (decompressed) is larger than the server's cap")})
+    async def ingest(request: Request, response: Response,
+                     who: Annotated[Caller, Depends(caller(Role.ingest))]) -> models.BatchStatus:
+        """Push a batch of log lines: committed to the warehouse as one batch (all or
+        nothing), after the batches before it. Answers at once with the batch's receipt;
+        follow it at `GET /v1/batches/{id}`. The same body pushed again while it is queued
+        gets the same receipt; once committed, pushing it again changes nothing."""
+        spool = queue.spool()
+        try:
+            async for piece in text_of(request, settings.max_ingest_bytes):
+                spool.write(piece)
+        except BodyTooLarge as exc:
+            spool.discard()
+            raise ApiError(413, "too_large", str(exc)) from None
+        except BadBody as exc:
+            spool.discard()
+            raise ApiError(400, "bad_body", str(exc)) from None
+        except BaseException:
+            spool.discard()
+            raise
+        receipt, _new = await run_in_threadpool(queue.submit, spool)
+        response.headers["Location"] = f"/v1/batches/{receipt.id}"
+        log.info("%s pushed %s bytes as %s", who.principal.describe(), receipt.size, receipt.id)
+        return receipt_status(receipt)
+
+    @app.get("/v1/batches/{batch_id}", response_model=models.BatchStatus, tags=["logs"],
+             responses=AUTH_ERRORS | {404: _doc("no such batch")})
+    def batch(batch_id: Annotated[str, PathParam(max_length=64, description=(
+                  "a receipt id from POST /v1/ingest, or a warehouse batch number"))],
+              who: Annotated[Caller, Depends(caller(Role.ingest, Role.support, Role.auditor))]) -> models.BatchStatus:
+        """A pushed batch's progress and outcome (or any committed batch's record, by number)."""
+        receipt = queue.get(batch_id)
+        if receipt is not None:
+            return receipt_status(receipt)
+        if batch_id.isascii() and batch_id.isdigit() and len(batch_id) < 19:
+            try:
+                row = data.batch_row(gateway.reader(), int(batch_id))
+            except WarehouseUnavailable:
+                row = None
+            if row is not None:
+                return models.BatchStatus(id=batch_id, status="committed", batch=row["id"],
+                                          received_at=row["started"], started_at=row["started"],
+                                          finished_at=row["ended"], outcome=views.batch_outcome(row),
+                                          links={"self": f"/v1/batches/{batch_id}"})
+        raise ApiError(404, "not_found", f"no batch {batch_id!r} (receipt ids start ing_; "
+                       "warehouse batches are numbers)")
+
+    # ------------------------------------------------------------------ games
+
+
+    @app.get("/v1/games/{game}", response_model=models.GameView, tags=["games"],
+             responses=READ_ERRORS | {404: _doc("no such game")})
+    def game(game: GameId,
+             who: Annotated[Caller, Depends(caller(Role.support, Role.auditor, player_token=True))],
+             player: Annotated[str | None, Query(description="show this player's view (support)")] = None,
+             ) -> models.GameView:
+        """A game as the warehouse holds it: its verdict, every hand with its scores, and
+        every violation. A player's token sees its own view, of its own games."""
+        current = reader()
+        row = data.game_row(current, game)
+        if row is None:
+            raise ApiError(404, "not_found", f"no game {game!r} in the warehouse")
+        viewer = viewer_for(who, list(row["players"] or []), player)
+        found = views.game_view(current, game, viewer, settings.dashboard_url, row)
+        if found is None:
+            raise ApiError(404, "not_found", f"no game {game!r} in the warehouse")
+        return found
+
+    @app.get("/v1/games/{game}/steps/{seq}", response_model=models.StepView, tags=["games"],
+             responses=READ_ERRORS | {404: _doc("no such game, or no line with that seq")})
+    def step(game: GameId,
+             seq: Annotated[int, PathParam(ge=0, le=2**53, description="the line's `seq`")],
+             who: Annotated[Caller, Depends(caller(Role.support, player_token=True))],
+             player: Annotated[str | None, Query(description="show this player's view (support)")] = None,
+             ) -> models.StepView:
+        """The state after one line: every hand (or, in a player's view, only theirs), the
+        pile, suit, direction and stock; whose turn it is and their legal moves; the move's
+        verdict with the rule's explanation, and why a forced move was forced. `links`
+        holds the dashboard's deep link to the same step."""
+        replayed = gateway.replayed(game)
+        if replayed is None:
+            raise ApiError(404, "not_found", f"no game {game!r} in the warehouse")
+        viewer = viewer_for(who, list(replayed.replay.players), player)
+        found = views.step_view(replayed, seq, viewer, settings.dashboard_url)
+        if found is None:
+            seqs = sorted(replayed.by_seq)
+            span = f"{seqs[0]}–{seqs[-1]}" if seqs else "none"
+            raise ApiError(404, "not_found", f"game {game!r} has no line with seq {seq} (seqs: {span})")
+        return found
+
+    @app.get("/v1/games/{game}/hands/{hand}/report", tags=["games"],
+             responses=READ_ERRORS | {
+                 200: {"content": {"text/html": {"schema": {"type": "string"}}},
+                       "description": "a self-contained HTML page"},
+                 404: _doc("no such game or hand")})
+    def report(game: GameId, hand: Annotated[int, PathParam(ge=0, le=2**31)],
+               who: Annotated[Caller, Depends(caller(Role.support))]) -> HTMLResponse:
+        """The dispute report of one hand (every step with its verdict and the table, the
+        scores), as `haftkhabis report` writes it: one HTML file, no scripts."""
+        replayed = gateway.replayed(game)
+        if replayed is None:
+            raise ApiError(404, "not_found", f"no game {game!r} in the warehouse")
+        if hand not in replayed.replay.hands:
+            hands = ", ".join(map(str, replayed.replay.hands)) or "none"
+            raise ApiError(404, "not_found", f"game {game!r} has no hand {hand} (hands: {hands})")
+        return HTMLResponse(render_hand_report(replayed.replay, hand))
+
+    # ------------------------------------------------------------------ aggregates
+
+    @app.get("/v1/players/{player}", response_model=models.PlayerView, tags=["aggregates"],
+             responses=READ_ERRORS | {404: _doc("no such player")})
+    def player(player: Annotated[str, PathParam(max_length=256)],
+               who: Annotated[Caller, Depends(caller(Role.analyst, Role.support, player_token=True))],
+               ) -> models.PlayerView:
+        """A player's figures and rank per ruleset, and their violations by code. A
+        player's token sees only its own."""
+        if who.player is not None and who.player != player:
+            raise ApiError(403, "forbidden", f"a token of {who.player} may not see {player}'s figures")
+        found = views.player_view(reader(), player, settings.dashboard_url)
+        if found is None:
+            raise ApiError(404, "not_found", f"no player {player!r} in the warehouse")
+        return found
+
+    @app.get("/v1/leaderboard", response_model=models.Page[models.LeaderboardRow], tags=["aggregates"],
+             responses=READ_ERRORS | {400: _doc("a cursor this listing did not hand out")})
+    def leaderboard(who: Annotated[Caller, Depends(caller(Role.analyst))], ruleset: Rulesets = [],  # noqa: B006 - FastAPI copies defaults
+                    min_hands: Annotated[int, Query(ge=0, le=2**31, description="only players with this many decided hands")] = 0,
+                    limit: Limit = 100, cursor: Cursor = None) -> models.Page[models.LeaderboardRow]:
+        """Players per ruleset by rank (hands won, then win rate), from the warehouse's
+        `leaderboard` view."""
+        try:
+            return views.leaderboard(reader(), ruleset, min_hands, cursor, limit)
+        except views.BadCursor as exc:
+            raise bad_cursor(exc) from None
+
+    @app.get("/v1/compliance", response_model=models.Page[models.ComplianceRow], tags=["aggregates"],
+             responses=READ_ERRORS | {400: _doc("a cursor this listing did not hand out")})
+    def compliance(who: Annotated[Caller, Depends(caller(Role.analyst, Role.auditor))],
+                   ruleset: Rulesets = [], build: Builds = [], code: Codes = [],  # noqa: B006
+                   start: From = None, end: To = None,
+                   period: Annotated[Literal["day", "week", "month"] | None,
+                                     Query(description="also group by the games' start")] = None,
+                   limit: Limit = 100, cursor: Cursor = None) -> models.Page[models.ComplianceRow]:
+        """Violations and the games they are in, by code, ruleset and server build (and
+        period), over the games matching the filters."""
+        try:
+            return views.compliance(reader(), filter_of(ruleset, build, start, end),
+                                    [c.value for c in code], period, cursor, limit)
+        except views.BadCursor as exc:
+            raise bad_cursor(exc) from None
+
+    @app.get("/v1/compliance/builds", response_model=list[models.BuildRow], tags=["aggregates"],
+             responses=READ_ERRORS)
+    def compliance_builds(who: Annotated[Caller, Depends(caller(Role.analyst, Role.auditor))],
+                          ruleset: Rulesets = [], build: Builds = [],  # noqa: B006
+                          start: From = None, end: To = None) -> list[models.BuildRow]:
+        """Per server build and ruleset: games, games with violations, the violation rate."""
+        return views.builds(reader(), filter_of(ruleset, build, start, end))
+
+    @app.get("/v1/violations", response_model=models.Page[models.ViolationRow], tags=["aggregates"],
+             responses=READ_ERRORS | {400: _doc("a cursor this listing did not hand out")})
+    def violations(who: Annotated[Caller, Depends(caller(Role.auditor))],
+                   ruleset: Rulesets = [], build: Builds = [], code: Codes = [],  # noqa: B006
+                   start: From = None, end: To = None,
+                   limit: Limit = 100, cursor: Cursor = None) -> models.Page[models.ViolationRow]:
+        """Every violation, newest games first, with where it was logged."""
+        try:
+            return views.violations(reader(), filter_of(ruleset, build, start, end),
+                                    [c.value for c in code], cursor, limit)
+        except views.BadCursor as exc:
+            raise bad_cursor(exc) from None
+
+    generated = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        """The generated document, less the JSON FastAPI assumes for the two answers that
+        are not JSON (the verdict lines, the report page)."""
+        if app.openapi_schema is None:
+            document = generated()
+            for path, method in (("/v1/validate", "post"), ("/v1/games/{game}/hands/{hand}/report", "get")):
+                document["paths"][path][method]["responses"]["200"]["content"].pop("application/json", None)
+            app.openapi_schema = document
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
+    return app
+
+
+def settings_from_env(environ: Mapping[str, str] | None = None) -> Settings:
+    """Settings from the environment (`uvicorn --factory service.app:app_from_env`)."""
+    env = os.environ if environ is None else environ
+    return Settings(warehouse=Path(env.get("HAFTKHABIS_WAREHOUSE", "data/warehouse")).resolve(),
+                    keys=KeyStore.configured(None, env))
+
+
+def app_from_env() -> FastAPI:
+    return create_app(settings_from_env())

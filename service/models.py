@@ -1,0 +1,376 @@
+"""The API's response types (pydantic), from which its OpenAPI document is generated.
+
+A violation is the engine's own `engine.violations.Violation` (its `Code` the contract's
+closed list), used as it is; the verdict's envelope follows `validate --json` field for
+field, and tests/service/test_models.py holds every line `validate --json` writes for the
+sample logs against `VerdictLine` / `LineError` (round trip, byte for byte). The rest
+mirror the warehouse's columns (docs/warehouse.md) and the engine's state snapshot; a
+state field the core adds later stays out of responses until it is named here, so
+nothing reaches a player-scoped token unvetted.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Generic, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from engine.violations import Code, Violation
+
+Status = Literal["compliant", "violations", "incomplete", "aborted", "invalid"]
+
+
+class Model(BaseModel):
+    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+
+
+class Problem(Model):
+    """Every error response: the HTTP status, a short code and a sentence for people."""
+
+    status: int
+    error: str = Field(examples=["not_found"])
+    message: str = Field(examples=["no game 't-08-bz101-99999' in the warehouse"])
+
+
+# ---------------------------------------------------------------------------- verdicts
+
+
+class HandOutcome(Model):
+    """A decided hand in a verdict (`scores` null and `order` the finishing order in
+    elimination play)."""
+
+    hand: int
+    winners: list[str]
+    scores: dict[str, int] | None
+    reason: str
+    order: list[str] | None
+
+
+class VerdictLine(Model):
+    """One game's verdict: a `{"kind": "game", …}` line of `POST /v1/validate`, exactly
+    as `haftkhabis validate --json` writes it."""
+
+    kind: Literal["game"]
+    game: str
+    ruleset: str | None
+    status: Status
+    violations: list[Violation]
+    hands: list[HandOutcome] | None
+    totals: dict[str, int] | None
+
+
+class LineError(Model):
+    """A line that belongs to no game (not JSON, no usable `game`, an unreadable stream):
+    a `{"kind": "error", …}` line of `POST /v1/validate`."""
+
+    kind: Literal["error"]
+    file: str
+    line: int | None
+    code: Code
+    message: str
+
+
+# ---------------------------------------------------------------------------- ingest
+
+
+class BatchFile(Model):
+    path: str
+    size: int | None
+    sha256: str | None
+    lines: int | None
+    status: str = Field(description="ok · truncated · failed · skipped (already ingested whole)")
+    error: str | None
+
+
+class BatchOutcome(Model):
+    """The warehouse's `batches` row for the batch: what it read and what it changed."""
+
+    batch: int
+    kind: str
+    started: datetime | None
+    ended: datetime | None
+    lines: int
+    games_new: int
+    games_updated: int
+    games_unchanged: int
+    violations: int = Field(description="violations in the new and updated games")
+    errors: int = Field(description="quarantined lines plus failed or truncated files")
+    workers: int | None
+    files: list[BatchFile]
+
+
+class BatchStatus(Model):
+    """A pushed batch: queued, running, then committed (with the warehouse's record of it)
+    or failed (with the reason; the warehouse is then as it was before)."""
+
+    id: str
+    status: Literal["queued", "running", "committed", "failed"]
+    received_at: datetime | None = None
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+    size: int | None = Field(default=None, description="the body's size in bytes, decompressed")
+    sha256: str | None = Field(default=None, description="of the decompressed body")
+    batch: int | None = Field(default=None, description="the warehouse batch that committed it")
+    error: str | None = None
+    outcome: BatchOutcome | None = None
+    links: dict[str, str] = Field(default_factory=dict)
+
+
+# ---------------------------------------------------------------------------- a game
+
+
+class ViolationView(Model):
+    """A violation as the warehouse holds it, with the rule's explanation. `message` is
+    null in a player's view when it is about another player (it may name their cards)."""
+
+    seq: int | None
+    hand: int | None = None
+    code: Code
+    player: str | None
+    message: str | None
+    file: str | None = None
+    line: int | None = None
+    explanation: str
+
+
+class HandPlayerView(Model):
+    player: str
+    seat: int | None
+    turn_order: int | None
+    points: int | None
+    won: bool | None
+    finishing_position: int | None
+    cards_left: int | None
+    left_cards: list[str] | None = Field(description="null: another player's, in a player's view")
+
+
+class HandView(Model):
+    hand: int
+    dealer: str | None
+    first_player: str | None
+    winners: list[str] | None
+    reason: str | None
+    winning_card: str | None
+    multiplier: int | None
+    decided: bool | None
+    closed: bool | None
+    events: int | None
+    reshuffles: int | None
+    violations: int | None
+    players: list[HandPlayerView]
+
+
+class GameVerdict(Model):
+    status: Status
+    complete: bool | None
+    winners: list[str] | None
+    totals: dict[str, int] | None
+    violations: int
+
+
+class GameView(Model):
+    """One game as the warehouse holds it: the verdict, every hand with its scores, and
+    every violation."""
+
+    game: str
+    ruleset: str
+    ruleset_declared: str | None
+    mode: str | None
+    decks: int | None
+    players: list[str]
+    options: dict[str, Any] | None
+    server_build: str | None
+    start_time: datetime | None
+    end_time: datetime | None
+    hands_dealt: int | None
+    hands_decided: int | None
+    lines: int | None
+    ingest_batch: int | None
+    source_files: list[str] | None = Field(description="null in a player's view")
+    verdict: GameVerdict
+    hands: list[HandView]
+    violations: list[ViolationView]
+    viewer: str | None = Field(description="the player whose view this is (null: support)")
+    links: dict[str, str]
+
+
+class Options(Model):
+    """What the player to move may do (the engine's legality view)."""
+
+    player: str
+    phase: str
+    play: list[str] = Field(description="cards they may play now")
+    draw: int | None = Field(description="cards a draw must take now; null: no draw allowed")
+    may_pass: bool = Field(alias="pass")
+    obliged: bool = Field(description="drawing or passing now would be `must_play`")
+    gift: bool = Field(description="the move owed is a 2's gift draw")
+    text: str
+
+
+class Outcome(Model):
+    hand: int
+    winners: list[str]
+    scores: dict[str, int] | None
+    reason: str
+    order: list[str] | None
+    winning_card: str | None = None
+    multiplier: int | None = None
+
+
+class TableState(Model):
+    """The table after a line. In a player's view `hands` holds only their own cards
+    (the others are null; `hand_sizes` still counts them)."""
+
+    hand: int | None
+    open: bool | None = None
+    dealer: str | None = None
+    phase: str | None = None
+    hands: dict[str, list[str] | None] = Field(default_factory=dict)
+    hand_sizes: dict[str, int] = Field(default_factory=dict)
+    pile_top: str | None = None
+    pile_size: int | None = None
+    pile_recent: list[str] = Field(default_factory=list)
+    pile: list[str] = Field(default_factory=list)
+    current_suit: str | None = None
+    direction: str | None = None
+    stock_size: int | None = None
+    active: list[str] = Field(default_factory=list)
+    mover: str | None = Field(None, description="whose move it is")
+    turn: str | None = None
+    pending_total: int | None = None
+    follow_card: str | None = None
+    gift_target: str | None = None
+    call_due: list[str] = Field(default_factory=list)
+    finished: list[str] = Field(default_factory=list)
+    waiting_sevens: list[str] = Field(default_factory=list)
+    laid_aside: list[str] = Field(default_factory=list)
+    outcome: Outcome | None = None
+
+
+class Decision(Model):
+    """The move's moment: whose turn it was, what they could legally do, and why a move
+    was forced (or what made it illegal)."""
+
+    expected: str | None = Field(description="the player whose move it was")
+    actor: str | None = Field(description="who acted")
+    options: Options | None = Field(description="the options the expected player had "
+                                    "(null in a player's view of another's turn)")
+    forced: bool | None = Field(description="the move was the only one allowed (null: "
+                                "another player's options, in a player's view)")
+    why: str
+    draw_kind: str | None = Field(description="what a draw was: seven_total · gift · "
+                                  "failed_follow · settlement · penalty · voluntary · "
+                                  "opening · not_allowed")
+
+
+class StepView(Model):
+    """One line of a game, replayed: the event, its verdict, the state after it, and who
+    moves next with their legal moves."""
+
+    game: str
+    seq: int
+    hand: int = Field(description="the hand it fell in (0: before the first deal)")
+    step: int = Field(description="1-based within its hand, as the dashboard numbers it")
+    steps_in_hand: int
+    file: str | None
+    line: int | None
+    kind: str
+    actor: str | None
+    text: str
+    event: dict[str, Any] | None = Field(description="the line as logged (cards another "
+                                         "player holds are null in a player's view)")
+    violations: list[ViolationView]
+    decision: Decision | None
+    table: TableState | None
+    to_move: Options | None = Field(description="who moves next and what they may do "
+                                    "(null in a player's view when it is someone else)")
+    viewer: str | None
+    links: dict[str, str]
+
+
+# ---------------------------------------------------------------------------- aggregates
+
+
+class PlayerRanking(Model):
+    ruleset: str
+    rank: int
+    games: int
+    games_won: int
+    hands: int
+    wins: int
+    win_rate: float | None
+    mean_points: float | None
+    total_points: int | None
+    violations: int
+
+
+class PlayerViolations(Model):
+    ruleset: str
+    code: Code
+    violations: int
+    games: int
+
+
+class PlayerView(Model):
+    player: str
+    rulesets: list[PlayerRanking]
+    violations: list[PlayerViolations]
+    links: dict[str, str]
+
+
+class LeaderboardRow(PlayerRanking):
+    player: str
+
+
+class ComplianceRow(Model):
+    code: Code
+    ruleset: str
+    server_build: str
+    period: str | None = Field(description="day, week (its Monday) or month of the games' "
+                               "start, when grouped by period")
+    violations: int
+    games: int
+
+
+class BuildRow(Model):
+    server_build: str
+    ruleset: str
+    games: int
+    with_violations: int
+    violations: int
+    violation_rate: float | None
+
+
+class ViolationRow(Model):
+    game: str
+    start_time: datetime | None
+    ruleset: str
+    server_build: str
+    hand: int | None
+    seq: int | None
+    code: Code
+    player: str | None
+    message: str
+    file: str | None
+    line: int | None
+    explanation: str
+
+
+T = TypeVar("T")
+
+
+class Page(Model, Generic[T]):
+    """One page; pass `next_cursor` back as `cursor` for the next (null: the last page)."""
+
+    items: list[T]
+    next_cursor: str | None
+    batch: int = Field(description="the warehouse batch the page was read at")
+
+
+class Health(Model):
+    """The service is up (no key needed): the engine's version and the warehouse's batch."""
+
+    status: Literal["ok"]
+    engine_version: str
+    batch: int | None = Field(description="the committed batch read (null: no warehouse yet)")
