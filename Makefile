@@ -6,12 +6,15 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 WAREHOUSE ?= data/warehouse
 PORT ?= 8501
+API_PORT ?= 8600
+# the published demo keys (docs/api.md); `haftkhabis api-key` makes real ones
+API_KEYS ?= data/api-keys.demo.toml
 CORE := engine/core
 # What the compiled engine (engine/_core.abi3.so) is built from: a change here rebuilds it.
 CORE_SOURCES := $(shell find $(CORE) -path $(CORE)/target -prune -o \
 	  \( -name '*.rs' -o -name '*.toml' -o -name Cargo.lock \) -print)
 
-.PHONY: demo test setup browser rust lint typecheck unit sample warehouse dashboard bench clean
+.PHONY: demo test setup browser rust lint typecheck unit sample warehouse dashboard serve bench clean
 
 # The editable install builds the Rust extension with maturin (release profile) in place,
 # as engine/_core.abi3.so; Python files are used from the tree as they are.
@@ -37,7 +40,7 @@ rust:
 	cd $(CORE) && cargo test
 
 lint: setup
-	$(BIN)/ruff check engine ingest dashboards cli tests bench
+	$(BIN)/ruff check engine ingest dashboards cli service tests bench
 
 typecheck: setup
 	$(BIN)/mypy
@@ -59,6 +62,10 @@ dashboard: setup
 	$(BIN)/haftkhabis dashboard --warehouse $(WAREHOUSE) --port $(PORT)
 
 demo: warehouse dashboard
+
+# The HTTP API over the same warehouse (run it beside `make demo`; docs/api.md)
+serve: setup
+	$(BIN)/haftkhabis serve --warehouse $(WAREHOUSE) --port $(API_PORT) --keys $(API_KEYS)
 
 bench: setup
 	$(BIN)/python bench/bench_validate.py

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import sys
+
 import typer
 
-from cli import dashboard_cmd, engine_cmd, simulate_cmd, warehouse_cmd
+from cli import crash, dashboard_cmd, engine_cmd, rules_cmd, serve_cmd, simulate_cmd, warehouse_cmd
+from cli.help import plain_help
 
 app = typer.Typer(
     name="haftkhabis",
@@ -14,12 +17,16 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-for module in (engine_cmd, simulate_cmd, warehouse_cmd, dashboard_cmd):
+for module in (engine_cmd, rules_cmd, simulate_cmd, warehouse_cmd, dashboard_cmd, serve_cmd):
     module.register(app)
+plain_help(app)
 
 
 def main() -> None:
-    app()
+    try:
+        app()
+    except Exception as exc:  # a bug (verdicts and usage errors leave as SystemExit)
+        sys.exit(crash.report(exc))
 
 
 if __name__ == "__main__":

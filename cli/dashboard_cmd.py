@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
-from rich.markup import escape
 
 import dashboards
+from cli import terminal
+from cli.terminal import shown
 from dashboards.settings import SERVER_FLAGS, WAREHOUSE_ENV
 
 APP_DIR = Path(next(iter(dashboards.__path__))).resolve()
@@ -25,45 +25,60 @@ def register(app: typer.Typer) -> None:
 
 
 def _fail(message: str) -> typer.Exit:
-    Console(stderr=True).print(f"[red]error:[/red] {escape(message)}")
+    terminal.console(stderr=True, soft_wrap=True).print(f"[red]error:[/red] {shown(message)}")
     return typer.Exit(2)
 
 
-def streamlit_command(warehouse: Path, port: int, host: str) -> list[str]:
-    """The `streamlit run` command line, every safety flag spelled out."""
+def streamlit_command(warehouse: Path | str, port: int, host: str) -> list[str]:
+    """The `streamlit run` command line, every safety flag spelled out, through
+    `dashboards.server` (Streamlit with a websocket that accepts only its own origin)."""
     flags = dict(SERVER_FLAGS)
     flags["server.address"] = host
     flags["server.port"] = str(port)
-    command = [sys.executable, "-m", "streamlit", "run", str(APP)]
+    command = [sys.executable, "-m", "dashboards.server", "run", str(APP)]
     command += [f"--{key}={value}" for key, value in flags.items()]
     return [*command, "--", "--warehouse", str(warehouse)]
 
 
 def dashboard(
-    warehouse: Annotated[Path, typer.Option("--warehouse", help="The warehouse directory (read-only).")] = Path("data/warehouse"),
+    warehouse: Annotated[str, typer.Option("--warehouse", help="The warehouse directory or s3://BUCKET/PREFIX (read-only).")] = "data/warehouse",
     port: Annotated[int, typer.Option("--port", help="The port to serve on.")] = 8501,
     host: Annotated[str, typer.Option("--host", help="The address to bind; 127.0.0.1 keeps it on this machine.")] = "127.0.0.1",
+    storage: Annotated[list[str] | None, typer.Option(
+        "--storage-option", metavar="KEY=VALUE",
+        help="An object-store option (AWS_ENDPOINT_URL, …), repeatable; AWS_* env is read too.")] = None,
 ) -> None:
     """Serve the dashboard (Streamlit) on http://HOST:PORT until interrupted."""
-    warehouse = warehouse.expanduser().resolve()
-    if not warehouse.exists():
-        Console(stderr=True).print(
-            f"[yellow]note:[/yellow] no warehouse at {escape(str(warehouse))}; "
+    import json
+
+    from ingest.storage import OPTIONS_ENV, StorageError, parse_options
+
+    try:
+        options = parse_options(storage)
+    except StorageError as exc:
+        raise _fail(str(exc)) from None
+    remote = warehouse.startswith("s3://")
+    place: Path | str = warehouse if remote else Path(warehouse).expanduser().resolve()
+    if not remote and not Path(place).exists():
+        terminal.console(stderr=True).print(
+            f"[yellow]note:[/yellow] no warehouse at {shown(str(warehouse))}; "
             "the warehouse pages will say so (Check a log works without one)."
         )
     if host not in ("127.0.0.1", "localhost", "::1"):
-        Console(stderr=True).print(
-            f"[yellow]note:[/yellow] binding {escape(host)}: the dashboard has no login; "
+        terminal.console(stderr=True).print(
+            f"[yellow]note:[/yellow] binding {shown(host)}: the dashboard has no login; "
             "anyone who can reach this address can read the warehouse."
         )
     env = dict(os.environ)
-    env[WAREHOUSE_ENV] = str(warehouse)
+    env[WAREHOUSE_ENV] = str(place)
+    if options:  # to the Streamlit process, which reads them through ingest.storage
+        env[OPTIONS_ENV] = json.dumps(options)
     env["STREAMLIT_BROWSER_GATHER_USAGE_STATS"] = "false"
-    Console(stderr=True).print(f"Dashboard on http://{escape(host)}:{port}/  (Ctrl-C stops it)")
+    terminal.console(stderr=True).print(f"Dashboard on http://{shown(host)}:{port}/  (Ctrl-C stops it)")
     # Streamlit takes this process over (exec, not a child): a signal to `haftkhabis dashboard`
     # reaches the server itself, so stopping it never leaves an orphan serving the port.
     # The app's own folder is the working directory: Streamlit reads .streamlit/config.toml there.
-    command = streamlit_command(warehouse, port, host)
+    command = streamlit_command(place, port, host)
     sys.stdout.flush()
     sys.stderr.flush()
     os.chdir(APP_DIR)
@@ -71,59 +86,50 @@ def dashboard(
 
 
 def report(
-    game: Annotated[str, typer.Option("--game", "-g", help="The game id.")],
-    hand: Annotated[int, typer.Option("--hand", help="The hand to report.")],
-    out: Annotated[Path, typer.Option("--out", "-o", help="The HTML file to write.")],
-    warehouse: Annotated[Path | None, typer.Option("--warehouse", help="Read the game from this warehouse.")] = None,
-    log: Annotated[list[Path] | None, typer.Option("--log", help="Read the game from these log files or folders (repeatable).")] = None,
+    game: Annotated[str, typer.Option("--game", "-g", metavar="ID", help="The game id.")],
+    hand: Annotated[int, typer.Option("--hand", metavar="N", help="The hand to report.")],
+    out: Annotated[Path, typer.Option("--out", "-o", metavar="FILE.html", help="The HTML file to write.")],
+    seq: Annotated[int | None, typer.Option(
+        "--seq", metavar="S", help="The disputed line (default: the hand's first flagged step).")] = None,
+    player: Annotated[str | None, typer.Option(
+        "--player", metavar="ID", help="The player view: only what this player could see, no server "
+        "paths (default: the support view).")] = None,
+    warehouse: Annotated[Path | None, typer.Option(
+        "--warehouse", metavar="DIR", help="Read the game from this warehouse [default: data/warehouse].",
+        show_default=False)] = None,
+    log: Annotated[list[Path] | None, typer.Option(
+        "--log", metavar="PATH", help="Read the game from these log files or folders (repeatable).")] = None,
 ) -> None:
-    """Write one hand of one game, step by step with verdicts and scores, as a
-    self-contained HTML file."""
-    from dashboards.game_replay import replay_lines
+    """Write the dispute report of one hand as a self-contained HTML file: a summary (the
+    disputed step, the verdict and its rule, what reproduces it), the step and its
+    neighbours, the scores, then the whole hand folded below."""
+    from cli import sources
     from dashboards.report import render_hand_report
 
+    game = sources.game_id(game)
     if log and warehouse is not None:
         raise _fail("give either --warehouse or --log, not both")
-    if log:
-        lines = _log_lines([str(p) for p in log])
-    else:
-        from dashboards import data
-
-        source = (warehouse or Path("data/warehouse")).expanduser().resolve()
-        try:
-            lines = data.game_lines(data.connect(source), game)
-        except data.WarehouseMissing as exc:
-            raise _fail(str(exc)) from None
-    replay = replay_lines(lines, game)
-    if replay is None:
-        raise _fail(f"no game {game!r} found")
+    try:
+        if log:
+            replay = sources.from_logs([str(p) for p in log], game, digest=True)
+        else:
+            replay = sources.from_warehouse(str(warehouse or Path("data/warehouse")), game)
+    except sources.SourceError as exc:
+        raise _fail(str(exc)) from None
     if hand not in replay.hands:
         raise _fail(f"game {game} has no hand {hand} (hands: {', '.join(map(str, replay.hands)) or 'none'})")
-    html = render_hand_report(replay, hand)
+    try:
+        html = render_hand_report(replay, hand, seq=seq, viewer=player)
+    except ValueError as exc:
+        raise _fail(str(exc)) from None
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + ".tmp")
     tmp.write_text(html, encoding="utf-8")
     tmp.replace(out)
-    steps = len(replay.hand_steps(hand))
-    bad = sum(1 for s in replay.hand_steps(hand) if s.violations)
-    Console(stderr=True).print(
-        f"wrote {escape(str(out))}: game {escape(game)} hand {hand}, {steps} steps, {bad} with violations"
+    steps = replay.hand_steps(hand)
+    bad = sum(1 for s in steps if s.flagged)
+    view = f"player view for {player}" if player else "support view"
+    terminal.console(stderr=True).print(
+        f"wrote {shown(str(out))}: game {shown(game)} hand {hand} ({shown(view)}), {len(steps)} steps, "
+        f"{bad} flagged"
     )
-
-
-def _log_lines(paths: list[str]) -> list[tuple[bytes, str | None, int | None]]:
-    from engine.reader import InputPathError, LineError, display_name, expand_paths, read_lines
-
-    out: list[tuple[bytes, str | None, int | None]] = []
-    try:
-        files = expand_paths(paths)
-    except InputPathError as exc:
-        raise _fail(str(exc)) from None
-    for file in files:
-        name = display_name(file)
-        for item in read_lines(file):
-            if isinstance(item, LineError):
-                continue
-            number, raw = item
-            out.append((raw, name, number))
-    return out

@@ -8,12 +8,13 @@ from typing import TYPE_CHECKING, Annotated, BinaryIO
 import orjson
 import typer
 from rich.console import Console
-from rich.markup import escape
 
+from cli import terminal
+from cli.terminal import shown
 from engine import _core
 
 if TYPE_CHECKING:
-    from engine.replay import ReplayStep
+    from dashboards.game_replay import GameReplay, ReplayStep
 
 STATUS_STYLE = {
     "compliant": "green",
@@ -30,7 +31,7 @@ def register(app: typer.Typer) -> None:
 
 
 def _fail(message: str) -> typer.Exit:
-    Console(stderr=True).print(f"[red]error:[/red] {escape(message)}")
+    terminal.console(stderr=True, soft_wrap=True).print(f"[red]error:[/red] {shown(message)}")
     return typer.Exit(2)
 
 
@@ -52,14 +53,14 @@ def validate(
         except FileNotFoundError as exc:
             raise _fail(str(exc)) from None
         out.flush()
-        ok = totals["errors"] == 0 and totals.get("compliant", 0) == totals["games"]
+        ok = totals["errors"] == 0 and totals["statuses"].get("compliant", 0) == totals["games"]
         raise typer.Exit(0 if ok else 1)
     validator = _core.Validator()
     try:
         files = _core.expand_paths(paths)
     except FileNotFoundError as exc:
         raise _fail(str(exc)) from None
-    console = Console(highlight=False, soft_wrap=True)
+    console = terminal.console(highlight=False, soft_wrap=True)
     statuses: dict[str, int] = {}
     games = violations = errors = 0
 
@@ -78,7 +79,7 @@ def validate(
         for error in validator.take_errors():
             errors += 1
             where = f"{error['file']}:{error['line']}" if error["line"] else error["file"]
-            console.print(f"{escape(where)}: [red]{error['code']}[/red]: {escape(error['message'])}")
+            console.print(f"{shown(where)}: [red]{shown(error['code'])}[/red]: {shown(error['message'])}")
     show(validator.finish())
     summary = ", ".join(
         f"[{STATUS_STYLE[s]}]{n} {'with violations' if s == 'violations' else s}[/]"
@@ -107,74 +108,127 @@ def _print_verdict(console: Console, verdict: _core.Verdict) -> None:
     style = STATUS_STYLE[verdict.status]
     winners = ", ".join(verdict.winners) or "-"
     console.print(
-        f"[bold]{escape(verdict.game)}[/bold]  {verdict.ruleset or '?'}  [{style}]{verdict.status}[/]"
-        f"  winners: {escape(winners)}  violations: {len(verdict.violations)}"
+        f"[bold]{shown(verdict.game)}[/bold]  {shown(verdict.ruleset or '?')}  [{style}]{verdict.status}[/]"
+        f"  winners: {shown(winners)}  violations: {len(verdict.violations)}"
     )
     for v in verdict.violations:
         where = f"{v['file']}:{v['line']}" if v["file"] else "?"
         seq = "-" if v["seq"] is None else v["seq"]
-        console.print(f"  {escape(where)}: seq {seq}: [red]{v['code']}[/red]: {escape(v['message'])}")
+        console.print(f"  {shown(where)}: seq {seq}: [red]{shown(v['code'])}[/red]: {shown(v['message'])}")
 
 
 def replay(
-    paths: Annotated[list[str], typer.Argument(help="The log file(s) holding the game.")],
-    game: Annotated[str, typer.Option("--game", "-g", help="The game id.")],
-    hand: Annotated[int | None, typer.Option("--hand", help="Only this hand.")] = None,
-    step: Annotated[int | None, typer.Option("--step", help="Only this step (1-based, within --hand if given).")] = None,
+    paths: Annotated[list[str] | None, typer.Argument(
+        help="The log files or folders holding the game (or - for stdin); none with --warehouse.",
+        metavar="[PATH]...", show_default=False)] = None,
+    game: Annotated[str, typer.Option("--game", "-g", metavar="ID", help="The game id.")] = "",
+    hand: Annotated[int | None, typer.Option("--hand", metavar="N", min=0,
+                                             help="Only this hand (0: the header).")] = None,
+    step: Annotated[int | None, typer.Option(
+        "--step", metavar="K", min=1,
+        help="Only the K-th step of --hand (1-based, as the dashboard numbers it).")] = None,
+    seq: Annotated[int | None, typer.Option(
+        "--seq", metavar="S", min=0, help="Only the line with this seq (as validate prints it).")] = None,
+    warehouse: Annotated[str | None, typer.Option(
+        "--warehouse", "-w", metavar="DIR", help="Read the game from this warehouse instead of logs.")] = None,
     json: Annotated[bool, typer.Option("--json", help="Write the steps as JSON Lines.")] = False,
 ) -> None:
-    """Step through one game: each event, its verdict, and the state after it."""
-    from engine.narrate import describe_event, describe_state
-    from engine.replay import replay_game
+    """Step through one game: each line's hand, step and seq, what it records, its verdict,
+    why the move happened, and the state after it.
 
+    Steps are numbered within their hand (hand 0 is the header), the same way as the
+    dashboard's replay and the dispute report; `--seq` picks a line by the seq `validate`
+    prints.
+    """
+    from cli import sources
+    from engine.narrate import describe_state
+
+    game = sources.game_id(game)
+    if not game:
+        raise _fail("give the game with --game ID")
+    if warehouse is not None and paths:
+        raise _fail("give either log paths or --warehouse, not both")
+    if warehouse is None and not paths:
+        raise _fail("give the log files holding the game, or --warehouse DIR")
+    if step is not None and hand is None:
+        raise _fail("--step counts within a hand: add --hand N, or pick the line with --seq S")
     try:
-        run = replay_game(paths, game)
-    except FileNotFoundError as exc:
+        run = sources.from_warehouse(warehouse, game) if warehouse is not None else sources.from_logs(
+            list(paths or []), game)
+    except sources.SourceError as exc:
         raise _fail(str(exc)) from None
-    if run is None:
-        raise _fail(f"no game {game!r} in {', '.join(paths)}")
-    steps = [s for s in run.steps if hand is None or s.hand == hand]
-    if hand is not None and not steps:
-        raise _fail(f"game {game} has no hand {hand}")
-    numbered = list(enumerate(steps, 1))
-    if step is not None:
-        if not 1 <= step <= len(steps):
-            raise _fail(f"step {step} is out of range (1-{len(steps)})")
-        numbered = [numbered[step - 1]]
+    chosen = _chosen_steps(run, hand, step, seq)
     if json:
         out = sys.stdout.buffer
-        for number, s in numbered:
-            out.write(orjson.dumps(_step_json(number, s)) + b"\n")
+        for s in chosen:
+            out.write(orjson.dumps(_step_json(s)) + b"\n")
         out.flush()
         return
-    console = Console(highlight=False, soft_wrap=True)
-    verdict = run.verdict
+    console = terminal.console(highlight=False, soft_wrap=True)
     console.print(
-        f"[bold]{escape(game)}[/bold] ({verdict.ruleset}) — {len(run.steps)} lines, "
-        f"status [{STATUS_STYLE[verdict.status]}]{verdict.status}[/]"
+        f"[bold]{shown(run.game)}[/bold] ({shown(run.ruleset or '?')}) — {len(run.steps)} lines, "
+        f"status [{STATUS_STYLE.get(run.status, 'bold')}]{run.status}[/]"
     )
-    for number, s in numbered:
-        console.rule(f"step {number} · seq {s.seq}", align="left", style="dim")
-        console.print(f"[bold]{escape(describe_event(s.event, s.raw))}[/bold]")
+    for s in chosen:
+        where = f" · {s.file}:{s.line}" if s.file and s.line else ""
+        console.rule(shown(s.label + where), align="left", style="dim")
+        console.print(f"[bold]{shown(s.text)}[/bold]")
         if s.violations:
             for v in s.violations:
-                console.print(f"  [red]✗ {v.code.value}[/red]: {escape(v.message)}")
+                console.print(f"  [red]✗ {v.code.value}[/red]: {shown(v.message)}")
         else:
             console.print("  [green]✓ legal[/green]")
-        for text in describe_state(s.state):
-            console.print("  " + escape(text))
+        if s.why:
+            console.print(f"  why: {shown(s.why)}")
+        for aside in s.set_aside:
+            at = f"{aside.file}:{aside.line}" if aside.file else f"line {aside.line}"
+            console.print(f"  [yellow]⚠ set aside[/yellow]: another line with seq {s.seq} at {shown(at)}")
+            if aside.raw is not None:
+                console.print("    " + shown(aside.raw.decode("utf-8", "replace")))
+            for v in aside.violations:
+                console.print(f"    [red]✗ {v.code.value}[/red]: {shown(v.message)}")
+        for text in describe_state(s.after):
+            console.print("  " + shown(text))
 
 
-def _step_json(number: int, step: ReplayStep) -> dict[str, object]:
-    from engine.narrate import describe_event
+def _chosen_steps(run: GameReplay, hand: int | None, step: int | None, seq: int | None) -> list[ReplayStep]:
+    """The steps `--hand`, `--step` and `--seq` pick; a usage error naming what exists."""
+    steps = run.steps
+    if seq is not None:
+        steps = [s for s in steps if s.seq == seq]
+        if not steps:
+            raise _fail(f"game {run.game} has no line with seq {seq} (seqs {run.seq_span()})")
+    if hand is not None:
+        if hand not in {s.hand for s in run.steps}:
+            hands = ", ".join(str(h) for h in sorted({s.hand for s in run.steps}))
+            raise _fail(f"game {run.game} has no hand {hand} (hands: {hands}; 0 is the header)")
+        steps = [s for s in steps if s.hand == hand]
+        if seq is not None and not steps:
+            found = run.by_seq(seq)
+            raise _fail(f"seq {seq} is in hand {found.hand if found else '?'}, not hand {hand}")
+    if step is not None:
+        count = len(run.hand_steps(hand or 0))
+        steps = [s for s in steps if s.number == step]
+        if not steps:
+            raise _fail(f"hand {hand} of game {run.game} has steps 1–{count}; there is no step {step}")
+    return steps
 
+
+def _step_json(step: ReplayStep) -> dict[str, object]:
     return {
-        "step": number,
+        "hand": step.hand,
+        "step": step.number,
         "seq": step.seq,
         "file": step.file,
         "line": step.line,
         "event": step.raw,
-        "text": describe_event(step.event, step.raw),
+        "text": step.text,
+        "why": step.why,
         "violations": [v.to_json() for v in step.violations],
-        "state": step.state,
+        "set_aside": [
+            {"file": a.file, "line": a.line, "raw": a.raw.decode("utf-8", "replace") if a.raw else None,
+             "violations": [v.to_json() for v in a.violations]}
+            for a in step.set_aside
+        ],
+        "state": step.after,
     }

@@ -3,19 +3,25 @@
 from __future__ import annotations
 
 import csv
+import errno
 import os
+import re
 import sys
+from collections.abc import Iterable
 from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated, Any
 
 import orjson
 import typer
 from rich.console import Console
-from rich.markup import escape
+
+from cli import terminal
+from cli.terminal import shown
 
 if TYPE_CHECKING:  # pyarrow, deltalake and duckdb load only when a command runs (issue 9)
     import pyarrow as pa
 
+    from ingest import sandbox
     from ingest.pipeline import BatchSummary
     from ingest.pipeline import Progress as IngestProgress
     from ingest.queries import WarehouseReader
@@ -25,9 +31,30 @@ if TYPE_CHECKING:  # pyarrow, deltalake and duckdb load only when a command runs
 DEFAULT_WAREHOUSE = "data/warehouse"
 DEFAULT_RETAIN_HOURS = 168
 
+#: exit status of `ingest` and `compact` when the storage refused a write (a read-only
+#: file system, a full disk, no permission): nothing was committed (docs/cli.md)
+STORAGE_EXIT = 74  # sysexits.h EX_IOERR
+
 WarehouseOption = Annotated[
-    str, typer.Option("--warehouse", "-w", help="The warehouse folder.", show_default=True)
+    str, typer.Option("--warehouse", "-w", help="The warehouse: a folder or s3://BUCKET/PREFIX.",
+                      show_default=True)
 ]
+StorageOption = Annotated[
+    list[str] | None, typer.Option(
+        "--storage-option", metavar="KEY=VALUE",
+        help="An object-store option (AWS_ENDPOINT_URL, AWS_REGION, …), repeatable; "
+             "the AWS_* environment is read too.")
+]
+
+
+def storage_options(pairs: list[str] | None) -> dict[str, str]:
+    """`--storage-option` pairs as a dict (exit 2 on a malformed one)."""
+    from ingest.storage import StorageError, parse_options
+
+    try:
+        return parse_options(pairs)
+    except StorageError as exc:
+        raise _fail(str(exc)) from None
 
 
 class Format(StrEnum):
@@ -52,12 +79,39 @@ def register(app: typer.Typer) -> None:
 
 def _console() -> Console:
     """Standard output; wide when it is not a terminal, so tables are not cut."""
-    return Console() if sys.stdout.isatty() else Console(width=200)
+    return terminal.console(wide=True)
 
 
 def _fail(message: str, code: int = 2) -> typer.Exit:
-    Console(stderr=True).print(f"[red]error:[/red] {escape(message)}")
+    terminal.console(stderr=True, soft_wrap=True).print(f"[red]error:[/red] {shown(message)}")
     return typer.Exit(code)
+
+
+# the storage's refusals, whoever raised them: an OSError's errno, or the `(os error N)` of
+# deltalake's Rust errors, or a worker's traceback that ends in such an OSError
+_STORAGE_ERRNOS = {errno.EROFS, errno.ENOSPC, errno.EDQUOT, errno.EACCES, errno.EPERM,
+                   errno.EIO, errno.EFBIG}
+_OS_ERROR = re.compile(r"\[Errno (\d+)\]|\(os error (\d+)\)|\[errno (\d+)\]")
+
+
+def _storage_errno(exc: BaseException) -> int | None:
+    """The errno of a write the storage refused, if that is what `exc` is."""
+    if isinstance(exc, OSError) and exc.errno in _STORAGE_ERRNOS:
+        return exc.errno
+    for match in _OS_ERROR.finditer(str(exc)):
+        number = int(next(g for g in match.groups() if g))
+        if number in _STORAGE_ERRNOS:
+            return number
+    return None
+
+
+def _storage_failure(command: str, warehouse: str, exc: BaseException) -> typer.Exit | None:
+    """One line and `STORAGE_EXIT` when `exc` is the storage refusing a write; else None."""
+    number = _storage_errno(exc)
+    if number is None:
+        return None
+    return _fail(f"{command}: cannot write to the warehouse {warehouse}: "
+                 f"{os.strerror(number).lower()}; nothing was committed", STORAGE_EXIT)
 
 
 # ---------------------------------------------------------------------------- ingest
@@ -71,6 +125,14 @@ def ingest_command(
     force: Annotated[bool, typer.Option("--force", help="Read files even when an earlier "
                                         "batch already ingested them whole.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    storage: StorageOption = None,
+    cluster: Annotated[str | None, typer.Option(
+        "--cluster", metavar="tcp://HOST:PORT|local:N",
+        help="Run the games' replay on a Dask cluster: a scheduler's address, or local:N "
+             "to start N worker processes for this batch.")] = None,
+    wait: Annotated[float, typer.Option(
+        "--wait", min=0, help="Seconds to wait for another ingest's or compact's lock "
+        "before giving up (busy).")] = 0.0,
 ) -> None:
     """Validate and replay every game in PATHS and commit them to the warehouse as one batch.
 
@@ -82,9 +144,11 @@ def ingest_command(
 
     from engine.reader import InputPathError
     from ingest.pipeline import IngestError, ingest
+    from ingest.storage import StorageError
     from ingest.store import WarehouseError
 
-    console = Console(stderr=True)
+    options = storage_options(storage)
+    console = terminal.console(stderr=True)
     columns = (
         TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
         TextColumn("files · {task.fields[lines]:,} lines · {task.fields[games]:,} games · "
@@ -93,7 +157,8 @@ def ingest_command(
     )
     try:
         if quiet:
-            summary = ingest(paths, warehouse, workers=workers or None, force=force)
+            summary = ingest(paths, warehouse, workers=workers or None, force=force,
+                             storage_options=options, cluster=cluster, wait=wait)
         else:
             with Progress(*columns, console=console, transient=False) as bar:
                 task = bar.add_task("ingest", total=None, lines=0, games=0, violations=0)
@@ -104,18 +169,26 @@ def ingest_command(
                                violations=state.violations)
 
                 summary = ingest(paths, warehouse, workers=workers or None, force=force,
-                                 progress=show)
+                                 progress=show, storage_options=options, cluster=cluster,
+                                 wait=wait)
     except InputPathError as exc:
         raise _fail(str(exc)) from None
-    except (IngestError, WarehouseError) as exc:
-        raise _fail(str(exc), 1) from None
+    except Exception as exc:  # OSError, deltalake's and pyarrow's own error types, a worker's
+        refused = _storage_failure("ingest", warehouse, exc)
+        if refused is not None:
+            raise refused from None
+        # a worker's traceback is a bug's: `cli.app.main` writes it to a file
+        if isinstance(exc, IngestError | WarehouseError | StorageError) and \
+                "Traceback" not in str(exc):
+            raise _fail(str(exc), 1) from None
+        raise
     _print_summary(_console(), summary, warehouse)
 
 
 def _print_summary(console: Console, s: BatchSummary, warehouse: str) -> None:
     rate = s.lines / s.seconds if s.seconds else 0.0
     console.print(
-        f"batch [bold]{s.batch}[/bold] committed to {escape(warehouse)} in {s.seconds:.1f}s: "
+        f"batch [bold]{s.batch}[/bold] committed to {shown(warehouse)} in {s.seconds:.1f}s: "
         f"{s.files_read} files read, {s.files_skipped} skipped (already ingested), "
         f"{len(s.files_failed)} failed; {s.lines:,} lines ({rate:,.0f}/s) with {s.workers} workers")
     console.print(
@@ -124,8 +197,8 @@ def _print_summary(console: Console, s: BatchSummary, warehouse: str) -> None:
         f"{s.quarantined:,} lines quarantined; at most {s.peak_open_games:,} games open "
         "at once per worker")
     for item in s.files_failed:
-        console.print(f"  [red]{item['status']}[/red]: {escape(item['path'])}: "
-                      f"{escape(item['error'] or '')}")
+        console.print(f"  [red]{item['status']}[/red]: {shown(item['path'])}: "
+                      f"{shown(item['error'] or '')}")
     if s.restored:
         console.print(f"recovered from an interrupted batch: restored {', '.join(s.restored)}")
 
@@ -141,17 +214,27 @@ def compact_command(
              "may still need them). Below the default, only when no reader is open.")]
         = DEFAULT_RETAIN_HOURS,
     no_vacuum: Annotated[bool, typer.Option("--no-vacuum", help="Only merge small files.")] = False,
+    storage: StorageOption = None,
+    wait: Annotated[float, typer.Option(
+        "--wait", min=0, help="Seconds to wait for an ingest's lock before giving up.")] = 0.0,
 ) -> None:
     """Merge small Parquet files of every table, then vacuum files no snapshot needs."""
     from rich.table import Table
 
     from ingest.maintenance import compact
+    from ingest.storage import StorageError
     from ingest.store import WarehouseError
 
     try:
-        summary = compact(warehouse, retain_hours=retain_hours, vacuum=not no_vacuum)
-    except WarehouseError as exc:
+        summary = compact(warehouse, retain_hours=retain_hours, vacuum=not no_vacuum,
+                          storage_options=storage_options(storage), wait=wait)
+    except (WarehouseError, StorageError) as exc:
         raise _fail(str(exc), 1) from None
+    except Exception as exc:  # OSError, deltalake's and pyarrow's own error types
+        refused = _storage_failure("compact", warehouse, exc)
+        if refused is None:
+            raise
+        raise refused from None
     console = _console()
     table = Table("table", "files merged", "files written", "files vacuumed")
     for name, removed in summary.files_removed.items():
@@ -167,13 +250,17 @@ def compact_command(
 # ---------------------------------------------------------------------------- query & stats
 
 
-def _open(warehouse: str) -> WarehouseReader:
+def _open(warehouse: str, limits: sandbox.Limits | None = None,
+          storage: list[str] | None = None) -> WarehouseReader:
+    from ingest import sandbox
     from ingest.queries import open_warehouse
+    from ingest.storage import StorageError
     from ingest.store import WarehouseError
 
     try:
-        return open_warehouse(warehouse)
-    except WarehouseError as exc:
+        return open_warehouse(warehouse, limits=limits or sandbox.QUERY_LIMITS,
+                              storage_options=storage_options(storage))
+    except (WarehouseError, StorageError) as exc:
         raise _fail(str(exc), 1) from None
 
 
@@ -183,25 +270,42 @@ def _json_default(value: Any) -> Any:
 
 def emit(data: pa.Table, fmt: Format, title: str | None = None, *, console: Console | None = None) -> None:
     """Write an Arrow table as a rich table, CSV or JSON (an array of objects)."""
+    emit_batches(data.column_names, data.to_batches(), fmt, title, console=console)
+
+
+def emit_batches(columns: list[str], batches: Iterable[pa.RecordBatch], fmt: Format,
+                 title: str | None = None, *, console: Console | None = None) -> None:
+    """Write record batches as they come: CSV and JSON a batch at a time (a JSON array of
+    objects, exact), a rich table (for people: every cell escaped) once all have come."""
     from rich.table import Table
 
-    rows = data.to_pylist()
     if fmt is Format.json:
-        sys.stdout.buffer.write(orjson.dumps(rows, default=_json_default,
-                                             option=orjson.OPT_NON_STR_KEYS) + b"\n")
-        sys.stdout.flush()
+        out = sys.stdout.buffer
+        out.write(b"[")
+        first = True
+        for batch in batches:
+            for row in batch.to_pylist():
+                out.write((b"" if first else b",") + orjson.dumps(
+                    row, default=_json_default, option=orjson.OPT_NON_STR_KEYS))
+                first = False
+        out.write(b"]\n")
+        out.flush()
         return
     if fmt is Format.csv:
         writer = csv.writer(sys.stdout, lineterminator=os.linesep)
-        writer.writerow(data.column_names)
-        for row in rows:
-            writer.writerow(["" if v is None else _cell(v) for v in row.values()])
+        writer.writerow(columns)
+        for batch in batches:
+            for row in batch.to_pylist():
+                writer.writerow(["" if v is None else _cell(v) for v in row.values()])
         sys.stdout.flush()
         return
     console = console or _console()
-    table = Table(*data.column_names, title=title, title_justify="left")
-    for row in rows:
-        table.add_row(*(escape(_cell(v)) if v is not None else "[dim]-[/dim]" for v in row.values()))
+    table = Table(*(shown(c) for c in columns), title=shown(title) if title else None,
+                  title_justify="left")
+    for batch in batches:
+        for row in batch.to_pylist():
+            table.add_row(*(shown(_cell(v)) if v is not None else "[dim]-[/dim]"
+                            for v in row.values()))
     console.print(table)
 
 
@@ -214,20 +318,57 @@ def _cell(value: Any) -> str:
 
 
 def query_command(
-    sql: Annotated[str, typer.Argument(help="A DuckDB SQL query over the warehouse's tables "
+    sql: Annotated[str, typer.Argument(help="One DuckDB SELECT over the warehouse's tables "
                                        "and views (docs/warehouse.md).")],
     warehouse: WarehouseOption = DEFAULT_WAREHOUSE,
     fmt: FormatOption = Format.table,
+    timeout: Annotated[float | None, typer.Option(
+        "--timeout", min=0.001, help="Interrupt the statement after this many seconds "
+        "\\[default: 30].", show_default=False)] = None,
+    max_rows: Annotated[int | None, typer.Option(
+        "--max-rows", min=1, help="Return at most this many rows \\[default: 10000].",
+        show_default=False)] = None,
+    memory_limit: Annotated[str | None, typer.Option(
+        "--memory-limit", help="DuckDB's memory limit, e.g. 512MB \\[default: 2GB].",
+        show_default=False)] = None,
+    storage: StorageOption = None,
 ) -> None:
-    """Run one read-only SQL query against the committed warehouse."""
+    """Run one read-only SELECT against the committed warehouse, in the SQL sandbox: no
+    file access, one statement, a time, memory and row limit (docs/cli.md)."""
+    from dataclasses import replace
+
     import duckdb
 
-    with _open(warehouse) as reader:
+    from ingest import sandbox
+
+    limits = sandbox.QUERY_LIMITS
+    if timeout is not None:
+        limits = replace(limits, seconds=timeout)
+    if max_rows is not None:
+        limits = replace(limits, rows=max_rows)
+    if memory_limit is not None:
+        limits = replace(limits, memory=memory_limit)
+    try:
+        sandbox.check(sql)  # before the warehouse is opened: an empty or a second statement
+    except sandbox.StatementRefused as exc:
+        raise _fail(f"query refused: {exc}") from None
+    except duckdb.Error as exc:
+        raise _fail(str(exc), 1) from None
+    try:
+        reader = _open(warehouse, limits, storage)
+    except duckdb.Error as exc:  # a memory limit DuckDB cannot parse
+        raise _fail(str(exc)) from None
+    with reader:
         try:
-            data = reader.arrow(sql)
-        except duckdb.Error as exc:
+            with reader.query(sql) as result:
+                emit_batches(result.column_names, result.batches(), fmt)
+                truncated, rows = result.truncated, result.rows
+        except (sandbox.SandboxError, duckdb.Error) as exc:
             raise _fail(str(exc), 1) from None
-        emit(data, fmt)
+    if truncated:
+        terminal.console(stderr=True).print(
+            f"[yellow]note:[/yellow] the result was cut at {rows:,} rows (--max-rows); "
+            "add a LIMIT or raise --max-rows")
 
 
 def stats_players(
@@ -237,6 +378,7 @@ def stats_players(
     min_hands: Annotated[int, typer.Option("--min-hands", min=0,
                                            help="Only players with this many decided hands.")] = 0,
     fmt: FormatOption = Format.table,
+    storage: StorageOption = None,
 ) -> None:
     """The leaderboard: games, hands, wins, win rate, points, violations, per ruleset."""
     query = """
@@ -249,7 +391,7 @@ def stats_players(
         QUALIFY rank <= ?
         ORDER BY ruleset, rank
     """
-    with _open(warehouse) as reader:
+    with _open(warehouse, storage=storage) as reader:
         data = reader.arrow(query, [min_hands, ruleset, ruleset, limit])
         emit(data, fmt, "leaderboard")
 
@@ -257,9 +399,10 @@ def stats_players(
 def stats_compliance(
     warehouse: WarehouseOption = DEFAULT_WAREHOUSE,
     fmt: FormatOption = Format.table,
+    storage: StorageOption = None,
 ) -> None:
     """Violations by code, ruleset and server build (from the header's meta)."""
-    with _open(warehouse) as reader:
+    with _open(warehouse, storage=storage) as reader:
         by_code = reader.arrow(
             "SELECT * FROM compliance ORDER BY violations DESC, code, ruleset, server_build")
         by_build = reader.arrow(
@@ -280,9 +423,10 @@ def stats_game(
     game: Annotated[str, typer.Argument(help="The game id.")],
     warehouse: WarehouseOption = DEFAULT_WAREHOUSE,
     fmt: FormatOption = Format.table,
+    storage: StorageOption = None,
 ) -> None:
     """One game: its verdict, hands and violations as the warehouse holds them."""
-    with _open(warehouse) as reader:
+    with _open(warehouse, storage=storage) as reader:
         games = reader.arrow(
             "SELECT game_id, ruleset, mode, players, status, complete, start_time, end_time, "
             "hands, winners, totals, server_build, violations, lines, source_files, "
@@ -312,7 +456,7 @@ def stats_game(
         record = games.to_pylist()[0]
         grid = Table.grid(padding=(0, 2))
         for key, value in record.items():
-            grid.add_row(f"[bold]{key}[/bold]", escape(_cell(value)) if value is not None else "-")
+            grid.add_row(f"[bold]{key}[/bold]", shown(_cell(value)) if value is not None else "-")
         console.print(grid)
         emit(hands, fmt, "hands", console=console)
         if violations.num_rows:

@@ -15,53 +15,47 @@ from typing import Any
 
 import streamlit as st
 
-from dashboards import data, game_replay
+from dashboards import data, game_replay, inference, upload
 from dashboards.game_replay import GameReplay
 from dashboards.report import render_hand_report
-from dashboards.settings import MAX_INFLATED_BYTES, warehouse_dir
+from dashboards.settings import warehouse_dir
+from dashboards.upload import UploadCheck
+from engine.whatif import WhatIf
 
 
 @dataclass(frozen=True, slots=True)
-class UploadCheck:
-    """An uploaded log's verdicts, as plain rows."""
+class UploadReplay:
+    """One game of an upload replayed, or why it was not."""
 
-    games: list[dict[str, Any]]
-    errors: list[dict[str, Any]]
-    lines: int
-    problem: str | None = None  # why the upload could not be read at all
+    replay: GameReplay | None
+    problem: str | None = None
 
 
 @st.cache_data(max_entries=8, show_spinner="Validating the log…")
 def check_upload(file_id: str, name: str, _data: bytes) -> UploadCheck:
-    """Validate every game of an upload (keyed by the upload's id: bytes are not hashed)."""
+    """Validate every game of an upload (keyed by the upload's id: bytes are not hashed),
+    in a child process under the upload's budget (`dashboards.upload`)."""
     del file_id
+    budget = upload.Budget.for_upload(len(_data))
     try:
-        text = game_replay.inflate(_data, MAX_INFLATED_BYTES)
-    except (game_replay.UploadTooLarge, OSError, EOFError) as exc:
-        return UploadCheck([], [], 0, f"{name}: {exc}")
-    lines = game_replay.parse_lines(text)
-    verdicts, errors = game_replay.validate_lines(lines, name)
-    games = []
-    for v in verdicts:
-        games.append({
-            "game": v.game,
-            "ruleset": v.ruleset,
-            "status": v.status,
-            "violations": len(v.violations),
-            "codes": ", ".join(sorted({x["code"] for x in v.violations})),
-            "hands": len(v.hands or []),
-            "winners": ", ".join(v.winners),
-            "lines": v.lines,
-        })
-    games.sort(key=lambda g: (g["violations"] == 0, g["game"]))
-    return UploadCheck(games, [dict(e) for e in errors], len(lines))
+        return upload.run_within(budget, upload.check_blob, _data, name)
+    except upload.OverBudget as exc:
+        return UploadCheck([], [], 0, f"{name} was not checked: it {exc}, beyond what Check a "
+                           f"log gives a file of this size ({budget.describe()}). Validate it "
+                           "with `haftkhabis validate`.")
 
 
 @st.cache_resource(max_entries=16, show_spinner="Replaying…")
-def replay_upload(file_id: str, name: str, _data: bytes, game: str) -> GameReplay | None:
+def replay_upload(file_id: str, name: str, _data: bytes, game: str) -> UploadReplay:
+    """One game of an upload replayed under the upload's budget (refusals are cached too)."""
     del file_id
-    text = game_replay.inflate(_data, MAX_INFLATED_BYTES)
-    return game_replay.replay_blob(text, game, name)
+    budget = upload.Budget.for_upload(len(_data))
+    try:
+        return UploadReplay(upload.run_within(budget, upload.replay_upload, _data, name, game))
+    except upload.OverBudget as exc:
+        return UploadReplay(None, f"Game {game} was not replayed: it {exc}, beyond what Check a "
+                            f"log gives a file of this size ({budget.describe()}). Replay it with "
+                            f"`haftkhabis replay FILE --game {game}`.")
 
 
 # ------------------------------------------------------------------------ the warehouse
@@ -70,11 +64,19 @@ def replay_upload(file_id: str, name: str, _data: bytes, game: str) -> GameRepla
 @st.cache_resource(show_spinner="Opening the warehouse…")
 def _reader(root: str) -> data.Reader:
     """One read-only connection per warehouse, shared by every session."""
-    return data.connect(Path(root))
+    return data.connect(root if root.startswith("s3://") else Path(root))
 
 
 def reader() -> data.Reader:
-    return _reader(str(warehouse_dir()))
+    """The warehouse at its latest committed batch: the shared connection, reopened when
+    an ingest or a compact committed a newer batch (a vacuum may have deleted the files
+    the older snapshot reads)."""
+    root = str(warehouse_dir())
+    current = _reader(root)
+    if current.stale():
+        _reader.clear()  # sessions still running a query on the old one finish it
+        current = _reader(root)
+    return current
 
 
 def warehouse_problem() -> str | None:
@@ -97,43 +99,78 @@ def reload() -> None:
     _query.clear()
     _replay.clear()
     _hand_report.clear()
+    _infer_builds.clear()
+    _what_if.clear()
 
 
 @st.cache_data(max_entries=512, show_spinner=False)
-def _query(name: str, root: str, batch: int, args: tuple[Any, ...]) -> Any:
-    """Every warehouse question, cached by its name, the snapshot and its arguments."""
-    del batch  # part of the key: a reload at a newer batch asks again
-    return getattr(data, name)(_reader(root), *args)
+def _query(name: str, root: str, batch: int, args: tuple[Any, ...], _current: data.Reader) -> Any:
+    """Every warehouse question, cached by its name, the snapshot and its arguments (the
+    reader of that snapshot is passed along, not hashed)."""
+    del root, batch  # the key: a newer batch asks again
+    return getattr(data, name)(_current, *args)
 
 
 def query(name: str, *args: Any) -> Any:
     """`data.<name>(reader, *args)`, cached."""
     current = reader()
-    return _query(name, str(current.root), current.batch, args)
+    return _query(name, str(current.root), current.batch, args, current)
 
 
 @st.cache_resource(max_entries=32, show_spinner="Replaying the game…")
-def _replay(root: str, batch: int, game: str) -> GameReplay | None:
-    del batch
-    return game_replay.replay_lines(data.game_lines(_reader(root), game), game)
+def _replay(root: str, batch: int, game: str, _current: data.Reader) -> GameReplay | None:
+    del root, batch
+    return game_replay.replay_lines(data.game_lines(_current, game), game)
 
 
 def replay_game(game: str) -> GameReplay | None:
     """A warehouse game replayed from its raw lines, every step recorded."""
     current = reader()
-    return _replay(str(current.root), current.batch, game)
+    return _replay(str(current.root), current.batch, game, current)
 
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
-def _hand_report(root: str, batch: int, game: str, hand: int) -> str:
-    replay = _replay(root, batch, game)
+def _hand_report(root: str, batch: int, game: str, hand: int, seq: int | None, viewer: str | None,
+                 _current: data.Reader) -> str:
+    replay = _replay(root, batch, game, _current)
     if replay is None:
         raise ValueError(f"no game {game}")
-    return render_hand_report(replay, hand)
+    return render_hand_report(replay, hand, seq=seq, viewer=viewer)
 
 
-def hand_report(game: str, hand: int) -> str:
+def hand_report(game: str, hand: int, seq: int | None = None, viewer: str | None = None) -> str:
+    """The dispute report of `hand` about the line `seq`, in `viewer`'s player view (None:
+    the support view) — what `haftkhabis report` writes."""
     current = reader()
-    return _hand_report(str(current.root), current.batch, game, hand)
+    return _hand_report(str(current.root), current.batch, game, hand, seq, viewer, current)
 
+
+
+# ------------------------------------------------------------------------ rules: inference, what-if
+
+
+@st.cache_data(max_entries=16, show_spinner="Replaying every game under every ruleset profile…")
+def _infer_builds(root: str, batch: int, flt: data.GameFilter, per_build: int) -> Any:
+    del batch
+    return inference.infer_builds(_reader(root), flt, per_build)
+
+
+def infer_builds(flt: data.GameFilter, per_build: int) -> inference.BuildInference:
+    """The auditor panel's inference (`dashboards.inference.infer_builds`), cached."""
+    current = reader()
+    result: inference.BuildInference = _infer_builds(str(current.root), current.batch, flt, per_build)
+    return result
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)
+def _what_if(root: str, batch: int, game: str, seq: int, moves: tuple[str, ...]) -> Any:
+    del batch
+    return inference.game_what_if(_reader(root), game, seq, moves)
+
+
+def what_if(game: str, seq: int, moves: tuple[str, ...]) -> WhatIf:
+    """The what-if at a step (`engine.whatif.what_if`), cached per move list."""
+    current = reader()
+    result: WhatIf = _what_if(str(current.root), current.batch, game, seq, moves)
+    return result

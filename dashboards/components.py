@@ -49,6 +49,12 @@ CSS = """
 .hk-viol .why { color: #5b6475; font-size: .9em; }
 .hk-legal { color: #2e5d34; font-size: .95em; }
 .hk-muted { color: #6b7385; font-size: .9em; }
+.hk-why { color: #2a3a5a; font-size: .95em; margin: .25em 0; }
+.hk-why b { color: #5b6475; font-weight: 600; }
+.hk-aside { border-left: 4px solid #e0a100; background: #fffaf0; padding: .35em .6em; margin: .3em 0; border-radius: .2em; }
+.hk-aside pre { white-space: pre-wrap; overflow-wrap: anywhere; margin: .3em 0; font-size: .85em; }
+.hk-recent { display: inline-flex; align-items: flex-end; }
+.hk-recent .hk-card.small { opacity: .75; } .hk-recent .hk-card.small:last-child { opacity: 1; }
 table.hk-scores { border-collapse: collapse; background: #fff; margin: .3em 0 .6em; }
 table.hk-scores th, table.hk-scores td { border: 1px solid #dde1e8; padding: .35em .6em; text-align: left; vertical-align: top; }
 table.hk-scores th { background: #eef0f4; font-weight: 600; }
@@ -123,8 +129,13 @@ def facts_html(state: dict[str, Any] | None) -> str:
     if not state or state.get("hand") is None:
         return '<div class="hk-facts hk-muted">No hand dealt yet.</div>'
     top = state.get("pile_top")
+    recent = list(state.get("pile_recent") or [])[-6:]
+    if len(recent) > 1:  # the last cards played, oldest first, the top last
+        pile = f'<span class="hk-recent" title="last played, oldest first">{cards_html(recent, small=True)}</span>'
+    else:
+        pile = card_html(top, small=True) if top else "(empty)"
     facts = [
-        ("Pile", card_html(top, small=True) if top else "(empty)"),
+        ("Pile (last played →)" if len(recent) > 1 else "Pile", pile),
         ("Suit", suit_html(state.get("current_suit"))),
         ("Direction", DIRECTION_ARROWS.get(state.get("direction", ""), escape(str(state.get("direction"))))),
         ("Stock", str(state.get("stock_size", "?"))),
@@ -135,6 +146,8 @@ def facts_html(state: dict[str, Any] | None) -> str:
         facts.append(("Follow-up on", card_html(state["follow_card"], small=True)))
     if state.get("gift_target"):
         facts.append(("2's gift owed by", escape(state["gift_target"])))
+    if state.get("laid_aside"):
+        facts.append(("7s laid aside (settlement)", cards_html(state["laid_aside"], small=True)))
     if state.get("call_due"):
         facts.append(("Last-card call due", escape(", ".join(state["call_due"]))))
     outcome = state.get("outcome")
@@ -260,3 +273,24 @@ def public_text(step_kind: str, raw: dict[str, Any] | None, text: str, viewer: s
         return f"{player} draws {noun}"
     # a deal's and a reshuffle's descriptions name no hidden card; plays are public
     return text
+
+
+def why_html(why: str | None) -> str:
+    """Why the move happened (the engine's facts in words), or nothing."""
+    return f'<div class="hk-why"><b>Why:</b> {escape(why)}</div>' if why else ""
+
+
+def set_aside_html(asides: Sequence[Any], seq: int, *, where: bool = True) -> str:
+    """The lines set aside with this step's seq (a duplicate-`seq` conflict), each as read,
+    with its file and line number (`where=False`: without them, for a player)."""
+    out = []
+    for aside in asides:
+        place = f"{aside.file}:{aside.line}" if where and aside.file else (f"line {aside.line}" if where else "")
+        raw = aside.raw.decode("utf-8", "replace") if aside.raw is not None else None
+        body = f"<pre>{escape(raw)}</pre>" if raw is not None and where else ""
+        out.append(
+            f'<div class="hk-aside"><b>⚠ Set aside:</b> another, different line with seq {seq}'
+            f'{" at <code>" + escape(place) + "</code>" if place else ""} — the first one (shown above) '
+            f"was replayed.{body}{''.join(violation_html(v, redact=not where) for v in aside.violations)}</div>"
+        )
+    return "".join(out)

@@ -6,12 +6,17 @@ chosen here are interpolated.
 
 The connection is `ingest.queries`' in substance: the snapshot the latest `batches` row
 pins (`ingest.store.Warehouse.snapshot`), the same tables and the same named views
-(`ingest.queries.VIEWS`), external access disabled and the configuration locked. It differs
-in how DuckDB reads the tables: with its own Parquet reader over the snapshot's files
-(allowed by `allowed_directories`, the warehouse folder only) instead of through pyarrow
-datasets. At a million hands that is five to ten times faster (late materialisation, row
-group pruning, parallel scans), and plain views reach every cursor, so sessions query in
-parallel instead of taking turns on one connection.
+(`ingest.queries.VIEWS`), built and locked by `ingest.sandbox` (no temp directory, external
+access disabled, configuration locked), and every statement passes the sandbox's check
+(one SELECT) under its time limit. It differs in how DuckDB reads the tables: with its own
+Parquet reader over the snapshot's files — those files, named one by one, are the only
+ones it may open (`allowed_paths`; no directory is allowed, so it cannot create a file
+anywhere; DuckDB does not tell reading them from overwriting them, so what keeps them
+unwritten is that every statement must pass the sandbox's check, a SELECT) — instead of
+through pyarrow datasets. At a million hands that is five to ten
+times faster (late materialisation, row group pruning, parallel scans), and plain views
+reach every cursor, so sessions query in parallel instead of taking turns on one
+connection.
 """
 
 from __future__ import annotations
@@ -25,8 +30,10 @@ from typing import Any
 import duckdb
 import polars as pl
 
+from ingest import sandbox
 from ingest.queries import VIEWS
 from ingest.schema import TABLES
+from ingest.storage import is_remote
 from ingest.store import Snapshot, Warehouse, WarehouseError
 
 
@@ -41,43 +48,82 @@ class Reader:
 
     con: duckdb.DuckDBPyConnection
     snapshot: Snapshot
-    root: Path
+    root: Path | str  # a folder, or an s3:// URI
+    limits: sandbox.Limits = sandbox.DASHBOARD_LIMITS
+    marker: int | None = None  # `commit_marker` as it was before the snapshot was read
 
     @property
     def batch(self) -> int:
         return self.snapshot.batch
 
     def frame(self, query: str, params: Sequence[Any] | None = None) -> pl.DataFrame:
-        with self.con.cursor() as cursor:
-            return cursor.sql(query, params=list(params or [])).pl()
+        statement = sandbox.check(query)
+        with self.con.cursor() as cursor, sandbox.time_limit(cursor, self.limits.seconds):
+            return cursor.sql(statement, params=list(params or [])).pl()
 
     def rows(self, query: str, params: Sequence[Any] | None = None) -> list[tuple[Any, ...]]:
-        with self.con.cursor() as cursor:
-            return cursor.sql(query, params=list(params or [])).fetchall()
+        statement = sandbox.check(query)
+        with self.con.cursor() as cursor, sandbox.time_limit(cursor, self.limits.seconds):
+            return cursor.sql(statement, params=list(params or [])).fetchall()
 
     def close(self) -> None:
         self.con.close()
+
+    def stale(self) -> bool:
+        """Whether the warehouse committed a batch after this snapshot (an ingest, or a
+        compact whose vacuum may have deleted files this snapshot reads). One `stat` of
+        the batches table's log folder when nothing was written since the last look."""
+        marker = commit_marker(self.root)
+        if marker == self.marker:
+            return False
+        try:
+            batch = Warehouse(str(self.root)).snapshot().batch
+        except (WarehouseError, OSError):
+            return True
+        if batch == self.batch:
+            self.marker = marker  # written to, but no newer batch
+            return False
+        return True
+
+
+def commit_marker(root: Path | str) -> int | None:
+    """Changes whenever a commit lands in the warehouse's `batches` table (the last write
+    of every ingest and compact): the modification time of its Delta log folder (on S3,
+    which has no folder times: the table's latest version)."""
+    if is_remote(root):
+        try:
+            return Warehouse(str(root)).table("batches").version()
+        except Exception:  # no table there yet, or the store is unreachable
+            return None
+    try:
+        return (Path(root) / "batches" / "_delta_log").stat().st_mtime_ns
+    except OSError:
+        return None
 
 
 def _quote(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def connect(root: Path) -> Reader:
+def connect(root: Path | str) -> Reader:
     """Open the latest committed snapshot of the warehouse at `root`, read-only."""
+    if is_remote(root):
+        return _connect_remote(str(root))
     store = Warehouse(str(root))
+    marker = commit_marker(root)  # before the snapshot: a commit in between is seen later
     try:
         snapshot = store.snapshot()
     except WarehouseError as exc:
         raise WarehouseMissing(str(exc)) from None
-    con = duckdb.connect(":memory:", config={
-        "autoinstall_known_extensions": False, "autoload_known_extensions": False})
+    con = sandbox.connect(sandbox.DASHBOARD_LIMITS)
     folder = str(Path(root).resolve())
+    readable: list[str] = []
     for name, spec in TABLES.items():
         files = [str(Path(uri.removeprefix("file://")).resolve())
                  for uri in store.table(name, snapshot.versions[name]).file_uris()]
         if any(not f.startswith(folder + "/") for f in files):
             raise WarehouseMissing(f"{root}: table {name} names files outside the warehouse")
+        readable += files
         if files:
             hive = ", ".join(f"{_quote(c)}: 'VARCHAR'" for c in spec.partition_by)
             options = f", hive_partitioning = true, hive_types = {{{hive}}}" if hive else ""
@@ -85,14 +131,34 @@ def connect(root: Path) -> Reader:
                 f"CREATE VIEW {name} AS SELECT {', '.join(spec.schema.names)} FROM read_parquet("
                 f"[{', '.join(_quote(f) for f in files)}]{options})")
         else:  # an empty table: DuckDB cannot read_parquet no file
-            empty = spec.schema.empty_table()  # noqa: F841 - read by the statement below
-            con.execute(f"CREATE TABLE {name} AS SELECT * FROM empty")
+            con.register("empty_table", spec.schema.empty_table())
+            con.execute(f"CREATE TABLE {name} AS SELECT * FROM empty_table")
+            con.unregister("empty_table")
     for name, body in VIEWS.items():
         con.execute(f"CREATE VIEW {name} AS {body}")
-    con.execute(f"SET allowed_directories = [{_quote(folder)}]")
-    con.execute("SET enable_external_access = false")
-    con.execute("SET lock_configuration = true")
-    return Reader(con, snapshot, Path(root))
+    sandbox.lock(con, readable=readable)
+    return Reader(con, snapshot, Path(root), marker=marker)
+
+
+def _connect_remote(root: str) -> Reader:
+    """A warehouse on S3: DuckDB has no file access of its own, so pyarrow reads the
+    snapshot's parts as datasets (as `ingest.queries.open_warehouse` does), each table
+    materialised once as an Arrow table so every cursor can read it."""
+    marker = commit_marker(root)
+    store = Warehouse(root)
+    try:
+        snapshot = store.snapshot()
+    except WarehouseError as exc:
+        raise WarehouseMissing(str(exc)) from None
+    con = sandbox.connect(sandbox.DASHBOARD_LIMITS)
+    for name in TABLES:
+        con.register("remote_table", store.dataset(name, snapshot.versions[name]).to_table())
+        con.execute(f"CREATE TABLE {name} AS SELECT * FROM remote_table")
+        con.unregister("remote_table")
+    for name, body in VIEWS.items():
+        con.execute(f"CREATE VIEW {name} AS {body}")
+    sandbox.lock(con, readable=[])
+    return Reader(con, snapshot, root, marker=marker)
 
 
 # ------------------------------------------------------------------------ filters
@@ -445,7 +511,7 @@ def special_cards(reader: Reader, player: str | None) -> pl.DataFrame:
 def player_violations(reader: Reader, player: str) -> pl.DataFrame:
     return reader.frame("""
         SELECT ruleset, code, count(*) AS violations, count(DISTINCT game_id) AS games
-        FROM violations WHERE player = ? GROUP BY ALL ORDER BY violations DESC""", [player])
+        FROM violations WHERE player = ? AND foul GROUP BY ALL ORDER BY violations DESC""", [player])
 
 
 def player_head_to_head(reader: Reader, player: str) -> pl.DataFrame:
@@ -481,10 +547,8 @@ def two_targets(reader: Reader, rulesets: Sequence[str], players: int = 25, lift
                      FROM two_targets WHERE {clause} GROUP BY player, target"""
     else:
         source = f"""SELECT player, target, count(*) AS twos, NULL::DOUBLE AS expected_twos
-                     FROM events
-                     WHERE {clause} AND type = 'play' AND starts_with(card, '2') AND target IS NOT NULL
-                       AND target <> player AND NOT set_aside
-                       AND (game_id, seq) NOT IN (SELECT game_id, seq FROM violations WHERE code = 'bad_target')
+                     FROM (SELECT player, gift_to AS target FROM events
+                           WHERE {clause} AND gift_to IS NOT NULL AND gift_to <> player)
                      GROUP BY player, target"""
     return reader.frame(f"""
         WITH t AS ({source}),
@@ -543,3 +607,106 @@ def violation_rows(reader: Reader, flt: GameFilter, codes: Sequence[str], limit:
         FROM violations v JOIN games g USING (game_id)
         WHERE {where} AND {clause}
         ORDER BY g.start_time DESC NULLS LAST, v.game_id, v.seq LIMIT ?""", [*params, *codes, limit])
+
+
+# ------------------------------------------------------------------------ pages (the HTTP API)
+#
+# Keyset pages for `service/` (and any caller that pages through a large result): each takes
+# the last row's key of the previous page (`after`, None for the first page) and returns at
+# most `limit` rows in the key's order, so a page costs the same wherever it starts.
+
+
+def game_violations(reader: Reader, game: str) -> pl.DataFrame:
+    """One game's violations as the warehouse holds them, in line order."""
+    return reader.frame("""
+        SELECT seq, hand, code, player, message, file, line FROM violations
+        WHERE game_id = ? ORDER BY seq NULLS FIRST, line NULLS FIRST, code""", [game])
+
+
+def leaderboard_page(reader: Reader, rulesets: Sequence[str], min_hands: int,
+                     after: tuple[str, int] | None, limit: int) -> pl.DataFrame:
+    """The `leaderboard` view (ranks over every player of the ruleset) in (ruleset, rank)
+    order, from after the key `after`."""
+    clauses: list[str] = ["hands >= ?"]
+    params: list[Any] = [min_hands]
+    if rulesets:
+        clauses.append(f"ruleset IN ({', '.join('?' * len(rulesets))})")
+        params += list(rulesets)
+    if after is not None:
+        clauses.append("(ruleset, rank) > (?, ?)")
+        params += list(after)
+    return reader.frame(f"""
+        SELECT ruleset, rank, player, games, games_won, hands, wins, win_rate, mean_points,
+               total_points, violations
+        FROM leaderboard WHERE {' AND '.join(clauses)}
+        ORDER BY ruleset, rank LIMIT ?""", [*params, limit])
+
+
+def player_rankings(reader: Reader, player: str) -> pl.DataFrame:
+    """One player's `leaderboard` rows: their figures and rank in each ruleset."""
+    return reader.frame("""
+        SELECT ruleset, rank, games, games_won, hands, wins, win_rate, mean_points, total_points,
+               violations
+        FROM leaderboard WHERE player = ? ORDER BY ruleset""", [player])
+
+
+#: `compliance_page`'s period units: the DuckDB date_trunc unit and the label's format
+PERIODS = {"day": ("day", "%Y-%m-%d"), "week": ("week", "%Y-%m-%d"), "month": ("month", "%Y-%m")}
+
+
+def compliance_page(reader: Reader, flt: GameFilter, codes: Sequence[str], period: str | None,
+                    after: tuple[str, str, str, str] | None, limit: int) -> pl.DataFrame:
+    """Violations (and the games they are in) by code, ruleset and server build — the
+    `compliance` view's grouping — and, with `period`, by the day, week (its Monday) or
+    month of the game's start (`unknown` without a timestamp); in key order."""
+    where, params = flt.where()
+    if codes:
+        where += f" AND v.code IN ({', '.join('?' * len(codes))})"
+        params += list(codes)
+    if period is None:
+        label = "''"
+    else:
+        unit, fmt = PERIODS[period]
+        label = f"coalesce(strftime(date_trunc('{unit}', g.start_time), '{fmt}'), 'unknown')"
+    keyset, key_params = ("TRUE", []) if after is None else (
+        "(code, ruleset, server_build, period) > (?, ?, ?, ?)", list(after))
+    return reader.frame(f"""
+        SELECT * FROM (
+            SELECT v.code, v.ruleset, coalesce(g.server_build, '?') AS server_build,
+                   {label} AS period, count(*) AS violations, count(DISTINCT v.game_id) AS games
+            FROM violations v JOIN games g USING (game_id)
+            WHERE {where} GROUP BY ALL)
+        WHERE {keyset}
+        ORDER BY code, ruleset, server_build, period LIMIT ?""", [*params, *key_params, limit])
+
+
+def violation_page(reader: Reader, flt: GameFilter, codes: Sequence[str],
+                   after: tuple[Any, str, int] | None, limit: int) -> pl.DataFrame:
+    """Violations one by one, newest games first (`violation_rows` with a key): the key is
+    the game's start (year 1 when it has none), its id, and the row's place
+    among the game's violations."""
+    where, params = flt.where()
+    if codes:
+        where += f" AND v.code IN ({', '.join('?' * len(codes))})"
+        params += list(codes)
+    keyset, key_params = ("TRUE", []) if after is None else (
+        "(started < ?::TIMESTAMPTZ OR (started = ?::TIMESTAMPTZ AND (game_id, n) > (?, ?)))",
+        [after[0], after[0], after[1], after[2]])
+    return reader.frame(f"""
+        SELECT * FROM (
+            SELECT coalesce(g.start_time, '0001-01-01 00:00:00+00'::TIMESTAMPTZ) AS started, v.game_id,
+                   row_number() OVER (PARTITION BY v.game_id
+                                      ORDER BY v.seq NULLS FIRST, v.line NULLS FIRST, v.code,
+                                               v.message) AS n,
+                   g.start_time, v.hand, v.seq, v.code, v.player, v.message, v.ruleset,
+                   coalesce(g.server_build, '?') AS server_build, v.file, v.line
+            FROM violations v JOIN games g USING (game_id)
+            WHERE {where})
+        WHERE {keyset}
+        ORDER BY started DESC, game_id, n LIMIT ?""", [*params, *key_params, limit])
+
+
+def batch_row(reader: Reader, batch: int) -> dict[str, Any] | None:
+    """One `batches` row (an ingest's record: files, counts, the table versions it left)."""
+    frame = reader.frame("SELECT * FROM batches WHERE id = ?", [batch])
+    return frame.row(0, named=True) if frame.height else None

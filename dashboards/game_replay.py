@@ -8,9 +8,10 @@ DuckDB.
 
 from __future__ import annotations
 
+import hashlib
 import zlib
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,12 +20,27 @@ import orjson
 from engine import _core
 from engine.cards import SUIT_NAMES, pretty
 from engine.events import Event, decode_line
-from engine.narrate import describe_event
+from engine.narrate import MoveReasons, describe_event
 from engine.rulesets import RULESETS
 from engine.violations import Code, Violation
 
 #: the pseudo-hand that holds the lines before the first deal (the header)
 SETUP_HAND = 0
+
+#: (file, line) -> the raw line, for the lines the engine set aside (None: not known)
+LineLookup = Callable[[str | None, int | None], bytes | None]
+
+
+@dataclass(frozen=True, slots=True)
+class SetAsideLine:
+    """A line the validator set aside instead of replaying — a second, different line with
+    the seq of a replayed one (a duplicate-`seq` conflict) — shown beside the kept line."""
+
+    seq: int | None
+    file: str | None
+    line: int | None
+    raw: bytes | None  # the line as read, when the source still has it
+    violations: tuple[Violation, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +59,20 @@ class ReplayStep:
     violations: tuple[Violation, ...]
     before: dict[str, Any] | None  # the state the event was judged against
     after: dict[str, Any] | None  # the state after it
+    fact: dict[str, Any] | None = None  # what the engine knew of the line (`draw_kind`, …)
+    why: str | None = None  # why the move happened, from the engine's facts (`MoveReasons`)
+    set_aside: tuple[SetAsideLine, ...] = ()  # conflicting lines with this seq, set aside
+
+    @property
+    def flagged(self) -> bool:
+        """Whether the step broke a rule, or a line with its seq was set aside."""
+        return bool(self.violations or self.set_aside)
+
+    @property
+    def label(self) -> str:
+        """How every view names the step: "hand 1 · step 2 · seq 2"."""
+        where = "header" if self.hand == SETUP_HAND else f"hand {self.hand}"
+        return f"{where} · step {self.number} · seq {self.seq}"
 
     @property
     def kind(self) -> str:
@@ -104,6 +134,8 @@ class GameReplay:
     totals: dict[str, int] | None
     match_winners: list[str]
     errors: list[_core.ErrorInfo] = field(default_factory=list)  # the lines no game could use
+    settings: dict[str, Any] = field(default_factory=dict)  # the ruleset's options as played
+    digest: str | None = None  # sha256 of the game's lines (`lines_digest`), when known
     _by_hand: dict[int, list[ReplayStep]] = field(default_factory=dict)
 
     @property
@@ -124,17 +156,26 @@ class GameReplay:
         steps = self._by_hand.get(hand, [])
         return steps[number - 1] if 1 <= number <= len(steps) else None
 
+    def by_seq(self, seq: int) -> ReplayStep | None:
+        """The replayed step of the line numbered `seq` (the kept one of a conflict)."""
+        return next((s for s in self.steps if s.seq == seq), None)
+
+    def seq_span(self) -> str:
+        """ "0–76": the seqs the game's replayed lines carry."""
+        seqs = [s.seq for s in self.steps]
+        return f"{min(seqs)}–{max(seqs)}" if seqs else "none"
+
     def next_violation(self, after: ReplayStep | None) -> ReplayStep | None:
-        """The first step with a violation after `after` (from the start when None)."""
+        """The first flagged step after `after` (from the start when None)."""
         start = 0 if after is None else after.index + 1
         for step in self.steps[start:]:
-            if step.violations:
+            if step.flagged:
                 return step
         return None
 
     def previous_violation(self, before: ReplayStep) -> ReplayStep | None:
         for step in reversed(self.steps[: before.index]):
-            if step.violations:
+            if step.flagged:
                 return step
         return None
 
@@ -202,6 +243,32 @@ def validate_lines(
     return verdicts, validator.take_errors()
 
 
+def validate_lines_bounded(
+    lines: Sequence[bytes], file: str = "upload", keep_errors: int = 1_000
+) -> tuple[list[_core.Verdict], list[_core.ErrorInfo], int]:
+    """`validate_lines` keeping only the first `keep_errors` line errors (and the number of
+    all of them): memory stays flat however many lines are unusable."""
+    validator = _core.Validator()
+    kept: list[_core.ErrorInfo] = []
+    count = 0
+
+    def collect() -> None:
+        nonlocal count
+        errors = validator.take_errors()
+        count += len(errors)
+        kept.extend(errors[: max(0, keep_errors - len(kept))])
+
+    for number, raw in enumerate(lines, 1):
+        if raw.strip():
+            validator.feed_line(raw, file, number)
+        if number % 4096 == 0:
+            collect()
+    verdicts = validator.take_verdicts()
+    verdicts.extend(validator.finish())
+    collect()
+    return verdicts, kept, count
+
+
 def replay_lines(
     lines: Iterable[tuple[bytes, str | None, int | None]], game: str
 ) -> GameReplay | None:
@@ -211,14 +278,18 @@ def replay_lines(
     orders them exactly as `haftkhabis validate` does. None when `game` has no line.
     """
     validator = _core.Validator(record={game}, only={game}, facts=True)
+    read: dict[tuple[str, int], bytes] = {}  # references to the lines, for set-aside ones
     for raw, file, line in lines:
         if raw.strip():
-            validator.feed_line(raw, file or "warehouse", line or 0)
+            name, number = file or "warehouse", line or 0
+            read[(name, number)] = raw
+            validator.feed_line(raw, name, number)
     done = [v for v in validator.take_verdicts() if v.game == game]
     verdict = done[0] if done else validator.finish_game(game)
     if verdict is None:
         return None
-    return build_replay(verdict, validator.take_errors())
+    return build_replay(verdict, validator.take_errors(),
+                        lambda file, line: read.get((file or "", line or 0)))
 
 
 def replay_blob(data: bytes, game: str, file: str = "upload") -> GameReplay | None:
@@ -235,8 +306,22 @@ def _key(info: _core.ViolationInfo) -> tuple[Any, ...]:
     return (info["seq"], info["code"], info["player"], info["message"], info["file"], info["line"])
 
 
-def build_replay(verdict: _core.Verdict, errors: Sequence[_core.ErrorInfo]) -> GameReplay:
-    """Group a recorded verdict's steps by hand and explain its scores."""
+def lines_digest(lines: Iterable[bytes]) -> str:
+    """sha256 of a game's lines, in seq order, each ended by one newline: the same
+    whether they were read from a log file or from the warehouse's stored lines."""
+    digest = hashlib.sha256()
+    for raw in lines:
+        digest.update(raw.rstrip(b"\r\n") + b"\n")
+    return digest.hexdigest()
+
+
+def build_replay(
+    verdict: _core.Verdict, errors: Sequence[_core.ErrorInfo], line_of: LineLookup | None = None,
+    *, digest: bool = True,
+) -> GameReplay:
+    """Group a recorded verdict's steps by hand, say why each move happened and explain
+    the scores. `line_of(file, line)` gives back a raw line: set-aside lines are shown as
+    read, and (with `digest`) the game's lines are digested for the dispute report."""
     recorded = verdict.steps()
     game = verdict.game
     # the verdict's violations no step carries (the reader's: sequence gaps, unusable seqs)
@@ -248,13 +333,21 @@ def build_replay(verdict: _core.Verdict, errors: Sequence[_core.ErrorInfo]) -> G
             unplaced[_key(v)] -= 1
             notes.append(_violation(v))
     by_seq: dict[int, list[Violation]] = {}
+    aside: dict[int, dict[tuple[str | None, int | None], list[Violation]]] = {}
     game_violations: list[Violation] = []
-    seqs = {s["seq"] for s in recorded}
+    where = {s["seq"]: (s["file"], s["line"]) for s in recorded}
     for note in notes:
-        if note.seq is not None and note.seq in seqs:
-            by_seq.setdefault(note.seq, []).append(note)
+        if note.seq is not None and note.seq in where:
+            if note.line is not None and (note.file, note.line) != where[note.seq]:
+                # another line with this seq, set aside: shown as itself, not on the kept line
+                aside.setdefault(note.seq, {}).setdefault((note.file, note.line), []).append(note)
+            else:
+                by_seq.setdefault(note.seq, []).append(note)
         else:
             game_violations.append(note)
+    effects = next((r["effects"] for r in _core.rulesets() if r["name"] == verdict.ruleset), {})
+    reasons = MoveReasons({str(rank): str(effect) for rank, effect in effects.items()})
+    digested: list[bytes] | None = [] if line_of is not None and digest else None
 
     steps: list[ReplayStep] = []
     by_hand: dict[int, list[ReplayStep]] = {}
@@ -267,10 +360,22 @@ def build_replay(verdict: _core.Verdict, errors: Sequence[_core.ErrorInfo]) -> G
         encoded = s["event"]
         event = decode_line(encoded, game, s["seq"]).event if encoded is not None else None
         violations = tuple(_violation(v) for v in s["violations"]) + tuple(by_seq.pop(s["seq"], []))
+        set_aside = tuple(
+            SetAsideLine(s["seq"], file, line, line_of(file, line) if line_of else None, tuple(found))
+            for (file, line), found in aside.pop(s["seq"], {}).items()
+        )
+        fact = s.get("fact")
         step = ReplayStep(
             index, hand, len(bucket) + 1, s["seq"], s["file"], s["line"], event, s["raw"],
-            describe_event(event, s["raw"]), violations, before, state,
+            describe_event(event, s["raw"]), violations, before, state, fact,
+            reasons.why(fact, s["raw"], before, state), set_aside,
         )
+        if digested is not None and line_of is not None:
+            raw_line = line_of(s["file"], s["line"])
+            if raw_line is None:
+                digested = None
+            else:
+                digested.append(raw_line)
         bucket.append(step)
         steps.append(step)
         before = state
@@ -293,6 +398,8 @@ def build_replay(verdict: _core.Verdict, errors: Sequence[_core.ErrorInfo]) -> G
         totals=verdict.totals,
         match_winners=list(verdict.winners),
         errors=list(errors),
+        settings=dict(verdict.settings() or {}),
+        digest=lines_digest(digested) if digested else None,
         _by_hand=by_hand,
     )
 

@@ -57,12 +57,21 @@ class ReplayKeys:
     def viewer(self) -> str:
         return f"{self.prefix}_viewer"
 
+    @property
+    def movers(self) -> str:
+        """The move list's player filter."""
+        return f"{self.prefix}_movers"
+
+    def move(self, step: ReplayStep) -> str:
+        """The move list's button for `step`."""
+        return f"{self.prefix}_move_{step.index}"
+
 
 def hand_label(replay: GameReplay, hand: int) -> str:
     if hand == SETUP_HAND:
         return "Header"
     score = replay.score_of(hand)
-    bad = sum(1 for s in replay.hand_steps(hand) if s.violations)
+    bad = sum(1 for s in replay.hand_steps(hand) if s.flagged)
     text = f"Hand {hand}"
     if score is not None:
         text += f" · won by {', '.join(score.winners)}"
@@ -142,12 +151,12 @@ def replay_view(
     keys: ReplayKeys,
     *,
     link: Callable[[ReplayStep, str | None], str] | None = None,
-    report: Callable[[int], str] | None = None,
+    report: Callable[[int, int, str | None], str] | None = None,
 ) -> ReplayStep | None:
-    """The step-through view: controls, the event and its verdict, the table.
+    """The step-through view: controls, the event and its verdict, the table, the move list.
 
     `link(step, viewer)` gives the step's deep link (None: no deep links, an upload);
-    `report(hand)` gives the hand's HTML report (computed only when downloaded).
+    `report(hand, seq, viewer)` gives the dispute report (computed only when downloaded).
     """
     if not replay.hands:
         st.info("Nothing to replay: the game has no usable lines.")
@@ -168,12 +177,14 @@ def replay_view(
 
     steps = replay.hand_steps(ss[keys.hand])
     nav = st.columns([1, 1, 1.4, 5], vertical_alignment="bottom")
+    # keyboard stepping: ← and → step, N jumps to the next violation (ignored while typing)
     nav[0].button("◀ Previous", key=f"{keys.prefix}_prev", on_click=_step_by, args=(keys, replay, -1),
-                  width="stretch")
+                  width="stretch", shortcut="Left", help="Previous step (←)")
     nav[1].button("Next ▶", key=f"{keys.prefix}_next", on_click=_step_by, args=(keys, replay, 1),
-                  width="stretch", type="primary")
+                  width="stretch", type="primary", shortcut="Right", help="Next step (→)")
     nav[2].button("Next violation ⚠", key=f"{keys.prefix}_nextbad", on_click=_next_violation,
-                  args=(keys, replay), width="stretch", disabled=not replay.violations)
+                  args=(keys, replay), width="stretch", disabled=not any(s.flagged for s in replay.steps),
+                  shortcut="N", help="The next step that broke a rule (N)")
     if len(steps) > 1:
         nav[3].slider("Step", 1, len(steps), key=keys.step)
     notice = ss.pop(f"{keys.prefix}_notice", None)
@@ -183,7 +194,11 @@ def replay_view(
     step = current_step(keys, replay)
     if step is None:
         return None
-    render_step(replay, step, viewer)
+    main, moves = st.columns([5, 2], gap="medium")
+    with moves:
+        move_list(replay, keys, step, viewer)
+    with main:
+        render_step(replay, step, viewer)
 
     below = st.columns([3, 2], vertical_alignment="center")
     if link is not None:
@@ -191,13 +206,17 @@ def replay_view(
         below[0].markdown(f":material/link: [Link to this step]({url})")
         below[0].code(url, language=None)
     if report is not None and step.hand != SETUP_HAND:
+        view = f"{viewer}'s player view" if viewer else "support view"
         below[1].download_button(
-            f"Download hand {step.hand} as an HTML report",
-            data=lambda: report(step.hand),
-            file_name=f"{replay.game}-hand-{step.hand}.html",
+            f"Download the dispute report ({view})",
+            data=lambda: report(step.hand, step.seq, viewer),
+            file_name=f"{replay.game}-hand-{step.hand}-seq-{step.seq}{'-' + viewer if viewer else ''}.html",
             mime="text/html",
             key=f"{keys.prefix}_report",
             on_click="ignore",
+            help="About this step: a summary with the verdict and its rule, the step and its "
+                 "neighbours, the whole hand folded below"
+                 + (" — only what this player could see, no server paths" if viewer else ""),
         )
     score = replay.score_of(step.hand)
     if score is not None:
@@ -206,6 +225,33 @@ def replay_view(
             if replay.totals and len(replay.scores) > 1:
                 html(f'<div class="hk">{totals_html(replay)}</div>')
     return step
+
+
+def _move_text(step: ReplayStep, viewer: str | None) -> str:
+    text = ui.public_text(step.kind, step.raw, step.text, viewer) if viewer else step.text
+    return text.replace("[", "(").replace("]", ")")  # no markdown links in a button label
+
+
+def move_list(replay: GameReplay, keys: ReplayKeys, current: ReplayStep, viewer: str | None) -> None:
+    """Every line of the hand, numbered by seq, with its verdict; click one to go there.
+    Flagged lines are red; the filter keeps one player's moves (the rest stay a click away)."""
+    steps = replay.hand_steps(current.hand)
+    actors = list(replay.players) or sorted({s.actor for s in steps if s.actor})
+    st.markdown(f"**Moves of hand {current.hand}**" if current.hand != SETUP_HAND else "**Header lines**")
+    chosen = st.multiselect("Moves by", actors, key=keys.movers, placeholder="Every player",
+                            label_visibility="collapsed")
+    shown = [s for s in steps if not chosen or s.actor in chosen or s is current]
+    flagged = sum(1 for s in steps if s.flagged)
+    st.caption(f"{len(shown)} of {len(steps)} lines · {flagged} flagged · ← → step, N next violation")
+    with st.container(height=560, border=True, key=f"{keys.prefix}_moves"):
+        for s in shown:
+            icon = "✗" if s.violations else ("⚠" if s.set_aside else "✓")
+            label = f"{s.seq:>3} {icon} {_move_text(s, viewer)}"
+            if s.flagged:
+                label = f":red[**{label}**]"
+            st.button(label, key=keys.move(s), on_click=go_to, args=(keys, s), width="stretch",
+                      type="primary" if s is current else "tertiary",
+                      help=f"{s.label}" + (" — " + ", ".join(v.code.value for v in s.violations) if s.violations else ""))
 
 
 def _private(step: ReplayStep, viewer: str | None) -> bool:
@@ -222,9 +268,12 @@ def render_step(replay: GameReplay, step: ReplayStep, viewer: str | None) -> Non
     left, right = st.columns([2, 3], gap="large")
     with left:
         where = f" · {step.file}:{step.line}" if step.file and step.line else ""
-        st.caption(f"Step {step.number} of {n_steps} · seq {step.seq}{where}")
+        hand = "header" if step.hand == SETUP_HAND else f"hand {step.hand}"
+        st.caption(f"Step {step.number} of {n_steps} · {hand} · seq {step.seq}{where}")
         html(f'<div class="hk"><div class="hk-event">{escape(text)}</div>'
-             f"{ui.verdict_html(step.violations, redact=hidden)}</div>")
+             f"{ui.verdict_html(step.violations, redact=hidden)}"
+             f"{ui.why_html(step.why) if not hidden else ''}"
+             f"{ui.set_aside_html(step.set_aside, step.seq)}</div>")
         card = step.raw.get("card") if step.raw and step.kind == "play" else None
         card = card if isinstance(card, str) else None
         if step.kind in ("play", "draw", "pass") and (viewer is None or viewer == step.actor):
@@ -256,8 +305,8 @@ def verdict_summary(replay: GameReplay) -> None:
             html(f'<div class="hk">{ui.verdict_html(replay.game_violations)}</div>')
 
 
-def report_for(replay: GameReplay) -> Callable[[int], str]:
-    return lambda hand: render_hand_report(replay, hand)
+def report_for(replay: GameReplay) -> Callable[[int, int, str | None], str]:
+    return lambda hand, seq, viewer: render_hand_report(replay, hand, seq=seq, viewer=viewer)
 
 
 def query_int(params: Any, name: str) -> int | None:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import gzip
 import io
-import os
 import sys
 import zlib
 from collections.abc import Iterator
@@ -96,9 +95,6 @@ def read_lines(file: str) -> Iterator[tuple[int, bytes] | LineError]:
 
 
 def display_name(file: str) -> str:
-    if file == STDIN:
-        return "<stdin>"
-    try:
-        return os.path.relpath(file)
-    except ValueError:
-        return file
+    """How messages name a file: as it was given (a directory's files under the directory
+    as given), never rewritten relative to the working directory."""
+    return "<stdin>" if file == STDIN else file

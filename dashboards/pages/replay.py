@@ -1,18 +1,55 @@
-"""Replay: step through one hand of a warehouse game. The URL (`?game=…&hand=…&step=…`,
-plus `view=player&player=…`) always names the view on screen, so any step can be shared."""
+"""Replay: step through one hand of a warehouse game. The URL (`?game=…&hand=…&step=…&seq=…`,
+plus `view=player&player=…`) always names the view on screen, so any step can be shared; a
+link that names something the game does not have says so, and what it has."""
 
 from __future__ import annotations
 
+from html import escape
 from urllib.parse import urlencode
 
 import streamlit as st
 
-from dashboards import cache, views
-from dashboards.game_replay import GameReplay, ReplayStep
+from dashboards import cache, components, data, views
+from dashboards.game_replay import SETUP_HAND, GameReplay, ReplayStep
 
 KEYS = views.ReplayKeys("replay")
 URL_SEEN = "replay_url_seen"  # the query string this session last read or wrote
 LAST = "replay_last_params"  # the view last shown, restored when the page is reopened bare
+NOTICE = "replay_link_notice"  # what a deep link asked for that the game does not have
+
+
+def _hands_text(replay: GameReplay) -> str:
+    return ", ".join(f"{h} ({len(replay.hand_steps(h))} steps)" if h != SETUP_HAND else "0 (the header)"
+                     for h in replay.hands)
+
+
+def resolve_link(replay: GameReplay, hand: int | None, step: int | None, seq: int | None,
+                 asked: dict[str, str]) -> tuple[ReplayStep, str | None]:
+    """The step a deep link names, and what to tell the user when it names none (the
+    link's own words, then what the game has): never silently another step."""
+    what = ", ".join(f"{k}={v}" for k, v in asked.items() if k in ("hand", "step", "seq"))
+    first = replay.hand_steps(replay.hands[0])[0]
+    bad = [k for k in ("hand", "step", "seq") if k in asked and views.query_int(asked, k) is None]
+    if bad:
+        return first, (f"The link's {' and '.join(bad)} ({what}) is not a number. Showing "
+                       f"{first.label}; game {replay.game} has hands {_hands_text(replay)}.")
+    if seq is not None:
+        found = replay.by_seq(seq)
+        if found is None:
+            return first, (f"The link asked for seq {seq}, but game {replay.game}'s lines have seqs "
+                           f"{replay.seq_span()}. Showing {first.label}.")
+        if step is not None and (hand, step) != (found.hand, found.number):
+            return found, (f"The link named both {what}; they disagree, and seq {seq} is "
+                           f"{found.label}, shown here.")
+        return found, None
+    if hand is not None and hand not in replay.hands:
+        return first, (f"The link asked for {what}, but game {replay.game} has no hand {hand}: its "
+                       f"hands are {_hands_text(replay)}. Showing {first.label}.")
+    steps = replay.hand_steps(hand if hand is not None else replay.hands[0])
+    if step is not None and not 1 <= step <= len(steps):
+        return steps[0], (f"The link asked for {what}, but hand {steps[0].hand} has steps 1–{len(steps)} "
+                          f"(seqs {steps[0].seq}–{steps[-1].seq}). Showing {steps[0].label}.")
+    return steps[(step or 1) - 1], None
 
 
 def adopt_url(replay_of: dict[str, GameReplay | None]) -> None:
@@ -22,30 +59,34 @@ def adopt_url(replay_of: dict[str, GameReplay | None]) -> None:
     if not params.get("game") and not ss.get("replay_game"):
         params = dict(ss.get(LAST) or {})
     signature = urlencode(sorted(params.items()))
-    if not params.get("game") or ss.get(URL_SEEN) == signature:
+    game = (params.get("game") or "").strip()
+    if not game or ss.get(URL_SEEN) == signature:
         return
     ss[URL_SEEN] = signature
-    ss["replay_game"] = params["game"]
-    hand = views.query_int(params, "hand")
-    step = views.query_int(params, "step")
-    seq = views.query_int(params, "seq")
-    if seq is not None:  # drill-downs name the line; the replay knows its hand and step
-        replay = replay_of.setdefault(params["game"], cache.replay_game(params["game"]))
-        found = next((s for s in replay.steps if s.seq == seq), None) if replay else None
-        if found is not None:
-            hand, step = found.hand, found.number
-    ss[KEYS.hand] = hand if hand is not None else 1
-    ss[KEYS.step] = step if step is not None else 1
+    ss["replay_game"] = game
+    ss.pop(NOTICE, None)
+    replay = replay_of.setdefault(game, cache.replay_game(game))
+    if replay is None or not replay.hands:
+        return  # the page says there is no such game
+    target, notice = resolve_link(replay, views.query_int(params, "hand"), views.query_int(params, "step"),
+                                  views.query_int(params, "seq"), params)
+    ss[KEYS.hand], ss[KEYS.step] = target.hand, target.number
+    if notice:
+        ss[NOTICE] = notice
     if params.get("view") == "player":
         ss[KEYS.view] = views.PLAYER_VIEW
-        if params.get("player"):
-            ss[KEYS.viewer] = params["player"]
+        player = (params.get("player") or "").strip()
+        if player in replay.players:
+            ss[KEYS.viewer] = player
+        elif player:
+            ss[NOTICE] = (ss.get(NOTICE, "") + f" The link asked for {player!r}'s view; the players are "
+                          f"{', '.join(replay.players)}.").strip()
     else:
         ss[KEYS.view] = views.SUPPORT_VIEW
 
 
 def step_params(game: str, step: ReplayStep, viewer: str | None) -> dict[str, str]:
-    params = {"game": game, "hand": str(step.hand), "step": str(step.number)}
+    params = {"game": game, "hand": str(step.hand), "step": str(step.number), "seq": str(step.seq)}
     if viewer is not None:
         params |= {"view": "player", "player": viewer}
     return params
@@ -58,6 +99,11 @@ def step_link(game: str, step: ReplayStep, viewer: str | None) -> str:
     return f"{base}?{urlencode(step_params(game, step, viewer))}"
 
 
+def _trim_game() -> None:
+    st.session_state["replay_game"] = (st.session_state.get("replay_game") or "").strip()
+    views.reset_view(KEYS)
+
+
 views.inject_css()
 st.title("Replay")
 views.require_warehouse()
@@ -66,27 +112,90 @@ loaded: dict[str, GameReplay | None] = {}
 adopt_url(loaded)
 game = st.text_input("Game id", key="replay_game", placeholder="t41-0007",
                      help="Pick a game on the Games page, or paste its id.",
-                     on_change=views.reset_view, args=(KEYS,))
+                     on_change=_trim_game)
+game = game.strip()
 if not game:
     st.info("Enter a game id, or open one from the Games or Compliance page.")
     st.stop()
 
 replay = loaded.get(game) or cache.replay_game(game)
 if replay is None:
-    st.error(f"No game {game!r} in the warehouse.")
+    total, like = cache.query("find_games", data.GameSearch(text=game), 5)
+    found = like["game_id"].to_list() if total else []
+    hint = (f" Games whose id contains it: {', '.join(found)}{' …' if total > len(found) else ''}."
+            if found else " Find games by player, date or status on the Games page.")
+    st.error(f"No game {game!r} in the warehouse.{hint}")
+    st.page_link("pages/games.py", label="Find a game", icon=":material/search:")
     st.stop()
+
+notice = st.session_state.get(NOTICE)
+if notice:
+    st.warning(notice, icon=":material/link_off:")
 
 game_id = replay.game
 views.verdict_summary(replay)
 shown = views.replay_view(
     replay, KEYS,
     link=lambda step, viewer: step_link(game_id, step, viewer),
-    report=lambda hand: cache.hand_report(game_id, hand),
+    report=lambda hand, seq, viewer: cache.hand_report(game_id, hand, seq, viewer),
 )
 if shown is not None:
     viewer = st.session_state.get(KEYS.viewer) if st.session_state.get(KEYS.view) == views.PLAYER_VIEW else None
     params = step_params(game_id, shown, viewer)
     if st.query_params.to_dict() != params:
+        st.session_state.pop(NOTICE, None)  # said once; the URL now names the view on screen
         st.query_params.from_dict(params)
     st.session_state[URL_SEEN] = urlencode(sorted(params.items()))
     st.session_state[LAST] = params
+
+# ------------------------------------------------------------------------ what-if at this step
+
+WHATIF = "replay_whatif"  # {"at": (game, seq), "moves": [...]} of the branch on screen
+
+
+def _whatif_play(at: tuple[str, int], move: str) -> None:
+    branch = st.session_state.get(WHATIF) or {}
+    moves = list(branch.get("moves", [])) if branch.get("at") == at else []
+    st.session_state[WHATIF] = {"at": at, "moves": [*moves, move]}
+
+
+def _whatif_reset(at: tuple[str, int]) -> None:
+    st.session_state[WHATIF] = {"at": at, "moves": []}
+
+
+if shown is not None and shown.kind in ("play", "draw", "pass") and shown.seq:
+    at = (game_id, shown.seq)
+    branch = st.session_state.get(WHATIF) or {}
+    moves = tuple(branch.get("moves", [])) if branch.get("at") == at else ()
+    with st.expander("What if? — play another move at this step", expanded=bool(moves)):
+        result = cache.what_if(game_id, shown.seq, moves)
+        if not result.stock_known:
+            st.caption("The log does not tell the stock's order: the branch stops at the first draw.")
+        if moves:
+            st.markdown("**The branch:** " + " → ".join(
+                f"{escape(s.player)} {s.move}" + (f" (drawing {' '.join(s.drawn)})" if s.drawn else "")
+                for s in result.steps))
+        else:
+            st.markdown(f"Instead of the recorded move, **{escape(result.before['legal']['player'])}** could: "
+                        if result.before and result.before.get("legal") else "Nobody was to move here.")
+        offer = result.next_moves if moves else result.alternatives
+        if result.refused is not None:
+            st.error(f"{result.refused.player} {result.refused.move} is refused: {result.refused.reason()}")
+        if offer and result.refused is None:
+            cols = st.columns(min(8, len(offer)))
+            for i, move in enumerate(offer):
+                cols[i % len(cols)].button(str(move), key=f"replay_whatif_{i}_{move}", on_click=_whatif_play,
+                                           args=(at, str(move)), width="stretch")
+        if result.stopped:
+            st.info(result.stopped + (f" ({len(result.unknown_cards)} unseen cards)" if result.unknown_cards else ""))
+        if result.outcome is not None:
+            recorded = result.recorded_outcome or {}
+            st.markdown(f"**Branch:** winners {', '.join(result.outcome['winners'])} · scores "
+                        f"{result.outcome.get('scores')} — **recorded:** winners "
+                        f"{', '.join(recorded.get('winners') or [])} · scores {recorded.get('scores')}")
+        if moves:
+            st.button("Start the branch again", key="replay_whatif_reset", on_click=_whatif_reset, args=(at,))
+            state = result.state
+            if state is not None:
+                st.markdown("**The table at the branch's end**")
+                views.html(components.table_html(state, replay.players))

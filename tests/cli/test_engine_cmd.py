@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from cli.app import app
-from engine.validate import ReplayError, replay_lines
+from engine import _core
 
 FIXTURES = Path(__file__).parent.parent / "engine" / "fixtures"
 BAZITO = FIXTURES / "fx-bazito-points.jsonl"
@@ -79,10 +79,87 @@ def test_replay_unknown_game_exits_2() -> None:
     assert runner.invoke(app, ["replay", str(BAZITO), "--game", "nope"]).exit_code == 2
 
 
+def _strict_replay(objs: list[dict[str, object]]) -> _core.GameRun:
+    """Replay one game's lines, in seq order, stopping at the first violation."""
+    run = _core.GameRun(str(objs[0]["game"]), strict=True)
+    for number, obj in enumerate(objs, 1):
+        run.feed(orjson.dumps(obj), number)
+    return run
+
+
 def test_strict_replay_raises_at_the_first_violation() -> None:
     objs = [orjson.loads(line) for line in BAZITO.read_bytes().splitlines()]
-    replay_lines(objs, strict=True)  # compliant: no exception
+    run = _strict_replay(objs)  # compliant: no exception
+    assert run.is_complete() and run.violations == []
     objs[3]["player"] = objs[4].get("player", "p0") if objs[3].get("player") != objs[4].get("player") else "p3"
-    with pytest.raises(ReplayError) as caught:
-        replay_lines(objs, strict=True)
-    assert caught.value.violation.seq == 3
+    with pytest.raises(_core.ReplayError) as caught:
+        _strict_replay(objs)
+    assert caught.value.violation["seq"] == 3
+    assert caught.value.violation["line"] == 4
+
+
+# ---------------------------------------------------------------------------- replay: numbering, --seq, set-aside lines
+
+
+def _conflicted(tmp_path: Path) -> tuple[Path, int]:
+    """The bazito fixture with a second, different line carrying seq 5 (a duplicate-seq
+    conflict): the validator keeps the first and sets this one aside."""
+    lines = BAZITO.read_bytes().splitlines()
+    other = orjson.loads(lines[5])
+    assert other["seq"] == 5
+    other["ts"] = "2030-01-01T00:00:00Z"
+    lines.insert(6, orjson.dumps(other))
+    log = tmp_path / "conflict.jsonl"
+    log.write_bytes(b"\n".join(lines) + b"\n")
+    return log, 7
+
+
+def test_replay_numbers_steps_within_the_hand_and_prints_both() -> None:
+    whole = runner.invoke(app, ["replay", str(BAZITO), "--game", "fx-bazito-points", "--json"])
+    steps = [orjson.loads(line) for line in whole.stdout.splitlines()]
+    in_hand = [s for s in steps if s["hand"] == 1]
+    assert [s["step"] for s in in_hand] == list(range(1, len(in_hand) + 1))
+    pick = in_hand[4]
+    by_step = runner.invoke(app, ["replay", str(BAZITO), "--game", "fx-bazito-points",
+                                  "--hand", "1", "--step", "5", "--json"])
+    by_seq = runner.invoke(app, ["replay", str(BAZITO), "--game", "fx-bazito-points",
+                                 "--seq", str(pick["seq"]), "--json"])
+    assert orjson.loads(by_step.stdout) == orjson.loads(by_seq.stdout) == pick
+    text = runner.invoke(app, ["replay", str(BAZITO), "--game", "fx-bazito-points", "--seq", str(pick["seq"])])
+    assert f"hand 1 · step 5 · seq {pick['seq']}" in text.output
+
+
+def test_replay_refuses_ambiguous_or_missing_steps_naming_what_exists() -> None:
+    base = ["replay", str(BAZITO), "--game", "fx-bazito-points"]
+    alone = runner.invoke(app, [*base, "--step", "3"])
+    assert alone.exit_code == 2 and "--step counts within a hand" in alone.output
+    far = runner.invoke(app, [*base, "--hand", "1", "--step", "999"])
+    assert far.exit_code == 2 and "has steps 1–" in far.output
+    seq = runner.invoke(app, [*base, "--seq", "99999"])
+    assert seq.exit_code == 2 and "no line with seq 99999 (seqs 0–" in seq.output
+    trimmed = runner.invoke(app, ["replay", str(BAZITO), "--game", "  fx-bazito-points ", "--seq", "2"])
+    assert trimmed.exit_code == 0, trimmed.output
+
+
+def test_replay_shows_the_set_aside_line_with_its_file_and_line(tmp_path: Path) -> None:
+    log, line = _conflicted(tmp_path)
+    result = runner.invoke(app, ["replay", str(log), "--game", "fx-bazito-points", "--seq", "5"])
+    assert result.exit_code == 0, result.output
+    assert f"set aside: another line with seq 5 at {log}:{line}" in result.output  # the path as given
+    assert "2030-01-01T00:00:00Z" in result.output  # the set-aside line itself
+    head = result.output.split("set aside")[0]
+    assert "✓ legal" in head  # the kept line is not blamed for the conflict
+
+
+def test_replay_explains_forced_moves() -> None:
+    result = runner.invoke(app, ["replay", str(BAZITO), "--game", "fx-bazito-points", "--json"])
+    whys = [orjson.loads(line)["why"] for line in result.stdout.splitlines()]
+    assert any(w and ("drawing was the only move" in w or "the total of" in w) for w in whys)
+
+
+def test_help_shows_no_raw_types() -> None:
+    for command in (["replay"], ["report"], ["validate"], ["query"], ["stats", "players"], ["ingest"]):
+        result = runner.invoke(app, [*command, "--help"])
+        assert result.exit_code == 0
+        for raw in ("<bool>", "<list[", "<str>", "<int>", "<path>", "<float>"):
+            assert raw not in result.output, (command, raw, result.output)

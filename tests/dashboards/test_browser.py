@@ -4,6 +4,7 @@ Playwright, a replay deep link opened, one step forward, a screenshot kept in ar
 from __future__ import annotations
 
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -106,3 +107,35 @@ def test_server_flags(server: str) -> None:
     with pytest.raises(urllib.error.HTTPError) as refused:
         urllib.request.urlopen(request, timeout=5)
     assert refused.value.code in (400, 403)
+
+
+def test_move_list_keyboard_and_player_report(server: str, browser: object, tmp_path: Path) -> None:
+    """A support agent's path: a deep link by seq, a click in the move list, → on the
+    keyboard, then the player-view dispute report downloaded."""
+    page = browser.new_page(viewport={"width": 1440, "height": 1000}, accept_downloads=True)  # type: ignore[attr-defined]
+    try:
+        page.goto(server + "/")
+        page.get_by_role("heading", name="Overview").wait_for(timeout=30_000)
+        page.goto(f"{server}/replay?game={DISPUTED}&seq=13&view=player&player=bita")
+        page.get_by_text("Step 13 of 21", exact=False).wait_for(timeout=30_000)
+        page.wait_for_url(lambda url: "step=13" in url and "hand=1" in url, timeout=10_000)
+
+        page.get_by_role("button", name=re.compile(r"^\s*19 ✓ cyrus draws 4 cards")).click()
+        page.get_by_text("Step 19 of 21", exact=False).wait_for(timeout=30_000)
+        page.wait_for_url(lambda url: "seq=19" in url, timeout=10_000)
+
+        page.get_by_role("heading", name="Replay").click()  # focus off the clicked button
+        page.keyboard.press("ArrowRight")
+        page.get_by_text("Step 20 of 21", exact=False).wait_for(timeout=30_000)
+        page.wait_for_url(lambda url: "seq=20" in url, timeout=10_000)
+        assert page.locator("[data-testid=stException]").count() == 0
+
+        with page.expect_download(timeout=30_000) as caught:
+            page.get_by_role("button", name=re.compile("Download the dispute report")).click()
+        saved = tmp_path / "report.html"
+        caught.value.save_as(saved)
+        html = saved.read_text(encoding="utf-8")
+        assert 'data-view="player"' in html and "hand 1 · step 20 · seq 20" in html
+        assert "sample.jsonl" not in html  # no server paths in the player view
+    finally:
+        page.close()

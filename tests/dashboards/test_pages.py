@@ -117,7 +117,8 @@ def test_replay_deep_link_and_stepping(app: AppTest) -> None:
     app.slider(key="replay_step").set_value(2).run()
     assert app.query_params["step"] == "2"
     app.selectbox(key="replay_hand").set_value(2).run()
-    assert app.query_params == {"game": DISPUTED, "hand": "2", "step": "1"}
+    # hand 1 holds seqs 1-21: hand 2's first step is seq 22, and the link names both
+    assert app.query_params == {"game": DISPUTED, "hand": "2", "step": "1", "seq": "22"}
 
 
 def test_replay_player_view_hides_other_hands(app: AppTest) -> None:
@@ -175,3 +176,62 @@ def test_a_compliance_row_opens_the_replay_at_that_line(app: AppTest) -> None:
     assert not app.exception
     assert app.query_params["game"] == game
     assert f"seq {seq}" in _step_caption(app)
+
+
+def _buttons(at: AppTest, prefix: str = "replay_move_") -> list[tuple[str, str]]:
+    return [(b.key, b.label) for b in at.button if b.key and b.key.startswith(prefix)]
+
+
+def test_replay_move_list_jumps_and_filters(app: AppTest) -> None:
+    _open(app, "replay", game=DISPUTED, hand="1", step="5")
+    moves = _buttons(app)
+    assert len(moves) == 21  # every line of hand 1, numbered by seq
+    assert moves[0][1].startswith("  1 ✓ hand 1 dealt")
+    flagged = [label for _, label in moves if label.startswith(":red[")]
+    assert len(flagged) == 4 and "✗" in flagged[0]  # seqs 7, 8, 11, 13
+    key = next(k for k, label in moves if label.lstrip().startswith("19 "))
+    app.button(key=key).click().run()
+    assert "seq 19" in _step_caption(app)
+    assert app.query_params["seq"] == "19" and app.query_params["step"] == "19"
+    app.multiselect(key="replay_movers").set_value(["cyrus"]).run()
+    labels = [label for _, label in _buttons(app)]
+    assert labels and all("cyrus" in label for label in labels)
+
+
+def test_replay_by_seq_and_the_why_of_a_forced_draw(app: AppTest) -> None:
+    _open(app, "replay", game=DISPUTED, seq="19")
+    assert _step_caption(app).startswith("Step 19 of 21 · hand 1 · seq 19")
+    assert app.query_params["hand"] == "1" and app.query_params["step"] == "19"
+    html = _html(app)
+    assert "draws 4: the total of ali&#x27;s 7♦ and bita&#x27;s 7♣" in html
+    assert 'class="hk-recent"' in html  # the pile's last cards
+    app.button(key="replay_prev").click().run()
+    assert "answers ali&#x27;s 7♦; the pending total is now 4" in _html(app)
+    assert app.query_params["seq"] == "18"
+
+
+def test_replay_bad_deep_links_say_what_exists(app: AppTest) -> None:
+    _open(app, "replay", game=DISPUTED, hand="9", step="999")
+    warning = app.warning[0].value
+    assert "hand=9, step=999" in warning and "no hand 9" in warning
+    assert "1 (21 steps), 2 (33 steps)" in warning
+    assert _step_caption(app).startswith("Step 1 of 21 · hand 1")
+    _open(app, "replay", game=DISPUTED, hand="1", step="999")
+    assert "hand 1 has steps 1–21" in app.warning[0].value
+    _open(app, "replay", game=DISPUTED, seq="999")
+    assert "seqs 1–" in app.warning[0].value or "seqs 0–" in app.warning[0].value
+    _open(app, "replay", game=f"  {DISPUTED} ", hand="2", step="3")  # a pasted id, spaces and all
+    assert not app.warning
+    assert app.text_input(key="replay_game").value == DISPUTED
+    assert _step_caption(app).startswith("Step 3 of 33 · hand 2")
+    _open(app, "replay", game="t41-disput")
+    assert app.error and DISPUTED in app.error[0].value  # what exists, close to what was asked
+
+
+def test_replay_report_download_is_the_step_and_view(app: AppTest) -> None:
+    _open(app, "replay", game=DISPUTED, seq="13", view="player", player="bita")
+    from dashboards import cache
+
+    html = cache.hand_report(DISPUTED, 1, 13, "bita")
+    assert 'data-view="player"' in html and "hand 1 · step 13 · seq 13" in html
+    assert "sample.jsonl" not in html  # no server paths in the player view
