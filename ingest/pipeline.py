@@ -86,6 +86,10 @@ PROGRESS_EVERY = 0.2
 #: "before-batches"), and seconds to pause after each table's commit
 KILL_ENV = "HAFTKHABIS_INGEST_KILL_AT"
 PAUSE_ENV = "HAFTKHABIS_INGEST_COMMIT_PAUSE"
+#: test hook: a folder; after each table's commit the ingest writes `committed-TABLE` there
+#: and waits for a reader's `seen-TABLE`, so a reader test meets every step of a commit
+#: whatever the machine's load (no timing involved)
+HANDSHAKE_ENV = "HAFTKHABIS_INGEST_COMMIT_HANDSHAKE"
 #: times a cluster task that raised is run again (a task whose worker died is rescheduled
 #: by the scheduler itself, up to its `allowed-failures`)
 TASK_RETRIES = 2
@@ -474,10 +478,20 @@ def _fault(point: str) -> None:
         time.sleep(10)  # a worker: dies with its coordinator (parent-death signal)
 
 
-def _pause() -> None:
+def _pause(name: str) -> None:
     delay = os.environ.get(PAUSE_ENV)
     if delay:
         time.sleep(float(delay))
+    folder = os.environ.get(HANDSHAKE_ENV)
+    if folder:
+        with open(os.path.join(folder, f"committed-{name}"), "w"):
+            pass
+        seen = os.path.join(folder, f"seen-{name}")
+        deadline = time.monotonic() + 300
+        while not os.path.exists(seen):
+            if time.monotonic() > deadline:
+                raise IngestError(f"test handshake: no reader saw the commit of {name}")
+            time.sleep(0.005)
 
 
 def _now() -> datetime:
@@ -803,7 +817,7 @@ def _commit(store: Warehouse, snapshot: Snapshot, inputs: list[InputFile], route
         if versions[name] != snapshot.versions[name]:
             changed = True
         _fault(f"after-commit:{name}")
-        _pause()
+        _pause(name)
     if changed or any(snapshot.versions.get(n, 0) == 0 for n in SUMMARY_TABLES):
         versions.update(summaries.refresh(store, versions, batch, prefix, attempt))
     else:

@@ -17,7 +17,7 @@ import pytest
 from deltalake import DeltaTable
 
 from engine.simulate import SimulatedGame
-from ingest.pipeline import KILL_ENV, PAUSE_ENV, ingest
+from ingest.pipeline import HANDSHAKE_ENV, KILL_ENV, ingest
 from ingest.queries import open_warehouse
 from ingest.schema import SNAPSHOT_TABLES
 from ingest.store import Warehouse
@@ -73,12 +73,16 @@ def test_a_killed_batch_leaves_the_warehouse_as_before(
     assert log[1]["games_updated"] == 1
 
 
-def _observe(root: str, stop: Any, out: Any) -> None:
-    """Reader process: open the warehouse and check it, again and again."""
+def _observe(root: str, handshake: str, stop: Any, ready: Any, out: Any) -> None:
+    """Reader process: open the warehouse and check it, again and again. Each commit the
+    ingest announces (`committed-TABLE` in `handshake`) is answered (`seen-TABLE`) only
+    after an observation that began after it, so every step of the batch is met."""
     seen: list[tuple[Any, ...]] = []
     ahead = 0
     failures: list[str] = []
     while not stop.is_set() or not seen:
+        announced = {f[len("committed-"):] for f in os.listdir(handshake)
+                     if f.startswith("committed-")}
         try:
             with open_warehouse(root) as reader:
                 figures = reader.sql("""
@@ -99,6 +103,12 @@ def _observe(root: str, stop: Any, out: Any) -> None:
                     ahead += 1
         except Exception as exc:  # the test fails on any
             failures.append(repr(exc))
+        for name in announced:
+            answer = os.path.join(handshake, f"seen-{name}")
+            if not os.path.exists(answer):
+                with open(answer, "w"):
+                    pass
+        ready.set()
     out.put((seen, ahead, failures))
 
 
@@ -109,17 +119,24 @@ def test_a_reader_never_sees_half_a_batch(games: dict[str, list[SimulatedGame]],
     ingest([str(first)], root, workers=1)
     states = [_state(root)]
     context = mp.get_context("spawn")
-    stop, out = context.Event(), context.Queue()
-    reader = context.Process(target=_observe, args=(root, stop, out))
+    stop, ready, out = context.Event(), context.Event(), context.Queue()
+    handshake = tmp_path / "handshake"
+    handshake.mkdir()
+    reader = context.Process(target=_observe, args=(root, str(handshake), stop, ready, out))
     reader.start()
     try:
-        time.sleep(1.0)
-        os.environ[PAUSE_ENV] = "0.4"  # commit slowly: the reader meets every step
+        assert ready.wait(timeout=120), "the reader never observed the warehouse"
+        os.environ[HANDSHAKE_ENV] = str(handshake)  # the reader meets every commit step
         try:
             ingest([str(second)], root, workers=1)
         finally:
-            del os.environ[PAUSE_ENV]
-        time.sleep(0.5)
+            del os.environ[HANDSHAKE_ENV]
+        # and the finished batch: one observation begun after the ingest returned
+        (handshake / "committed-final").touch()
+        deadline = time.monotonic() + 120
+        while not (handshake / "seen-final").exists():
+            assert time.monotonic() < deadline, "the reader never saw the finished batch"
+            time.sleep(0.01)
     finally:
         stop.set()
         seen, ahead, failures = out.get(timeout=60)
