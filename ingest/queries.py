@@ -199,12 +199,16 @@ def open_warehouse(root: str = DEFAULT_WAREHOUSE, *, threads: int | None = None,
 
 
 def scan_polars(root: str, table: str,
-                storage_options: Mapping[str, str] | None = None) -> Any:
-    """A polars LazyFrame over `table` at the committed snapshot."""
+                storage_options: Mapping[str, str] | None = None, *,
+                snapshot: Snapshot | None = None) -> Any:
+    """A polars LazyFrame over `table` at the committed snapshot. Scanning several tables,
+    pass one `snapshot` (`Warehouse(root).snapshot()`, or an open reader's `.snapshot`) to
+    every call: each table is then read at that same batch, never one table a batch ahead
+    of another."""
     import polars as pl
 
     store = Warehouse(root, storage_options)
-    version = store.snapshot().versions[table]
+    version = (snapshot or store.snapshot()).versions[table]
     return pl.scan_delta(store.table_uri(table), version=version,
                          storage_options=store.location.delta_options())
 

@@ -188,3 +188,20 @@ def test_player_stats_stays_equal_to_its_query(games: dict[str, list[SimulatedGa
     assert again.versions["player_stats"] == last.versions["player_stats"]  # not rewritten
     with open_warehouse(root) as reader:
         assert sorted(reader.sql("SELECT * FROM player_stats").fetchall(), key=repr) == stored
+
+
+def test_polars_scans_share_one_snapshot(tmp_path: Path) -> None:
+    """Issue #14 item 16: several tables scanned at one snapshot are read at the same
+    batch, even after a later batch committed."""
+    root = str(tmp_path / "wh")
+    sample = Path(__file__).resolve().parents[2] / "data" / "sample"
+    ingest([str(sample / "bazito.jsonl")], root, workers=1)
+    first = Warehouse(root).snapshot()
+    ingest([str(sample / "pis-yedili.jsonl")], root, workers=1)
+
+    games = scan_polars(root, "games", snapshot=first).collect()
+    events = scan_polars(root, "events", snapshot=first).collect()
+    assert set(games["ruleset"]) == {"bazito"}
+    assert set(events["game_id"]) == set(games["game_id"])
+    latest = scan_polars(root, "games").collect()
+    assert set(latest["ruleset"]) == {"bazito", "pis-yedili"}
