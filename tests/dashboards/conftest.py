@@ -3,11 +3,21 @@ planted violations, three rulesets) and, built from it once per session, a wareh
 
 from __future__ import annotations
 
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.dashboards.loggen import corrupt, dump, random_game
+
+ROOT = Path(__file__).resolve().parents[2]
 
 DISPUTED = "t41-disputed"  # a persian match of 2 hands with violations planted in hand 1
 
@@ -44,3 +54,43 @@ def sample_warehouse(tmp_path_factory: pytest.TempPathFactory, sample_log: Path)
     root = tmp_path_factory.mktemp("warehouse") / "wh"
     ingest([str(sample_log)], str(root), workers=1)
     return root
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextlib.contextmanager
+def dashboard_server(warehouse: Path, log: Path, *extra: str) -> Iterator[int]:
+    """`haftkhabis dashboard` on a free port of 127.0.0.1, ready (its health check
+    answers), stopped by its PID afterwards; yields the port."""
+    port = free_port()
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "cli.app", "dashboard", "--warehouse", str(warehouse),
+             "--port", str(port), *extra],
+            cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, env=dict(os.environ),
+        )
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health",
+                                            timeout=2) as response:
+                    if response.status == 200:
+                        break
+            except OSError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"the dashboard did not start:\n{log.read_text(errors='replace')}")
+            time.sleep(0.2)
+        yield port
+    finally:
+        proc.terminate()  # by PID: `haftkhabis dashboard` execs Streamlit in place
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()

@@ -3,19 +3,14 @@ Playwright, a replay deep link opened, one step forward, a screenshot kept in ar
 
 from __future__ import annotations
 
-import os
 import re
-import socket
-import subprocess
-import sys
-import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.dashboards.conftest import DISPUTED
+from tests.dashboards.conftest import DISPUTED, dashboard_server
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = "/usr/bin/chromium"
@@ -24,42 +19,11 @@ ARTIFACTS = ROOT / "artifacts"
 pytestmark = pytest.mark.browser
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def server(sample_warehouse: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    port = _free_port()
     log = tmp_path_factory.mktemp("server") / "streamlit.log"
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "cli.app", "dashboard", "--warehouse", str(sample_warehouse),
-             "--port", str(port)],
-            cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, env=dict(os.environ),
-        )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(base + "/_stcore/health", timeout=2) as response:
-                    if response.status == 200:
-                        break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"the dashboard did not start:\n{log.read_text(errors='replace')}")
-            time.sleep(0.2)
-        yield base
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+    with dashboard_server(sample_warehouse, log) as port:
+        yield f"http://127.0.0.1:{port}"
 
 
 @pytest.fixture(scope="module")
@@ -125,6 +89,8 @@ def test_move_list_keyboard_and_player_report(server: str, browser: object, tmp_
         page.wait_for_url(lambda url: "seq=19" in url, timeout=10_000)
 
         page.get_by_role("heading", name="Replay").click()  # focus off the clicked button
+        # the rerun after the click must be over (its shortcuts bound) before a key counts
+        page.locator("[data-testid=stStatusWidget]").wait_for(state="hidden", timeout=30_000)
         page.keyboard.press("ArrowRight")
         page.get_by_text("Step 20 of 21", exact=False).wait_for(timeout=30_000)
         page.wait_for_url(lambda url: "seq=20" in url, timeout=10_000)

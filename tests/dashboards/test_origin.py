@@ -7,18 +7,13 @@ from __future__ import annotations
 import base64
 import os
 import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from dashboards.server import origin_allowed, own_hostnames
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.dashboards.conftest import dashboard_server
 
 
 def test_own_hostnames() -> None:
@@ -46,43 +41,11 @@ def test_origin_allowed(origin: str | None, host: str, allowed: bool) -> None:
     assert origin_allowed(origin, host, own_hostnames("127.0.0.1"), 8501) is allowed
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def server(sample_warehouse: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
-    port = _free_port()
     log = tmp_path_factory.mktemp("origin") / "streamlit.log"
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "cli.app", "dashboard", "--warehouse", str(sample_warehouse),
-             "--port", str(port), "--host", "127.0.0.1"],
-            cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, env=dict(os.environ),
-        )
-    try:
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health",
-                                            timeout=2) as response:
-                    if response.status == 200:
-                        break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"the dashboard did not start:\n{log.read_text(errors='replace')}")
-            time.sleep(0.2)
+    with dashboard_server(sample_warehouse, log, "--host", "127.0.0.1") as port:
         yield port
-    finally:
-        proc.terminate()  # by PID: `haftkhabis dashboard` execs Streamlit in place
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 def _upgrade(port: int, origin: str | None, host: str | None = None) -> str:
