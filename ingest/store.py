@@ -19,6 +19,8 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import posixpath
+import re
 import time
 import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -41,6 +43,8 @@ from ingest.storage import AtomicOutput, Location
 DEFAULT_WAREHOUSE = "data/warehouse"
 LOCK_NAME = writer_lock.LOCK_NAME
 STAGING = "_staging"
+#: the batch a part was written by (`PartWriter` names: `part-b000042-…`)
+_BATCH_PART = re.compile(r"part-b(\d{6,})-")
 #: Delta application transaction id of this project's writers (`txn` actions)
 APP_ID = "haftkhabis"
 #: tries of one commit whose outcome is unknown (the store timed out, a reply was lost)
@@ -234,12 +238,26 @@ class Warehouse:
             if table.version() > pinned:
                 table.restore(pinned)
                 restored.append(name)
-        self.location.delete_tree(self.location.join(STAGING))
+        staging = self.location.join(STAGING)
+        if restored or next(self.location.list(staging), None) is not None:
+            self._remove_orphans(snapshot.batch)
+        self.location.delete_tree(staging)
         if self.location.local:  # an S3 part is one PUT: there is no half-written object
             for name in TABLES:
                 for tmp in self.location.list(self.table_uri(name), suffix=".tmp", hidden=True):
                     self.location.delete(tmp)
         return restored
+
+    def _remove_orphans(self, committed: int) -> None:
+        """Delete the parts of batches that never committed (numbered past `committed`):
+        a killed ingest's workers may have written them, even after their coordinator
+        died, and no committed snapshot can reference them. Parts of committed batches,
+        and the files compaction writes, are never touched."""
+        for name in TABLES:
+            for uri in self.location.list(self.table_uri(name), suffix=".parquet"):
+                found = _BATCH_PART.match(posixpath.basename(uri))
+                if found is not None and int(found.group(1)) > committed:
+                    self.location.delete(uri)
 
     def commit(self, name: str, adds: Sequence[PartFile], removes: Sequence[PartFile],
                batch: int, operation: str, attempt: int | None = None) -> int:

@@ -64,8 +64,12 @@ def test_a_killed_batch_leaves_the_warehouse_as_before(
         assert DeltaTable(str(root / "events")).version() > pinned["events"]
     assert contents(root) == before
     assert batches(root) == before_log
+    # what the killed batch wrote and never committed (#14 item 15: orphans)
+    orphans = {p for p in root.rglob("part-b000002-*.parquet")}
+    assert orphans, "the killed batch wrote no part: the kill came too early to test this"
 
     summary = ingest([str(second)], str(root), workers=int(workers))
+    assert not [p for p in orphans if p.exists()], "the killed batch's parts were left behind"
     assert ("events" in summary.restored) == (point != "after-pass")
     assert contents(root) == reference
     log = batches(root)
