@@ -42,6 +42,16 @@ def game_lines(games: Iterable[SimulatedGame]) -> list[bytes]:
     return [line for game in games for line in game.lines]
 
 
+def two_batches_of(games: dict[str, list[SimulatedGame]], root: Path) -> tuple[Path, Path]:
+    """A first batch, and a second one with new games and the rest of a truncated one."""
+    persian = games["persian"]
+    first = write_lines(root / "one" / "a.jsonl",
+                        [*game_lines(games["bazito"][:12]), *persian[0].lines[:40]])
+    second = write_lines(root / "two" / "b.jsonl",
+                         [*game_lines(games["bazito"][12:]), *game_lines(persian)])
+    return first, second
+
+
 def interleave(games: Sequence[SimulatedGame]) -> list[bytes]:
     """The games' lines written as concurrent tables would: round robin, line by line."""
     out: list[bytes] = []

@@ -21,17 +21,14 @@ from ingest.pipeline import HANDSHAKE_ENV, KILL_ENV, ingest
 from ingest.queries import open_warehouse
 from ingest.schema import SNAPSHOT_TABLES
 from ingest.store import Warehouse
-from tests.ingest.conftest import batches, contents, game_lines, run_cli, write_lines
-
-
-def _two_batches(games: dict[str, list[SimulatedGame]], root: Path) -> tuple[Path, Path]:
-    """A first batch, and a second one with new games and the rest of a truncated one."""
-    persian = games["persian"]
-    first = write_lines(root / "one" / "a.jsonl",
-                        [*game_lines(games["bazito"][:12]), *persian[0].lines[:40]])
-    second = write_lines(root / "two" / "b.jsonl",
-                         [*game_lines(games["bazito"][12:]), *game_lines(persian)])
-    return first, second
+from tests.ingest.conftest import (
+    batches,
+    contents,
+    game_lines,
+    run_cli,
+    two_batches_of,
+    write_lines,
+)
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +36,7 @@ def two_batches(games: dict[str, list[SimulatedGame]],
                 tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Any]:
     """The two batches' files, and the tables after ingesting them undisturbed."""
     root = tmp_path_factory.mktemp("batches")
-    first, second = _two_batches(games, root)
+    first, second = two_batches_of(games, root)
     reference = root / "reference"
     ingest([str(first)], str(reference), workers=1)
     ingest([str(second)], str(reference), workers=1)
@@ -118,7 +115,7 @@ def _observe(root: str, handshake: str, stop: Any, ready: Any, out: Any) -> None
 
 def test_a_reader_never_sees_half_a_batch(games: dict[str, list[SimulatedGame]],
                                           tmp_path: Path) -> None:
-    first, second = _two_batches(games, tmp_path)
+    first, second = two_batches_of(games, tmp_path)
     root = str(tmp_path / "wh")
     ingest([str(first)], root, workers=1)
     states = [_state(root)]
@@ -236,7 +233,7 @@ def test_unreadable_files_never_stop_a_batch_as_non_root(tmp_path: Path,
 
 def test_tables_stay_consistent_after_recovery(games: dict[str, list[SimulatedGame]],
                                                tmp_path: Path) -> None:
-    first, second = _two_batches(games, tmp_path)
+    first, second = two_batches_of(games, tmp_path)
     root = tmp_path / "wh"
     ingest([str(first)], str(root), workers=1)
     run_cli("ingest", str(second), "-w", str(root), "-q", "-j", "1",

@@ -23,7 +23,14 @@ from ingest.maintenance import compact
 from ingest.pipeline import KILL_ENV, PAUSE_ENV, ingest
 from ingest.queries import open_warehouse, scan_polars
 from ingest.store import APP_ID, PartWriter, Warehouse
-from tests.ingest.conftest import REPO, batches, contents, digest, game_lines, run_cli, write_lines
+from tests.ingest.conftest import (
+    REPO,
+    batches,
+    contents,
+    digest,
+    run_cli,
+    two_batches_of,
+)
 from tests.ingest.services import poll
 
 
@@ -70,20 +77,11 @@ def test_an_s3_warehouse_holds_what_a_local_one_does(
         digest(reference)
 
 
-def _halves(games: dict[str, list[SimulatedGame]], root: Path) -> tuple[Path, Path]:
-    persian = games["persian"]
-    first = write_lines(root / "one" / "a.jsonl",
-                        [*game_lines(games["bazito"][:12]), *persian[0].lines[:40]])
-    second = write_lines(root / "two" / "b.jsonl",
-                         [*game_lines(games["bazito"][12:]), *game_lines(persian)])
-    return first, second
-
-
 @pytest.fixture(scope="module")
 def halves(games: dict[str, list[SimulatedGame]],
            tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Any]:
     root = tmp_path_factory.mktemp("halves")
-    first, second = _halves(games, root)
+    first, second = two_batches_of(games, root)
     local = root / "reference"
     ingest([str(first)], str(local), workers=1)
     ingest([str(second)], str(local), workers=1)
