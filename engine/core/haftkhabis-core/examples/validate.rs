@@ -5,10 +5,6 @@ use std::io::Write;
 
 use haftkhabis_core::validator::{Validator, ValidatorOptions};
 
-/// The allocator the Python extension uses too, so the profile matches production.
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 fn main() {
     let paths: Vec<String> = std::env::args().skip(1).collect();
     let mut validator = Validator::new(ValidatorOptions::default());

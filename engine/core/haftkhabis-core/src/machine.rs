@@ -411,30 +411,145 @@ fn quoted(text: &str) -> String {
     Value::from(text).repr()
 }
 
-fn fmt_scores(scores: Option<&[(String, i64)]>) -> String {
-    match scores {
-        None => "none".to_string(),
-        Some(items) => {
-            let inner: Vec<String> = items.iter().map(|(p, v)| format!("{p}: {v}")).collect();
-            format!("{{{}}}", inner.join(", "))
-        }
+fn fmt_points(points: Points) -> String {
+    match points {
+        Points::Int(n) => n.to_string(),
+        Points::Float(x) => format!("{x:?}"),
     }
 }
 
-fn fmt_claim(claim: &[(String, Points)]) -> String {
-    let inner: Vec<String> = claim
-        .iter()
-        .map(|(p, v)| match v {
-            Points::Int(n) => format!("{p}: {n}"),
-            Points::Float(x) => format!("{p}: {x:?}"),
-        })
-        .collect();
-    format!("{{{}}}", inner.join(", "))
+/// Names for a message, in the order given: `ali`, `ali and sara`, `ali, reza and sara`
+/// (`nobody` for none).
+fn names_text(names: &[String]) -> String {
+    match names {
+        [] => "nobody".to_string(),
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
 }
 
-fn names_list(names: &[String]) -> String {
-    let inner: Vec<String> = names.iter().map(|n| quoted(n)).collect();
-    format!("[{}]", inner.join(", "))
+/// A finishing order for a message: `ali → reza → sara` (`none` when empty).
+fn order_text(names: &[String]) -> String {
+    if names.is_empty() {
+        "none".to_string()
+    } else {
+        names.join(" → ")
+    }
+}
+
+/// What differs between a claimed points map and the computed one, entry by entry (the
+/// last value under a key counts): `sara claimed 10, computed 12; nima claimed 3 but is
+/// not at the table; reza not claimed (computed 4)`. With nothing computed (elimination
+/// play scores no points), the claim as written.
+fn points_differences(claim: &[(String, Points)], computed: Option<&[(String, i64)]>) -> String {
+    let claimed = |player: &str| {
+        claim
+            .iter()
+            .rev()
+            .find(|(k, _)| k == player)
+            .map(|(_, v)| *v)
+    };
+    let Some(computed) = computed else {
+        let mut written: Vec<String> = Vec::new();
+        for (player, _) in claim {
+            if let Some(points) = claimed(player) {
+                let entry = format!("{player} {}", fmt_points(points));
+                if !written.contains(&entry) {
+                    written.push(entry);
+                }
+            }
+        }
+        return format!(
+            "claimed {}, but this play scores no points",
+            names_text(&written)
+        );
+    };
+    let mut parts: Vec<String> = Vec::new();
+    for (player, points) in computed {
+        match claimed(player) {
+            None => parts.push(format!("{player} not claimed (computed {points})")),
+            Some(claim) if !claim.equals(*points) => parts.push(format!(
+                "{player} claimed {}, computed {points}",
+                fmt_points(claim)
+            )),
+            Some(_) => {}
+        }
+    }
+    let mut strangers: Vec<&str> = Vec::new();
+    for (player, _) in claim {
+        if !computed.iter().any(|(p, _)| p == player) && !strangers.contains(&player.as_str()) {
+            strangers.push(player);
+        }
+    }
+    for player in strangers {
+        if let Some(points) = claimed(player) {
+            parts.push(format!(
+                "{player} claimed {} but is not at the table",
+                fmt_points(points)
+            ));
+        }
+    }
+    parts.join("; ")
+}
+
+/// What differs between claimed and computed winners (compared as sets).
+fn winners_differences(claimed: &[String], computed: &[String]) -> String {
+    let mut claimed = sorted_names(claimed);
+    claimed.dedup();
+    let mut computed = sorted_names(computed);
+    computed.dedup();
+    let not_winners: Vec<String> = claimed
+        .iter()
+        .filter(|p| !computed.contains(p))
+        .cloned()
+        .collect();
+    let not_claimed: Vec<String> = computed
+        .iter()
+        .filter(|p| !claimed.contains(p))
+        .cloned()
+        .collect();
+    let mut parts = vec![format!(
+        "claimed {}, computed {}",
+        names_text(&claimed),
+        names_text(&computed)
+    )];
+    if !not_winners.is_empty() {
+        parts.push(format!("{} did not win", names_text(&not_winners)));
+    }
+    if !not_claimed.is_empty() {
+        parts.push(format!(
+            "{} won but is not claimed",
+            names_text(&not_claimed)
+        ));
+    }
+    parts.join("; ")
+}
+
+/// What differs between a claimed and the computed finishing order: both orders, and the
+/// first place where they part.
+fn order_differences(claimed: &[String], computed: Option<&[String]>) -> String {
+    let Some(computed) = computed else {
+        return format!(
+            "claimed {}, but this hand has no finishing order",
+            order_text(claimed)
+        );
+    };
+    let mut text = format!(
+        "claimed {}, computed {}",
+        order_text(claimed),
+        order_text(computed)
+    );
+    let place = (0..claimed.len().max(computed.len())).find(|&i| claimed.get(i) != computed.get(i));
+    if let Some(i) = place {
+        let at = |names: &[String]| names.get(i).map_or("nobody".to_string(), |n| n.clone());
+        text.push_str(&format!(
+            "; place {}: claimed {}, computed {}",
+            i + 1,
+            at(claimed),
+            at(computed)
+        ));
+    }
+    text
 }
 
 fn sorted_names(names: &[String]) -> Vec<String> {
@@ -2999,10 +3114,9 @@ impl Table {
                     Code::WinnerMismatch,
                     None,
                     format!(
-                        "hand {}: claimed winners {}, computed {}",
+                        "hand {}: the claimed winners differ: {}",
                         outcome.hand,
-                        names_list(&sorted_names(winners)),
-                        names_list(&sorted_names(&outcome.winners))
+                        winners_differences(winners, &outcome.winners)
                     ),
                 );
             }
@@ -3014,13 +3128,9 @@ impl Table {
                     Code::WinnerMismatch,
                     None,
                     format!(
-                        "hand {}: claimed order {}, computed {}",
+                        "hand {}: the claimed order differs: {}",
                         outcome.hand,
-                        names_list(order),
-                        outcome
-                            .order
-                            .as_ref()
-                            .map_or("none".to_string(), |o| names_list(o))
+                        order_differences(order, outcome.order.as_deref())
                     ),
                 );
             }
@@ -3032,10 +3142,9 @@ impl Table {
                     Code::ScoreMismatch,
                     None,
                     format!(
-                        "hand {}: claimed scores {}, computed {}",
+                        "hand {}: the claimed scores differ: {}",
                         outcome.hand,
-                        fmt_claim(scores),
-                        fmt_scores(outcome.scores.as_deref())
+                        points_differences(scores, outcome.scores.as_deref())
                     ),
                 );
             }
@@ -3072,9 +3181,8 @@ impl Table {
                     Code::ScoreMismatch,
                     None,
                     format!(
-                        "claimed totals {}, computed {}",
-                        fmt_claim(totals),
-                        fmt_scores(computed.as_deref())
+                        "match result: the claimed totals differ: {}",
+                        points_differences(totals, computed.as_deref())
                     ),
                 );
             }
@@ -3086,13 +3194,83 @@ impl Table {
                     Code::WinnerMismatch,
                     None,
                     format!(
-                        "claimed match winners {}, computed {}",
-                        names_list(&sorted_names(winners)),
-                        names_list(&computed)
+                        "match result: the claimed match winners differ: {}",
+                        winners_differences(winners, &computed)
                     ),
                 );
             }
         }
         self.closed_by = Some(Closure::Result);
+    }
+}
+
+#[cfg(test)]
+mod claim_message_tests {
+    use super::*;
+
+    fn names(list: &[&str]) -> Vec<String> {
+        list.iter().map(|n| n.to_string()).collect()
+    }
+
+    #[test]
+    fn points_show_only_the_differing_entries() {
+        let claim = vec![
+            ("ali".to_string(), Points::Int(5)),
+            ("sara".to_string(), Points::Int(10)),
+            ("nima".to_string(), Points::Float(3.5)),
+        ];
+        let computed = vec![
+            ("ali".to_string(), 5),
+            ("sara".to_string(), 12),
+            ("reza".to_string(), 4),
+        ];
+        assert_eq!(
+            points_differences(&claim, Some(&computed)),
+            "sara claimed 10, computed 12; reza not claimed (computed 4); \
+             nima claimed 3.5 but is not at the table"
+        );
+    }
+
+    #[test]
+    fn the_last_value_under_a_key_counts() {
+        let claim = vec![
+            ("ali".to_string(), Points::Int(1)),
+            ("ali".to_string(), Points::Int(7)),
+        ];
+        assert_eq!(
+            points_differences(&claim, Some(&[("ali".to_string(), 9)])),
+            "ali claimed 7, computed 9"
+        );
+        assert_eq!(
+            points_differences(&claim, None),
+            "claimed ali 7, but this play scores no points"
+        );
+    }
+
+    #[test]
+    fn winners_name_who_did_not_win_and_who_is_missing() {
+        assert_eq!(
+            winners_differences(&names(&["sara", "ali", "sara"]), &names(&["ali", "reza"])),
+            "claimed ali and sara, computed ali and reza; sara did not win; reza won but is not claimed"
+        );
+        assert_eq!(
+            winners_differences(&[], &names(&["reza"])),
+            "claimed nobody, computed reza; reza won but is not claimed"
+        );
+    }
+
+    #[test]
+    fn order_names_the_first_place_that_differs() {
+        assert_eq!(
+            order_differences(
+                &names(&["ali", "sara", "reza"]),
+                Some(&names(&["ali", "reza", "sara"]))
+            ),
+            "claimed ali → sara → reza, computed ali → reza → sara; place 2: claimed sara, computed reza"
+        );
+        assert_eq!(
+            order_differences(&names(&["ali"]), Some(&names(&["ali", "reza"]))),
+            "claimed ali, computed ali → reza; place 2: claimed nobody, computed reza"
+        );
     }
 }
