@@ -19,7 +19,7 @@ import orjson
 
 from engine import _core
 from engine.cards import SUIT_NAMES, pretty
-from engine.events import Event, decode_line
+from engine.events import Event, from_encoded
 from engine.narrate import MoveReasons, describe_event
 from engine.rulesets import RULESETS
 from engine.violations import Code, Violation
@@ -358,7 +358,7 @@ def build_replay(
         hand = (state or {}).get("hand") or SETUP_HAND
         bucket = by_hand.setdefault(hand, [])
         encoded = s["event"]
-        event = decode_line(encoded, game, s["seq"]).event if encoded is not None else None
+        event = from_encoded(encoded) if encoded is not None else None
         violations = tuple(_violation(v) for v in s["violations"]) + tuple(by_seq.pop(s["seq"], []))
         set_aside = tuple(
             SetAsideLine(s["seq"], file, line, line_of(file, line) if line_of else None, tuple(found))

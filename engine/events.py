@@ -1,27 +1,19 @@
-"""The haftkhabis/1 events as immutable values, and the codec between them and log lines.
+"""The haftkhabis/1 events as immutable values for Python code: the simulator writes
+them, the replay, the narration and the dashboard read them.
 
-`decode_line` turns one parsed JSON object into an event plus the notation problems found
-on it (`schema` issues, with the repair applied where notation.md allows one); `encode`
-turns an event back into the JSON object a producer would write. Judging an event against
-the rules is the native core's job (`engine._core`), not this module's.
+Reading a log line (JSON, the notation's field checks and repairs) and judging it against
+the rules are the native core's job (`engine._core`), done once there. `from_encoded`
+builds an event from the core's encoding of a line it has read; `encode` gives the JSON
+object a producer writes for an event.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from engine.cards import CARD_SET, SUITS, CardSpellingError, repair_card, repair_suit
-
 FORMAT = "haftkhabis/1"
-GAME_ID_RE = re.compile(r"[A-Za-z0-9._:\-]{1,128}")
-TS_RE = re.compile(
-    r"\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})"
-)
-PENALTY_REASONS = frozenset({"misplay", "missed_call", "out_of_turn", "delay", "other"})
-CALLS = frozenset({"last_card"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,8 +47,6 @@ class Deal(Event):
     dealer: str
     hands: Mapping[str, tuple[str, ...]]
     starter: str | None = None
-    #: the starter field was present but could not be read as a card
-    starter_unreadable: bool = False
     stock: tuple[str, ...] | None = None
     type: ClassVar[str] = "deal"
 
@@ -66,11 +56,7 @@ class Play(Event):
     player: str
     card: str
     suit: str | None = None
-    #: a `suit` field was present but unreadable (judged as bad_suit by the rules)
-    suit_unreadable: bool = False
     target: str | None = None
-    #: a `target` field was present (possibly not a string: then `target` is None)
-    target_given: bool = False
     type: ClassVar[str] = "play"
     is_turn_event: ClassVar[bool] = True
 
@@ -136,286 +122,46 @@ class Abort(Event):
 AnyEvent = Header | Deal | Play | Draw | Pass | Announce | Penalty | Reshuffle | End | Result | Abort
 
 
-_COMMON = frozenset({"game", "seq", "type", "ts"})
-_FIELDS: dict[str, frozenset[str]] = {
-    "game": frozenset({"format", "ruleset", "players", "options", "mode", "decks", "match", "meta"}),
-    "deal": frozenset({"hand", "dealer", "hands", "starter", "stock"}),
-    "play": frozenset({"player", "card", "suit", "target"}),
-    "draw": frozenset({"player", "cards"}),
-    "pass": frozenset({"player"}),
-    "announce": frozenset({"player", "call"}),
-    "penalty": frozenset({"player", "cards", "reason"}),
-    "reshuffle": frozenset({"stock"}),
-    "end": frozenset({"hand", "winners", "scores", "order"}),
-    "result": frozenset({"totals", "winners"}),
-    "abort": frozenset({"reason"}),
-}
-_ALLOWED = {t: f | _COMMON for t, f in _FIELDS.items()}
+def from_encoded(obj: Mapping[str, Any]) -> AnyEvent:
+    """The event for one line as the native core encodes it (`step["event"]` of
+    `engine._core` replays: every field already checked, repaired and in notation).
 
-
-class SetAside(Exception):
-    """The line cannot be replayed (a required field missing or unreadable)."""
-
-
-@dataclass(slots=True)
-class Decoded:
-    """One decoded line: the event (None when set aside) and its notation problems."""
-
-    event: AnyEvent | None
-    issues: list[str] = field(default_factory=list)
-
-
-def valid_game_id(value: object) -> bool:
-    return isinstance(value, str) and GAME_ID_RE.fullmatch(value) is not None
-
-
-def valid_seq(value: object) -> bool:
-    return type(value) is int and value >= 0
-
-
-def valid_player_id(value: object) -> bool:
-    return isinstance(value, str) and 1 <= len(value) <= 64
-
-
-class _Reader:
-    """Reads the fields of one line, collecting schema issues as it goes."""
-
-    __slots__ = ("issues", "obj", "type")
-
-    def __init__(self, obj: Mapping[str, Any], type_: str) -> None:
-        self.obj = obj
-        self.type = type_
-        self.issues: list[str] = []
-
-    def required(self, name: str) -> Any:
-        value = self.obj.get(name)
-        if value is None:
-            self.issues.append(f"{self.type}: the required field '{name}' is missing")
-            raise SetAside
-        return value
-
-    def player(self, name: str = "player") -> str:
-        value = self.required(name)
-        if not valid_player_id(value):
-            self.issues.append(f"{self.type}: '{name}' must be a player id (1-64 characters), got {value!r}")
-            raise SetAside
-        return str(value)
-
-    def card(self, value: Any, where: str) -> str:
-        if isinstance(value, str) and value in CARD_SET:
-            return value
-        try:
-            repaired = repair_card(value)
-        except CardSpellingError as exc:
-            self.issues.append(f"{self.type}: {where}: {exc}")
-            raise SetAside from None
-        self.issues.append(f"{self.type}: {where}: {value!r} is not notation; write {repaired!r}")
-        return repaired
-
-    def cards(self, name: str, *, required: bool = True) -> tuple[str, ...] | None:
-        value = self.obj.get(name)
-        if value is None:
-            if required:
-                self.required(name)
-            return None
-        if not isinstance(value, list) or (required and not value):
-            self.issues.append(f"{self.type}: '{name}' must be a non-empty list of cards, got {value!r}")
-            raise SetAside
-        return tuple(self.card(v, f"{name}[{i}]") for i, v in enumerate(value))
-
-    def positive_int(self, name: str) -> int:
-        value = self.required(name)
-        if type(value) is not int or value < 1:
-            self.issues.append(f"{self.type}: '{name}' must be a whole number 1 or more, got {value!r}")
-            raise SetAside
-        return value
-
-    def player_list(self, name: str) -> tuple[str, ...] | None:
-        value = self.obj.get(name)
-        if value is None:
-            return None
-        if isinstance(value, list) and all(isinstance(v, str) for v in value):
-            return tuple(value)
-        self.issues.append(f"{self.type}: claim '{name}' must be a list of player ids; ignored")
-        return None
-
-    def points_map(self, name: str) -> Mapping[str, Any] | None:
-        value = self.obj.get(name)
-        if value is None:
-            return None
-        if isinstance(value, dict) and all(
-            type(v) in (int, float) for v in value.values()
-        ):
-            return value
-        self.issues.append(f"{self.type}: claim '{name}' must map player ids to points; ignored")
-        return None
-
-
-def decode_line(obj: Mapping[str, Any], game: str, seq: int) -> Decoded:
-    """Decode a JSON object whose `game` and `seq` are already known to be usable."""
-    type_ = obj.get("type")
-    if not isinstance(type_, str) or type_ not in _ALLOWED:
-        return Decoded(None, [f"unknown event type {type_!r} (expected one of {', '.join(_FIELDS)})"])
-    reader = _Reader(obj, type_)
-    allowed = _ALLOWED[type_]
-    if not allowed.issuperset(obj):
-        for key in obj:
-            if key not in allowed and not key.startswith("x_"):
-                reader.issues.append(f"{type_}: unknown field '{key}' (producer extensions start with 'x_')")
-    ts = obj.get("ts")
-    if ts is not None and not (isinstance(ts, str) and TS_RE.fullmatch(ts)):
-        reader.issues.append(f"{type_}: 'ts' must be an RFC 3339 timestamp with offset, got {ts!r}")
-        ts = None
+    Checking a line is the core's job (notation.md's field checks live in
+    `engine/core/haftkhabis-core/src/notation.rs`, once); this only builds the value, so
+    it trusts its input and raises `ValueError` for anything but the core's encoding."""
     try:
-        event = _DECODERS[type_](reader, game, seq, ts)
-    except SetAside:
-        return Decoded(None, reader.issues)
-    return Decoded(event, reader.issues)
+        return _FROM_ENCODED[obj["type"]](obj, obj["game"], obj["seq"], obj.get("ts"))
+    except (KeyError, TypeError) as exc:
+        raise ValueError(f"not an event as the core encodes it: {obj!r}") from exc
 
 
-def _decode_header(r: _Reader, game: str, seq: int, ts: str | None) -> Header:
-    obj = r.obj
-    players = obj.get("players")
-    return Header(
-        game, seq, ts,
-        format=obj.get("format"),  # type: ignore[arg-type]  # judged by the validator
-        ruleset=obj.get("ruleset"),  # type: ignore[arg-type]
-        players=tuple(players) if isinstance(players, list) else players,  # type: ignore[arg-type]
-        options=obj.get("options"),
-        mode=obj.get("mode"),
-        decks=obj.get("decks"),
-        match=obj.get("match"),
-        meta=obj.get("meta"),
-    )
+def _cards(value: Any) -> tuple[str, ...]:
+    return tuple(value)
 
 
-def _decode_deal(r: _Reader, game: str, seq: int, ts: str | None) -> Deal:
-    hand = r.positive_int("hand")
-    dealer = r.player("dealer")
-    raw_hands = r.required("hands")
-    if not isinstance(raw_hands, dict):
-        r.issues.append(f"deal: 'hands' must map player ids to lists of cards, got {raw_hands!r}")
-        raise SetAside
-    hands: dict[str, tuple[str, ...]] = {}
-    for player, cards in raw_hands.items():
-        if not isinstance(cards, list):
-            r.issues.append(f"deal: hands[{player!r}] must be a list of cards, got {cards!r}")
-            raise SetAside
-        hands[player] = tuple(r.card(c, f"hands[{player!r}][{i}]") for i, c in enumerate(cards))
-    starter: str | None = None
-    starter_unreadable = False
-    raw_starter = r.obj.get("starter")
-    if raw_starter is not None:
-        if isinstance(raw_starter, str) and raw_starter in CARD_SET:
-            starter = raw_starter
-        else:
-            try:
-                starter = repair_card(raw_starter)
-                r.issues.append(f"deal: starter {raw_starter!r} is not notation; write {starter!r}")
-            except CardSpellingError:
-                starter_unreadable = True
-    stock = r.cards("stock", required=False)
-    return Deal(game, seq, ts, hand, dealer, hands, starter, starter_unreadable, stock)
+def _optional_cards(value: Any) -> tuple[str, ...] | None:
+    return None if value is None else tuple(value)
 
 
-def _decode_play(r: _Reader, game: str, seq: int, ts: str | None) -> Play:
-    player = r.player()
-    card = r.card(r.required("card"), "card")
-    suit: str | None = None
-    suit_unreadable = False
-    raw_suit = r.obj.get("suit")
-    if raw_suit is not None:
-        if isinstance(raw_suit, str) and len(raw_suit) == 1 and raw_suit in SUITS:
-            suit = raw_suit
-        else:
-            try:
-                suit = repair_suit(raw_suit)
-                r.issues.append(f"play: suit {raw_suit!r} is not notation; write {suit!r}")
-            except CardSpellingError:
-                suit_unreadable = True
-    raw_target = r.obj.get("target")
-    target = raw_target if isinstance(raw_target, str) else None
-    return Play(game, seq, ts, player, card, suit, suit_unreadable, target, raw_target is not None)
-
-
-def _decode_draw(r: _Reader, game: str, seq: int, ts: str | None) -> Draw:
-    player = r.player()
-    cards = r.cards("cards")
-    assert cards is not None
-    return Draw(game, seq, ts, player, cards)
-
-
-def _decode_pass(r: _Reader, game: str, seq: int, ts: str | None) -> Pass:
-    return Pass(game, seq, ts, r.player())
-
-
-def _decode_announce(r: _Reader, game: str, seq: int, ts: str | None) -> Announce:
-    player = r.player()
-    call = r.required("call")
-    if not isinstance(call, str) or call not in CALLS:
-        r.issues.append(f"announce: 'call' must be \"last_card\", got {call!r}")
-        call = str(call)
-    return Announce(game, seq, ts, player, call)
-
-
-def _decode_penalty(r: _Reader, game: str, seq: int, ts: str | None) -> Penalty:
-    player = r.player()
-    raw_cards = r.required("cards")
-    if not isinstance(raw_cards, list):
-        r.issues.append(f"penalty: 'cards' must be a list of one card, got {raw_cards!r}")
-        raise SetAside
-    cards = tuple(r.card(v, f"cards[{i}]") for i, v in enumerate(raw_cards))
-    if len(cards) != 1:
-        r.issues.append(f"penalty: 'cards' must hold exactly one card, got {len(cards)}")
-    reason = r.required("reason")
-    if not isinstance(reason, str) or reason not in PENALTY_REASONS:
-        r.issues.append(
-            f"penalty: unknown reason {reason!r} (expected one of {', '.join(sorted(PENALTY_REASONS))})"
-        )
-        raise SetAside
-    return Penalty(game, seq, ts, player, cards, reason)
-
-
-def _decode_reshuffle(r: _Reader, game: str, seq: int, ts: str | None) -> Reshuffle:
-    raw = r.obj.get("stock")
-    stock: tuple[str, ...] | None = None
-    if raw is not None:
-        if not isinstance(raw, list):
-            r.issues.append(f"reshuffle: 'stock' must be a list of cards, got {raw!r}")
-            raise SetAside
-        stock = tuple(r.card(v, f"stock[{i}]") for i, v in enumerate(raw))
-    return Reshuffle(game, seq, ts, stock)
-
-
-def _decode_end(r: _Reader, game: str, seq: int, ts: str | None) -> End:
-    hand = r.positive_int("hand")
-    return End(game, seq, ts, hand, r.player_list("winners"), r.points_map("scores"), r.player_list("order"))
-
-
-def _decode_result(r: _Reader, game: str, seq: int, ts: str | None) -> Result:
-    return Result(game, seq, ts, r.points_map("totals"), r.player_list("winners"))
-
-
-def _decode_abort(r: _Reader, game: str, seq: int, ts: str | None) -> Abort:
-    reason = r.obj.get("reason")
-    if reason is not None and not isinstance(reason, str):
-        r.issues.append(f"abort: 'reason' must be text, got {reason!r}")
-        reason = str(reason)
-    return Abort(game, seq, ts, reason)
-
-
-_DECODERS: dict[str, Any] = {
-    "game": _decode_header,
-    "deal": _decode_deal,
-    "play": _decode_play,
-    "draw": _decode_draw,
-    "pass": _decode_pass,
-    "announce": _decode_announce,
-    "penalty": _decode_penalty,
-    "reshuffle": _decode_reshuffle,
-    "end": _decode_end,
-    "result": _decode_result,
-    "abort": _decode_abort,
+_FROM_ENCODED: dict[str, Callable[[Mapping[str, Any], str, int, str | None], AnyEvent]] = {
+    "game": lambda o, g, s, t: Header(
+        g, s, t, o["format"], o["ruleset"],
+        tuple(o["players"]) if isinstance(o["players"], list) else o["players"],
+        o.get("options"), o.get("mode"), o.get("decks"), o.get("match"), o.get("meta")),
+    "deal": lambda o, g, s, t: Deal(
+        g, s, t, o["hand"], o["dealer"], {p: _cards(cs) for p, cs in o["hands"].items()},
+        o.get("starter"), _optional_cards(o.get("stock"))),
+    "play": lambda o, g, s, t: Play(g, s, t, o["player"], o["card"], o.get("suit"), o.get("target")),
+    "draw": lambda o, g, s, t: Draw(g, s, t, o["player"], _cards(o["cards"])),
+    "pass": lambda o, g, s, t: Pass(g, s, t, o["player"]),
+    "announce": lambda o, g, s, t: Announce(g, s, t, o["player"], o["call"]),
+    "penalty": lambda o, g, s, t: Penalty(g, s, t, o["player"], _cards(o["cards"]), o["reason"]),
+    "reshuffle": lambda o, g, s, t: Reshuffle(g, s, t, _optional_cards(o.get("stock"))),
+    "end": lambda o, g, s, t: End(
+        g, s, t, o["hand"], _optional_cards(o.get("winners")), o.get("scores"),
+        _optional_cards(o.get("order"))),
+    "result": lambda o, g, s, t: Result(g, s, t, o.get("totals"), _optional_cards(o.get("winners"))),
+    "abort": lambda o, g, s, t: Abort(g, s, t, o.get("reason")),
 }
 
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine import _core
-from engine.events import Event, decode_line
+from engine.events import Event, from_encoded
 from engine.violations import Code, Violation
 
 
@@ -50,7 +50,7 @@ def replay_game(paths: list[str], game: str) -> ReplayedGame | None:
     steps = []
     for step in verdict.steps():
         encoded = step["event"]
-        event = decode_line(encoded, game, step["seq"]).event if encoded is not None else None
+        event = from_encoded(encoded) if encoded is not None else None
         steps.append(ReplayStep(
             step["seq"], step["file"], step["line"], event, step["raw"],
             tuple(_violation(v) for v in step["violations"]), step["state"]))

@@ -644,7 +644,7 @@ class _GameSim:
         stock = tuple(reversed(deck)) if rng.random() < self.config.stock_in_deal else None
         event = Deal(
             self.game, self.seq, self._ts(self._between_hands() if number > 1 else rng.randrange(2000, 20000)),
-            number, dealer, {p: tuple(cs) for p, cs in hands.items()}, starter, False, stock,
+            number, dealer, {p: tuple(cs) for p, cs in hands.items()}, starter, stock,
         )
         self._emit(event, expect=expect, fault=fault)
 
@@ -802,8 +802,7 @@ class _GameSim:
         self, player: str, card: str, suit: str | None = None, target: str | None = None,
         *, expect: frozenset[Code] = frozenset(), fault: tuple[str, list[str]] | None = None,
     ) -> None:
-        event = Play(self.game, self.seq, self._ts(self._think()), player, card, suit, False,
-                     target, target is not None)
+        event = Play(self.game, self.seq, self._ts(self._think()), player, card, suit, target)
         self._emit(event, expect=expect, fault=fault)
         self._after_move(player, event)
 
@@ -941,7 +940,7 @@ class _GameSim:
         player = self.rng.choice(holders)
         card = self.rng.choice(hand.hands[player])
         suit = self.rng.choice(SUITS) if card[0] == "J" else None
-        event = Play(self.game, self.seq, self._ts(self._think()), player, card, suit, False, None, False)
+        event = Play(self.game, self.seq, self._ts(self._think()), player, card, suit, None)
         self._emit(event, expect=frozenset({Code.UNEXPECTED_EVENT}),
                    fault=(kind, [Code.UNEXPECTED_EVENT.value]))
 
