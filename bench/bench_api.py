@@ -3,17 +3,20 @@ serve` (started here on a free loopback port), printing figures — never assert
 
     .venv/bin/python bench/bench_dashboard.py build --hands 1000000   # the big warehouse, once
     .venv/bin/python bench/bench_api.py                                # both phases, 20 s each
-    .venv/bin/python bench/bench_api.py --clients 4 --seconds 30 --warehouse bench/out/wh-1000000
+    .venv/bin/python bench/bench_api.py --phase step --clients 4 --seconds 30 --warehouse DIR
 
 Phase `validate`: each client POSTs the bundled sample logs (`data/sample/*`, one file a
 request, in turn) to `/v1/validate` and reads the whole answer. Phase `step`: each client
-GETs `/v1/games/{id}/steps/{seq}` for lines drawn at random from the warehouse's events
-(seeded), so most requests open a game not seen before (its lines read and replayed) and
-some step through one already replayed. For each phase: requests a second, events (log
-lines) a second for validate, p50/p99/max latency, and errors (any status but 200, or a
-transport failure: there should be none). The server, the clients and whatever else runs
-on the machine share its cores: `load_average_1m` is printed and saved with the figures
-in `bench/out/api-*.json`.
+GETs `/v1/games/{id}/steps/{seq}` for (game, seq) pairs drawn at random from the
+warehouse's events (seeded), so most requests open a game not seen before (its lines read
+and replayed) and some step through one already replayed. The step phase starts once the
+server's game index covers the warehouse (`/v1/health`'s `games_indexed`; the time it took
+is printed): before that, a step scans its game's partition, which is what the index is
+there to avoid on a large warehouse. For each phase: requests a second, events (log lines)
+a second for validate, p50/p99/max latency, and errors (any status but 200, or a transport
+failure: there must be none, and the script exits 1 if there are). The server, the clients
+and whatever else runs on the machine share its cores: `load_average_1m` is printed and
+saved with the figures in `bench/out/api-*.json`.
 """
 
 from __future__ import annotations
@@ -72,10 +75,11 @@ def free_port() -> int:
 
 def start_server(warehouse: Path, keys: Path, validate_threads: int) -> tuple[subprocess.Popen[bytes], str]:
     port = free_port()
+    # pushed bodies and receipts (none here) beside the keys, not in the measured warehouse
     process = subprocess.Popen(
         [sys.executable, "-m", "cli.app", "serve", "--warehouse", str(warehouse), "--port", str(port),
-         "--keys", str(keys), "--rate", "0", "--log-level", "warning",
-         "--validate-threads", str(validate_threads)], cwd=ROOT)
+         "--keys", str(keys), "--state", str(keys.parent / "state"), "--rate", "0",
+         "--log-level", "warning", "--validate-threads", str(validate_threads)], cwd=ROOT)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 120
     while True:
@@ -153,15 +157,30 @@ def validate_phase(url: str, key: str, clients: int, seconds: float) -> dict[str
     return figures("validate", *run_clients(clients, seconds, one))
 
 
+def wait_for_index(url: str, timeout: float) -> float:
+    """Seconds until the server's game index covers the warehouse it reads."""
+    started = time.monotonic()
+    while not httpx.get(f"{url}/v1/health", timeout=30).json().get("games_indexed"):
+        if time.monotonic() - started > timeout:
+            raise SystemExit(f"the server's game index was not ready after {timeout:.0f} s")
+        time.sleep(0.2)
+    return time.monotonic() - started
+
+
 def step_phase(url: str, key: str, warehouse: Path, clients: int, seconds: float, lines: int) -> dict[str, Any]:
     from dashboards import data
 
+    began = time.monotonic()
     reader = data.connect(warehouse)
     total = reader.rows("SELECT sum(hands)::BIGINT, count(*) FROM games")[0]
     picks = reader.rows(
         "SELECT game_id, seq FROM events WHERE seq IS NOT NULL AND NOT set_aside "
         f"USING SAMPLE reservoir({lines} ROWS) REPEATABLE (7)")
     reader.close()
+    drawn = time.monotonic() - began
+    indexed = wait_for_index(url, timeout=1800)
+    print(f"step: {len(picks)} lines drawn in {drawn:.1f} s; the server's game index was ready "
+          f"{indexed:.1f} s later")
     headers = {"Authorization": f"Bearer {key}"}
 
     def one(client: httpx.Client, rng: random.Random, tally: Tally) -> None:
@@ -178,6 +197,7 @@ def step_phase(url: str, key: str, warehouse: Path, clients: int, seconds: float
           f"{total[1]:,} games), {len(picks)} lines drawn")
     result = figures("step", *run_clients(clients, seconds, one))
     result["hands"], result["games"] = total
+    result["index_wait_s"] = round(indexed, 2)
     return result
 
 
@@ -218,6 +238,9 @@ def main() -> None:
     out = OUT / f"api-{datetime.now(UTC):%Y%m%dT%H%M%S}.json"
     out.write_text(json.dumps(results, indent=2), encoding="utf-8")
     print(f"written to {out.relative_to(ROOT)}")
+    errors = sum(results[p]["errors"] for p in ("validate", "step") if p in results)
+    if errors:
+        raise SystemExit(f"{errors} requests failed: the figures above do not count")
 
 
 if __name__ == "__main__":

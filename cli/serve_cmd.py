@@ -11,6 +11,8 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from cli.warehouse_cmd import DEFAULT_WAREHOUSE, StorageOption, storage_options
+
 LOOPBACK_NAMES = ("localhost",)
 
 
@@ -34,7 +36,9 @@ def is_loopback(host: str) -> bool:
 
 
 def serve(
-    warehouse: Annotated[Path, typer.Option("--warehouse", "-w", help="The warehouse folder (pushed batches are committed to it).")] = Path("data/warehouse"),
+    warehouse: Annotated[str, typer.Option("--warehouse", "-w", help="The warehouse: a folder or s3://BUCKET/PREFIX (pushed batches are committed to it).")] = DEFAULT_WAREHOUSE,
+    storage: StorageOption = None,
+    state: Annotated[Path | None, typer.Option("--state", metavar="DIR", help="A local folder for pushed bodies and their receipts (default: WAREHOUSE/_api for a folder, ~/.local/state/haftkhabis/api/BUCKET/PREFIX for S3).", show_default=False)] = None,
     host: Annotated[str, typer.Option("--host", help="The address to bind; 127.0.0.1 keeps it on this machine.")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", min=0, max=65535, help="The port to serve on.")] = 8600,
     keys: Annotated[Path | None, typer.Option("--keys", help="The API keys file (TOML or JSON; default: $HAFTKHABIS_API_KEYS_FILE, else the document in $HAFTKHABIS_API_KEYS).")] = None,
@@ -54,9 +58,16 @@ def serve(
     """
     import uvicorn
 
+    from ingest.storage import Location, StorageError
     from service.app import MiB, Settings, create_app
     from service.auth import KeyFileError, KeyStore
+    from service.jobs import state_folder
 
+    options = storage_options(storage)
+    try:
+        location = Location.of(warehouse, options)
+    except StorageError as exc:
+        raise _fail(str(exc)) from None
     try:
         store = KeyStore.configured(keys)
     except KeyFileError as exc:
@@ -70,14 +81,17 @@ def serve(
     if not len(store):
         console.print("[yellow]note:[/yellow] no API keys are configured (--keys FILE): every "
                       "call but /v1/health will be refused (401).")
+    folder = state.expanduser().resolve() if state is not None else state_folder(location)
     settings = Settings(
-        warehouse=warehouse.expanduser().resolve(), keys=store, dashboard_url=dashboard_url,
+        warehouse=location.uri, storage_options=options, state=folder, keys=store,
+        dashboard_url=dashboard_url,
         max_validate_bytes=max_validate_mb * MiB, max_ingest_bytes=max_ingest_mb * MiB,
         ingest_workers=ingest_workers, validate_threads=validate_threads, rate=rate, burst=burst,
     )
     console.print(f"API on http://{escape(host)}:{port}/v1 (docs: /v1/docs) over "
-                  f"{escape(str(settings.warehouse))}, {len(store)} keys from {escape(store.source)}"
-                  " (Ctrl-C stops it)")
+                  f"{escape(location.uri)}, {len(store)} keys from {escape(store.source)}"
+                  + ("" if location.local else f"; pushed bodies kept in {escape(str(folder))}")
+                  + " (Ctrl-C stops it)")
     uvicorn.run(create_app(settings), host=host, port=port, log_level=log_level,
                 proxy_headers=False, server_header=False, date_header=True)
 

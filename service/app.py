@@ -10,8 +10,10 @@ malformed line in a validated body is a verdict (an error record), not an error.
 
 # no `from __future__ import annotations`: FastAPI reads the routes' annotations, which
 # name dependencies made inside create_app
+import json
 import logging
 import os
+import threading
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -31,6 +33,7 @@ from dashboards import data
 from dashboards.report import render_hand_report
 from engine import ENGINE_VERSION
 from engine.violations import Code
+from ingest.storage import OPTIONS_ENV, Location
 from service import models, views
 from service.auth import KeyStore, Principal, RateLimiter, Role
 from service.bodies import BadBody, BodyTooLarge, decoded
@@ -49,8 +52,12 @@ MiB = 1 << 20
 class Settings:
     """What `haftkhabis serve` configures."""
 
-    warehouse: Path
+    warehouse: str | Path  # a folder or s3://bucket/prefix
     keys: KeyStore = field(default_factory=KeyStore)
+    #: object-store options (`--storage-option`), over the `AWS_*` environment
+    storage_options: Mapping[str, str] = field(default_factory=dict)
+    #: where pushed bodies and receipts are kept (default: `service.jobs.state_folder`)
+    state: Path | None = None
     dashboard_url: str = "http://127.0.0.1:8501"
     max_validate_bytes: int = 64 * MiB
     max_ingest_bytes: int = 256 * MiB
@@ -59,6 +66,7 @@ class Settings:
     rate: float = 20.0  # requests a second per key, unless its entry says otherwise
     burst: int | None = None
     replay_cache: int = 256
+    game_index: bool = True  # find a step's lines by the game index (service.warehouse)
 
 
 class ApiError(Exception):
@@ -119,8 +127,13 @@ class Caller:
 
 def create_app(settings: Settings) -> FastAPI:
     """The application over `settings.warehouse`."""
-    gateway = Gateway(settings.warehouse, replays=settings.replay_cache)
-    queue = IngestQueue(settings.warehouse, workers=settings.ingest_workers,
+    location = Location.of(settings.warehouse, settings.storage_options)
+    if not location.local and settings.storage_options:
+        # the readers the API shares with the dashboard (dashboards.data) take their
+        # options from the environment, as the dashboard's process does
+        os.environ[OPTIONS_ENV] = json.dumps(location.options)
+    gateway = Gateway(location, replays=settings.replay_cache, index=settings.game_index)
+    queue = IngestQueue(location, workers=settings.ingest_workers, state=settings.state,
                         on_commit=gateway.refresh)
     pool = ValidationPool(settings.validate_threads)
     limiter = RateLimiter(settings.rate, settings.burst)
@@ -128,6 +141,8 @@ def create_app(settings: Settings) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         queue.start()
+        # open the warehouse (and so start the game index) now, not at the first request
+        threading.Thread(target=gateway.problem, name="haftkhabis-open", daemon=True).start()
         yield
         queue.stop()
         pool.shutdown()
@@ -240,7 +255,8 @@ def create_app(settings: Settings) -> FastAPI:
     @app.get("/v1/health", response_model=models.Health, tags=["service"])
     def health() -> models.Health:
         """Whether the service is up (no key needed), and the warehouse batch it reads."""
-        return models.Health(status="ok", engine_version=ENGINE_VERSION, batch=gateway.batch)
+        return models.Health(status="ok", engine_version=ENGINE_VERSION, batch=gateway.batch,
+                             games_indexed=gateway.indexed)
 
     # ------------------------------------------------------------------ validate
 
@@ -415,18 +431,36 @@ def create_app(settings: Settings) -> FastAPI:
              responses=READ_ERRORS | {
                  200: {"content": {"text/html": {"schema": {"type": "string"}}},
                        "description": "a self-contained HTML page"},
-                 404: _doc("no such game or hand")})
+                 404: _doc("no such game or hand, no line with that seq in the hand, or a "
+                           "player who did not play the game")})
     def report(game: GameId, hand: Annotated[int, PathParam(ge=0, le=2**31)],
-               who: Annotated[Caller, Depends(caller(Role.support))]) -> HTMLResponse:
-        """The dispute report of one hand (every step with its verdict and the table, the
-        scores), as `haftkhabis report` writes it: one HTML file, no scripts."""
+               who: Annotated[Caller, Depends(caller(Role.support, player_token=True))],
+               seq: Annotated[int | None, Query(ge=0, le=2**53, description=(
+                   "the disputed line (default: the hand's first flagged step)"))] = None,
+               player: Annotated[str | None, Query(max_length=256, description=(
+                   "the player view: only what this player could see, no server paths "
+                   "(support; a player's token always gets its own)"))] = None,
+               ) -> HTMLResponse:
+        """The dispute report of one hand, as `haftkhabis report --seq S --player P` writes
+        it: a summary of the disputed step (its verdict and the rule), the step and its
+        neighbours, the scores, the whole hand folded below; one HTML file, no scripts. A
+        player's token gets its own view, of the games it played."""
         replayed = gateway.replayed(game)
         if replayed is None:
             raise ApiError(404, "not_found", f"no game {game!r} in the warehouse")
-        if hand not in replayed.replay.hands:
-            hands = ", ".join(map(str, replayed.replay.hands)) or "none"
+        replay = replayed.replay
+        viewer = viewer_for(who, list(replay.players), player)
+        if hand not in replay.hands:
+            hands = ", ".join(map(str, replay.hands)) or "none"
             raise ApiError(404, "not_found", f"game {game!r} has no hand {hand} (hands: {hands})")
-        return HTMLResponse(render_hand_report(replayed.replay, hand))
+        steps = replay.hand_steps(hand)
+        if seq is not None and not any(s.seq == seq for s in steps):
+            raise ApiError(404, "not_found", f"hand {hand} of game {game!r} has no line with seq "
+                           f"{seq} (seqs {steps[0].seq}–{steps[-1].seq})")
+        try:
+            return HTMLResponse(render_hand_report(replay, hand, seq=seq, viewer=viewer))
+        except ValueError as exc:  # what the checks above let through, said by the report
+            raise ApiError(404, "not_found", str(exc)) from None
 
     # ------------------------------------------------------------------ aggregates
 
@@ -512,7 +546,7 @@ def create_app(settings: Settings) -> FastAPI:
 def settings_from_env(environ: Mapping[str, str] | None = None) -> Settings:
     """Settings from the environment (`uvicorn --factory service.app:app_from_env`)."""
     env = os.environ if environ is None else environ
-    return Settings(warehouse=Path(env.get("HAFTKHABIS_WAREHOUSE", "data/warehouse")).resolve(),
+    return Settings(warehouse=Location.of(env.get("HAFTKHABIS_WAREHOUSE", "data/warehouse")).uri,
                     keys=KeyStore.configured(None, env))
 
 

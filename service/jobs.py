@@ -2,15 +2,19 @@
 other by the warehouse's own ingest (`ingest.pipeline.ingest`), in a separate process so a
 batch's CPU and memory never slow the API or take it down.
 
-A pushed body is stored, decompressed, as `<warehouse>/_api/incoming/<sha256>.jsonl` —
-named by its content, so a retry of the same body is the same file: the ingest's own
-guarantees then hold as for files (an identical file already read whole is skipped, a game
-is replaced when more of it arrives, unusable lines are quarantined verbatim), and the
-warehouse records the same path for it however often it is pushed. The receipt
-(`_api/receipts/<id>.json`, written atomically) follows the batch: queued, running, then
-committed with the warehouse's batch number, or failed with the reason. Receipts left
-queued or running by a stopped server are run again when it restarts (an interrupted
-batch left no trace; ingest recovers it).
+A pushed body is stored, decompressed, as `<state>/incoming/<sha256>.jsonl` — named by its
+content, so a retry of the same body is the same file: the ingest's own guarantees then
+hold as for files (an identical file already read whole is skipped, a game is replaced
+when more of it arrives, unusable lines are quarantined verbatim), and the warehouse
+records the same path for it however often it is pushed. The receipt
+(`<state>/receipts/<id>.json`, written atomically) follows the batch: queued, running,
+then committed with the warehouse's batch number, or failed with the reason. Receipts
+left queued or running by a stopped server are run again when it restarts (an
+interrupted batch left no trace; ingest recovers it).
+
+`<state>` is a local folder, since ingest reads local files: `<warehouse>/_api` for a
+warehouse on this disk, and for one on S3 a folder of the user's state directory named
+after the bucket and prefix (`state_folder`), unless `serve --state` names one.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ import multiprocessing
 import os
 import secrets
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict, dataclass, replace
@@ -32,17 +36,31 @@ from typing import IO, Any
 
 import orjson
 
+from ingest.storage import Location
+
 log = logging.getLogger("haftkhabis.service")
 
 STATE_DIR = "_api"
 
 
-def run_ingest(path: str, warehouse: str, workers: int) -> dict[str, Any]:
+def run_ingest(path: str, warehouse: str, workers: int,
+               storage_options: Mapping[str, str] | None = None) -> dict[str, Any]:
     """One pushed body through the warehouse's ingest (in the ingest process)."""
     from ingest.pipeline import ingest
 
-    summary = ingest([path], warehouse, workers=workers)
+    summary = ingest([path], warehouse, workers=workers, storage_options=storage_options)
     return {"batch": int(summary.batch)}
+
+
+def state_folder(location: Location) -> Path:
+    """Where the API keeps pushed bodies and receipts for the warehouse at `location`:
+    `<warehouse>/_api` on this disk; for S3, `$XDG_STATE_HOME/haftkhabis/api/<bucket>/<prefix>`
+    (default `~/.local/state/...`)."""
+    if location.local:
+        return Path(location.uri) / STATE_DIR
+    home = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+    bucket, prefix = location.bucket_key(location.uri)
+    return Path(home, "haftkhabis", "api", bucket, *[p for p in prefix.split("/") if p])
 
 
 @dataclass
@@ -100,10 +118,10 @@ class Spool:
 class IngestQueue:
     """Receipts, and the one thread that commits their batches in order."""
 
-    def __init__(self, warehouse: Path, *, workers: int,
+    def __init__(self, location: Location, *, workers: int, state: Path | None = None,
                  on_commit: Callable[[], None] = lambda: None) -> None:
-        self.warehouse = warehouse
-        self.state = warehouse / STATE_DIR
+        self.location = location
+        self.state = state if state is not None else state_folder(location)
         self.incoming = self.state / "incoming"
         self.receipts = self.state / "receipts"
         self.workers = workers
@@ -229,8 +247,8 @@ class IngestQueue:
         delay = 0.5
         while True:
             try:
-                future = self._pool_for_job().submit(run_ingest, str(path), str(self.warehouse),
-                                                     self.workers)
+                future = self._pool_for_job().submit(run_ingest, str(path), self.location.uri,
+                                                     self.workers, self.location.delta_options())
                 result = future.result()
             except BrokenProcessPool:
                 self._pool = None

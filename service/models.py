@@ -249,16 +249,20 @@ class TableState(Model):
 
 
 class Decision(Model):
-    """The move's moment: whose turn it was, what they could legally do, and why a move
-    was forced (or what made it illegal)."""
+    """The move's moment: whose turn it was, what they could legally do, whether the
+    rules left them one kind of move, and why the move happened."""
 
     expected: str | None = Field(description="the player whose move it was")
     actor: str | None = Field(description="who acted")
     options: Options | None = Field(description="the options the expected player had "
                                     "(null in a player's view of another's turn)")
-    forced: bool | None = Field(description="the move was the only one allowed (null: "
+    forced: bool | None = Field(description="the legal moves left one kind of move: a play "
+                                "was obliged, or only a draw or only a pass was allowed (null: "
                                 "another player's options, in a player's view)")
-    why: str
+    why: str | None = Field(description="why the move happened, in the engine's words "
+                            "(`engine.narrate.MoveReasons`, as the dashboard and the dispute "
+                            "report say it); null when there is nothing to explain, or in a "
+                            "player's view of another's draw")
     draw_kind: str | None = Field(description="what a draw was: seven_total · gift · "
                                   "failed_follow · settlement · penalty · voluntary · "
                                   "opening · not_allowed")
@@ -374,3 +378,6 @@ class Health(Model):
     status: Literal["ok"]
     engine_version: str
     batch: int | None = Field(description="the committed batch read (null: no warehouse yet)")
+    games_indexed: bool = Field(description="steps find their game's lines by the game index of "
+                                "the batch read (false while it is built after a start or a "
+                                "commit: they scan the game's partition meanwhile)")

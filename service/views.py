@@ -7,6 +7,10 @@ of a reshuffled stock, the legal moves of someone else's turn (they are cards in
 hand), the messages of violations about someone else (they can name those cards) and their
 cards left at a hand's end. Producer extensions (`x_…` fields) are dropped from a player's
 view too. The dashboard's player view hides the same (`public_text` is its own).
+
+Why a move happened is the replay's own text (`ReplayStep.why`, written by the engine's
+`engine.narrate.MoveReasons` from its facts of the line): the API says what the dashboard
+and the dispute report say, and withholds it where they do (another player's draw).
 """
 
 from __future__ import annotations
@@ -21,25 +25,12 @@ import orjson
 from dashboards import data
 from dashboards.components import public_text
 from dashboards.game_replay import ReplayStep
-from engine.cards import pretty_cards
 from engine.violations import EXPLANATIONS, Code, Violation
 from service import models
 from service.warehouse import Replayed
 
 #: the lines that record a player's decision (and so have a decision to explain)
 MOVES = ("play", "draw", "pass")
-
-DRAW_KINDS = {
-    "seven_total": "the draw of a pending 7 total",
-    "gift": "a 2's gift",
-    "failed_follow": "the draw after an 8 without a follow",
-    "settlement": "a settlement draw for laid-aside 7s",
-    "penalty": "a table penalty's card",
-    "voluntary": "a draw in a normal turn",
-    "opening": "an opening draw (until a club)",
-    "not_allowed": "a draw where none is allowed",
-}
-
 
 class BadCursor(ValueError):
     """A `cursor` this service did not hand out (or one of another listing)."""
@@ -143,6 +134,12 @@ def game_path(game: str) -> str:
     return f"/v1/games/{quote(game, safe='')}"
 
 
+def with_query(path: str, **params: object) -> str:
+    """`path` with the parameters that are not None (`?seq=3&player=ali`)."""
+    given = {k: str(v) for k, v in params.items() if v is not None}
+    return f"{path}?{urlencode(given)}" if given else path
+
+
 def game_view(reader: data.Reader, game: str, viewer: str | None, dashboard: str,
               row: Mapping[str, Any] | None = None) -> models.GameView | None:
     """The game as the warehouse holds it (None: no such game); `row` is its `games` row
@@ -162,9 +159,8 @@ def game_view(reader: data.Reader, game: str, viewer: str | None, dashboard: str
         violation = Violation(v["seq"], Code(v["code"]), v["player"], v["message"], v["file"], v["line"])
         violations.append(violation_view(violation, viewer, hand=v["hand"]))
     links = {"self": game_path(game), "dashboard": dashboard_link(dashboard, game, viewer=viewer),
-             "steps": game_path(game) + "/steps/{seq}"}
-    if viewer is None:
-        links["report"] = game_path(game) + "/hands/{hand}/report"
+             "steps": with_query(game_path(game) + "/steps/{seq}", player=viewer),
+             "report": with_query(game_path(game) + "/hands/{hand}/report", player=viewer)}
     return models.GameView(
         game=row["game_id"], ruleset=row["ruleset"], ruleset_declared=row["ruleset_declared"],
         mode=row["mode"], decks=row["decks"], players=list(row["players"] or []),
@@ -181,51 +177,31 @@ def game_view(reader: data.Reader, game: str, viewer: str | None, dashboard: str
     )
 
 
-def _why(expected: str | None, actor: str | None, before: Mapping[str, Any] | None,
-         legal: models.Options | None, kind: str) -> tuple[bool | None, str]:
-    """Whether the move was forced, and why (or what the player was free to do); None
-    when the viewer may not know (another player's options)."""
-    if expected is None:
-        return False, "no move was owed at this point (the hand is not in play)"
+def forced(legal: models.Options | None) -> bool | None:
+    """Whether the legal moves left one kind of move (a play obliged, a gift's draw, only a
+    draw or only a pass); None when the viewer may not see them."""
     if legal is None:
-        return None, f"it was {expected}'s move (their options are theirs to see)"
-    cards = pretty_cards(legal.play) if legal.play else ""
-    pending = (before or {}).get("pending_total") or 0
-    forced: bool
-    if legal.gift:
-        forced, why = True, f"{expected} owed the 2's gift: a draw of 1 card was the only move"
-    elif legal.phase == "seven" and legal.obliged:
-        forced, why = True, f"{expected} faced a 7 total of {pending} and had to answer with a 7 ({cards})"
-    elif legal.phase == "seven":
-        forced = not legal.play
-        why = (f"{expected} faced a 7 total of {pending}: "
-               + (f"play a 7 ({cards}) or draw {legal.draw}" if legal.play else f"draw {legal.draw}, with no 7 to answer"))
-    elif legal.obliged:
-        forced, why = True, (f"{expected} held a card they could play ({cards}): the ruleset obliges a "
-                             "play, so drawing or passing was must_play")
-    elif not legal.play and legal.draw is not None and not legal.may_pass:
-        forced, why = True, f"{expected} had nothing to play: drawing {legal.draw} was the only move"
-    elif not legal.play and legal.draw is None and legal.may_pass:
-        forced, why = True, f"{expected} had nothing to play and could only pass"
-    else:
-        forced, why = False, f"{expected} was free to choose: {legal.text}"
-    if actor is not None and actor != expected and kind in MOVES:
-        why += f"; {actor} acted instead"
-    return forced, why
+        return None
+    if legal.gift or legal.obliged:
+        return True
+    if legal.play:
+        return False
+    return (legal.draw is not None) != legal.may_pass
 
 
-def decision(step: ReplayStep, viewer: str | None) -> models.Decision | None:
+def decision(step: ReplayStep, viewer: str | None, *, hidden: bool) -> models.Decision | None:
+    """The decision a move line records. Its `why` is the replay's (`ReplayStep.why`, from
+    the engine's facts by `engine.narrate.MoveReasons`): the words the dashboard and the
+    dispute report show, withheld where they withhold it (another's draw in a player's view)."""
     if step.kind not in MOVES or step.before is None or step.before.get("hand") is None:
         return None
     legal_before: Mapping[str, Any] = step.before.get("legal") or {}
     expected = legal_before.get("player")
     shown = options(legal_before, viewer) if expected is not None else None
-    forced, why = _why(expected, step.actor, step.before, shown, step.kind)
     draw_kind = (step.fact or {}).get("draw_kind") if step.kind == "draw" else None
-    if draw_kind in DRAW_KINDS and (viewer is None or viewer in (step.actor, expected)):
-        why += f" (the engine reads the draw as {DRAW_KINDS[draw_kind]})"
-    return models.Decision(expected=expected, actor=step.actor, options=shown, forced=forced,
-                           why=why, draw_kind=draw_kind)
+    return models.Decision(expected=expected, actor=step.actor, options=shown,
+                           forced=forced(shown) if expected is not None else False,
+                           why=None if hidden else step.why, draw_kind=draw_kind)
 
 
 def step_view(replayed: Replayed, seq: int, viewer: str | None, dashboard: str) -> models.StepView | None:
@@ -238,15 +214,18 @@ def step_view(replayed: Replayed, seq: int, viewer: str | None, dashboard: str) 
         and step.actor != viewer
     after = step.after
     links = {
-        "game": game_path(replay.game),
+        "game": with_query(game_path(replay.game), player=viewer),
         "dashboard": dashboard_link(dashboard, replay.game, hand=step.hand, step=step.number, viewer=viewer),
     }
     if step.index > 0:
-        links["previous"] = f"{game_path(replay.game)}/steps/{replay.steps[step.index - 1].seq}"
+        links["previous"] = with_query(
+            f"{game_path(replay.game)}/steps/{replay.steps[step.index - 1].seq}", player=viewer)
     if step.index + 1 < len(replay.steps):
-        links["next"] = f"{game_path(replay.game)}/steps/{replay.steps[step.index + 1].seq}"
-    if viewer is None and step.hand:
-        links["report"] = f"{game_path(replay.game)}/hands/{step.hand}/report"
+        links["next"] = with_query(
+            f"{game_path(replay.game)}/steps/{replay.steps[step.index + 1].seq}", player=viewer)
+    if step.hand:  # the dispute report about this line, in the same view
+        links["report"] = with_query(f"{game_path(replay.game)}/hands/{step.hand}/report",
+                                     seq=step.seq, player=viewer)
     to_move = None
     if after and after.get("hand") is not None and not after.get("outcome"):
         to_move = options(after.get("legal"), viewer)
@@ -258,7 +237,8 @@ def step_view(replayed: Replayed, seq: int, viewer: str | None, dashboard: str) 
         text=public_text(step.kind, step.raw, step.text, viewer) if viewer else step.text,
         event=public_event(step.raw, viewer),
         violations=[violation_view(v, viewer, hidden=hidden, hand=step.hand) for v in step.violations],
-        decision=decision(step, viewer), table=table_state(after, viewer), to_move=to_move,
+        decision=decision(step, viewer, hidden=hidden), table=table_state(after, viewer),
+        to_move=to_move,
         viewer=viewer, links=links,
     )
 

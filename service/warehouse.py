@@ -1,21 +1,54 @@
 """The service's read side: one read-only connection to the warehouse's committed snapshot
-(the dashboard's `dashboards.data.connect`), reopened when a new batch commits, and the
-games it replays for the step views, kept per snapshot.
+(the dashboard's `dashboards.data.connect`), reopened when a new batch commits; the games
+it replays for the step views, kept per snapshot; and the game index that finds a game's
+lines without scanning for them.
 
-A commit is noticed by the `batches` table's transaction log changing (one `stat` per
-request): every ingest and compact ends by committing a `batches` row, and readers open
-the versions the latest row records, so a reopened reader sees whole batches only.
+The warehouse is a folder or an `s3://bucket/prefix` (an `ingest.storage.Location`). A
+commit is noticed by the `batches` table changing: every ingest and compact ends by
+committing a `batches` row, and readers open the versions the latest row records, so a
+reopened reader sees whole batches only. On a folder that is one `stat` of its log per
+request; on S3, which has no folder times, the table's version is asked for at most every
+`poll` seconds (and at once after a batch this process committed).
+
+Why an index: `events` is partitioned by ruleset and month, and a game's rows lie together
+in one part, but game ids are not ordered within a part, so the row groups' statistics
+prune nothing: finding one game's lines by a filter reads the `game_id` column of its
+whole partition (hundreds of milliseconds a step at a million hands). The index maps each
+game to the part and row groups that hold its lines; a step reads those row groups only,
+whatever the warehouse's size. Parts never change once written, so the index is kept per
+part and follows the snapshot incrementally (new parts indexed, removed parts dropped); it
+is built in the background, and until it covers the snapshot served, lines are found by
+the partition scan.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
+import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
 from dashboards import data
 from dashboards.game_replay import GameReplay, ReplayStep, replay_lines
+from ingest.storage import Location
+from ingest.store import PartFile, Warehouse
+
+log = logging.getLogger("haftkhabis.service")
+
+#: a game's lines as the replay takes them: (raw line, file, line number)
+Lines = list[tuple[bytes, str | None, int | None]]
+
+#: the columns a step reads of its game's rows
+LINE_COLUMNS = ["game_id", "ordinal", "raw", "file", "line"]
+
+# a game's place packed in one int: the part's number, its first and last row group
+_GROUP_BITS = 20
+_GROUP_MASK = (1 << _GROUP_BITS) - 1
 
 
 class WarehouseUnavailable(Exception):
@@ -39,25 +72,196 @@ class Replayed:
         return cls(replay, by_seq)
 
 
-class Gateway:
-    """The warehouse at `root`, as the API reads it."""
+@dataclass(frozen=True, slots=True)
+class _Generation:
+    """The index at one version of `events` (never changed once built: swapped whole)."""
 
-    def __init__(self, root: Path, *, replays: int = 256) -> None:
-        self.root = root
-        self._log = root / "batches" / "_delta_log"
+    version: int
+    parts: dict[int, PartFile]  # number → part
+    numbers: dict[str, int]  # part path → number
+    games_of: dict[int, list[str]]  # number → the games in it (to drop them with the part)
+    places: dict[str, int | tuple[int, ...]]  # game → packed place(s)
+
+
+def _pack(number: int, first: int, last: int) -> int:
+    return (number << (2 * _GROUP_BITS)) | (first << _GROUP_BITS) | last
+
+
+def _unpack(place: int) -> tuple[int, range]:
+    first = (place >> _GROUP_BITS) & _GROUP_MASK
+    return place >> (2 * _GROUP_BITS), range(first, (place & _GROUP_MASK) + 1)
+
+
+class GameIndex:
+    """Where each game's lines lie in `events` at one version: the part and the row groups
+    holding them. `lines(game, version)` reads them (None while the index is at another
+    version); `follow(version)` brings it to a version in the background."""
+
+    def __init__(self, store: Warehouse) -> None:
+        self.store = store
+        self._current: _Generation | None = None
+        self._wanted: int | None = None
+        self._next_number = 0
+        self._lock = threading.Lock()
+        self._worker: threading.Thread | None = None
+        self.failure: str | None = None  # the last build's error, if it failed
+
+    @property
+    def version(self) -> int | None:
+        current = self._current
+        return current.version if current is not None else None
+
+    def follow(self, version: int) -> None:
+        """Index `events` at `version` (in a background thread; returns at once)."""
+        with self._lock:
+            self._wanted = version
+            if self._worker is None or not self._worker.is_alive():
+                self._worker = threading.Thread(target=self._run, name="haftkhabis-game-index",
+                                                daemon=True)
+                self._worker.start()
+
+    def wait(self, version: int, timeout: float) -> bool:
+        """Block until the index is at `version` (tests and benchmarks); whether it is."""
+        deadline = time.monotonic() + timeout
+        while self.version != version and time.monotonic() < deadline:
+            time.sleep(0.02)  # a short poll: the build takes seconds on a large warehouse
+        return self.version == version
+
+    def _run(self) -> None:
+        while True:
+            with self._lock:
+                wanted = self._wanted
+                if wanted is None or wanted == self.version:
+                    self._worker = None
+                    return
+            try:
+                self._current = self._build(wanted)
+                self.failure = None
+            except Exception as exc:  # the store unreachable, a part unreadable: scan instead
+                self.failure = f"{type(exc).__name__}: {exc}"
+                log.warning("the game index could not follow events version %s: %s", wanted,
+                            self.failure)
+                with self._lock:
+                    if self._wanted == wanted:
+                        self._worker = None
+                        return
+
+    def _build(self, version: int) -> _Generation:
+        started = time.monotonic()
+        old = self._current
+        parts = self.store.committed_files("events", version)
+        if old is None:
+            numbers: dict[str, int] = {}
+            by_number: dict[int, PartFile] = {}
+            games_of: dict[int, list[str]] = {}
+            places: dict[str, int | tuple[int, ...]] = {}
+        else:
+            numbers, by_number = dict(old.numbers), dict(old.parts)
+            games_of, places = dict(old.games_of), dict(old.places)
+        present = {p.path for p in parts}
+        for path in [p for p in numbers if p not in present]:
+            number = numbers.pop(path)
+            del by_number[number]
+            for game in games_of.pop(number):
+                _drop(places, game, number)
+        added = [p for p in parts if p.path not in numbers]
+        for part in added:
+            number = self._next_number
+            self._next_number += 1
+            games = self._index_part(part, number, places)
+            numbers[part.path], by_number[number], games_of[number] = number, part, games
+        log.info("game index at events version %s: %s games in %s parts (%s indexed) in %.1fs",
+                 version, len(places), len(numbers), len(added), time.monotonic() - started)
+        return _Generation(version, by_number, numbers, games_of, places)
+
+    def _index_part(self, part: PartFile, number: int,
+                    places: dict[str, int | tuple[int, ...]]) -> list[str]:
+        seen: dict[str, tuple[int, int]] = {}
+        with self.store.location.filesystem.open_input_file(self.store.part_fs_path("events", part)) as handle:
+            parquet = pq.ParquetFile(handle)
+            for group in range(parquet.num_row_groups):
+                ids = parquet.read_row_group(group, columns=["game_id"]).column(0)
+                for game in pc.unique(ids).to_pylist():
+                    first = seen.get(game, (group, group))[0]
+                    seen[game] = (first, group)
+        for game, (first, last) in seen.items():
+            place = _pack(number, first, last)
+            known = places.get(game)
+            if known is None:
+                places[game] = place
+            else:  # a game in two parts (not written so today, but read whole if it is)
+                places[game] = (*(known if isinstance(known, tuple) else (known,)), place)
+        return list(seen)
+
+    def lines(self, game: str, version: int) -> Lines | None:
+        """`game`'s lines in input order (`ordinal`), read from the row groups that hold
+        them; [] when `events` at `version` has none; None when the index is not at
+        `version` (the caller scans instead)."""
+        current = self._current
+        if current is None or current.version != version:
+            return None
+        place = current.places.get(game)
+        if place is None:
+            return []
+        pieces = []
+        for number, groups in map(_unpack, place if isinstance(place, tuple) else (place,)):
+            part = current.parts[number]
+            with self.store.location.filesystem.open_input_file(
+                    self.store.part_fs_path("events", part)) as handle:
+                rows = pq.ParquetFile(handle).read_row_groups(list(groups), columns=LINE_COLUMNS)
+            pieces.append(rows.filter(pc.equal(rows["game_id"], game)))
+        rows = pa.concat_tables(pieces).sort_by("ordinal")
+        return [(raw.encode("utf-8"), file, line) for raw, file, line in
+                zip(rows["raw"].to_pylist(), rows["file"].to_pylist(), rows["line"].to_pylist(),
+                    strict=True)]
+
+
+def _drop(places: dict[str, int | tuple[int, ...]], game: str, number: int) -> None:
+    place = places.get(game)
+    if place is None:
+        return
+    kept = tuple(p for p in (place if isinstance(place, tuple) else (place,))
+                 if _unpack(p)[0] != number)
+    if not kept:
+        del places[game]
+    else:
+        places[game] = kept if len(kept) > 1 else kept[0]
+
+
+class Gateway:
+    """The warehouse at `location`, as the API reads it."""
+
+    def __init__(self, location: Location, *, replays: int = 256, poll: float = 2.0,
+                 index: bool = True) -> None:
+        self.location = location
+        self.root = location.uri
+        self.store = Warehouse(location)
+        self.index = GameIndex(self.store) if index else None
+        self._poll = poll
+        self._polled: tuple[float, int | None] | None = None  # (when, what) on S3
         self._reader: data.Reader | None = None
         self._problem: str | None = None
-        self._seen: int | None = None  # the batches log's mtime when the reader was opened
+        self._seen: int | None = None  # the commit signal when the reader was opened
         self._lock = threading.Lock()
         self._replays: OrderedDict[tuple[int, str], Replayed | None] = OrderedDict()
         self._replay_limit = replays
         self._replay_lock = threading.Lock()
 
-    def _signal(self) -> int | None:
+    def _signal(self, *, fresh: bool = False) -> int | None:
+        """Changes whenever `batches` commits: its log folder's mtime, or on S3 its version
+        (asked at most every `poll` seconds unless `fresh`)."""
+        if self.location.local:
+            return data.commit_marker(self.root)
+        now = time.monotonic()
+        polled = self._polled
+        if not fresh and polled is not None and now - polled[0] < self._poll:
+            return polled[1]
         try:
-            return self._log.stat().st_mtime_ns
-        except OSError:
-            return None
+            signal: int | None = self.store.table("batches").version()
+        except Exception:  # no warehouse there yet, or the store is unreachable right now
+            signal = None
+        self._polled = (now, signal)
+        return signal
 
     def reader(self) -> data.Reader:
         """The reader of the latest committed snapshot (reopened if a batch committed since)."""
@@ -75,7 +279,7 @@ class Gateway:
     def refresh(self) -> None:
         """Reopen now (after this process committed a batch)."""
         with self._lock:
-            self._open(self._signal())
+            self._open(self._signal(fresh=True))
 
     def _open(self, signal: int | None) -> None:
         try:
@@ -89,6 +293,8 @@ class Gateway:
         # the previous connection is not closed here: a request may still be reading it,
         # and DuckDB closes it when the last reference goes
         self._reader, self._seen, self._problem = reader, signal, None
+        if self.index is not None:
+            self.index.follow(reader.snapshot.versions["events"])
 
     @property
     def batch(self) -> int | None:
@@ -97,12 +303,30 @@ class Gateway:
         except WarehouseUnavailable:
             return None
 
+    @property
+    def indexed(self) -> bool:
+        """Whether steps find their lines by the game index at the snapshot served."""
+        try:
+            reader = self.reader()
+        except WarehouseUnavailable:
+            return False
+        return self.index is not None and self.index.version == reader.snapshot.versions["events"]
+
     def problem(self) -> str | None:
         try:
             self.reader()
         except WarehouseUnavailable as exc:
             return str(exc)
         return None
+
+    def game_lines(self, reader: data.Reader, game: str) -> Lines:
+        """`game`'s stored lines at `reader`'s snapshot: by the index when it is there, else
+        by a scan of the game's partition."""
+        if self.index is not None:
+            found = self.index.lines(game, reader.snapshot.versions["events"])
+            if found is not None:
+                return found
+        return data.game_lines(reader, game)
 
     def replayed(self, game: str) -> Replayed | None:
         """`game` replayed from its stored lines at the current snapshot (None: no such game)."""
@@ -112,7 +336,7 @@ class Gateway:
             if key in self._replays:
                 self._replays.move_to_end(key)
                 return self._replays[key]
-        replay = replay_lines(data.game_lines(reader, game), game)
+        replay = replay_lines(self.game_lines(reader, game), game)
         found = Replayed.of(replay) if replay is not None else None
         with self._replay_lock:
             self._replays[key] = found
@@ -120,3 +344,4 @@ class Gateway:
             while len(self._replays) > self._replay_limit:
                 self._replays.popitem(last=False)
         return found
+

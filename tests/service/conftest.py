@@ -74,7 +74,7 @@ class Server:
 
     process: subprocess.Popen[bytes]
     url: str
-    warehouse: Path
+    warehouse: Path | str  # a folder, or an s3:// URI
     log: Path
 
     def client(self, key: str | None = None, **kwargs: object) -> httpx.Client:
@@ -94,7 +94,7 @@ class Server:
                 self.process.wait()
 
 
-def start_server(warehouse: Path, keys: Keys, logs: Path, *extra: str) -> Server:
+def start_server(warehouse: Path | str, keys: Keys, logs: Path, *extra: str) -> Server:
     port = free_port()
     log = logs / f"serve-{port}.log"
     command = [sys.executable, "-m", "cli.app", "serve", "--warehouse", str(warehouse),
@@ -125,7 +125,7 @@ def serve(tmp_path_factory: pytest.TempPathFactory, api_keys: Keys,
     """Start a server over `warehouse` (stopped at the end of the session)."""
     logs = tmp_path_factory.mktemp("serve-logs")
 
-    def start(warehouse: Path, *extra: str) -> Server:
+    def start(warehouse: Path | str, *extra: str) -> Server:
         server = start_server(warehouse, api_keys, logs, *extra)
         request.addfinalizer(server.stop)
         return server

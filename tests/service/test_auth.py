@@ -24,7 +24,7 @@ ENDPOINTS: dict[tuple[str, str], set[str]] = {
     ("GET", "/v1/batches/1"): {"ingest", "support", "auditor", "everyone"},
     ("GET", f"/v1/games/{DISPUTED}"): {"support", "auditor", "everyone", "ali"},
     ("GET", f"/v1/games/{DISPUTED}/steps/3"): {"support", "everyone", "ali"},
-    ("GET", f"/v1/games/{DISPUTED}/hands/1/report"): {"support", "everyone"},
+    ("GET", f"/v1/games/{DISPUTED}/hands/1/report"): {"support", "everyone", "ali"},
     ("GET", "/v1/players/ali"): {"analyst", "support", "everyone", "ali"},
     ("GET", "/v1/leaderboard"): {"analyst", "everyone"},
     ("GET", "/v1/compliance"): {"analyst", "auditor", "everyone"},
@@ -97,7 +97,10 @@ def test_a_player_sees_only_their_own_cards(api: Server, api_keys: Keys) -> None
             for theirs in mine["violations"]:
                 if theirs["player"] != "ali":
                     assert theirs["message"] is None
-            assert mine["file"] is None and "report" not in mine["links"]
+            assert mine["file"] is None
+            if mine["hand"]:  # the report about this line, in ali's own view
+                assert mine["links"]["report"] == \
+                    f"/v1/games/{DISPUTED}/hands/{mine['hand']}/report?seq={seq}&player=ali"
             assert mine["links"]["dashboard"].endswith("&view=player&player=ali")
         view = ali.get(f"/v1/games/{DISPUTED}").json()
         assert view["viewer"] == "ali" and view["source_files"] is None
@@ -127,7 +130,8 @@ def _ali_cards(support: httpx.Client) -> set[str]:
 
 def test_a_player_is_refused_an_opponents_view(api: Server, api_keys: Keys) -> None:
     with api.client(api_keys["ali"]) as ali, api.client(api_keys["sara"]) as sara:
-        for path in (f"/v1/games/{DISPUTED}/steps/3?player=bita", f"/v1/games/{DISPUTED}?player=bita"):
+        for path in (f"/v1/games/{DISPUTED}/steps/3?player=bita", f"/v1/games/{DISPUTED}?player=bita",
+                     f"/v1/games/{DISPUTED}/hands/1/report?player=bita"):
             refused = ali.get(path)
             assert refused.status_code == 403
             assert refused.json()["message"] == "a token of ali may not see bita's view"
@@ -137,6 +141,7 @@ def test_a_player_is_refused_an_opponents_view(api: Server, api_keys: Keys) -> N
         assert not_hers.status_code == 403
         assert "did not play this game" in not_hers.json()["message"]
         assert sara.get(f"/v1/games/{DISPUTED}/steps/3").status_code == 403
+        assert sara.get(f"/v1/games/{DISPUTED}/hands/1/report").status_code == 403
 
 
 def test_support_may_open_any_players_view(api: Server, api_keys: Keys) -> None:

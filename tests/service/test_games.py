@@ -9,8 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from dashboards import components as ui
 from dashboards import data
-from dashboards.game_replay import replay_lines
+from dashboards.game_replay import GameReplay, replay_lines
+from dashboards.report import render_hand_report
 from engine import _core
 from tests.service.conftest import DISPUTED, REPO, Keys, Server
 
@@ -84,28 +86,46 @@ def test_every_step_matches_the_dashboards_replay(api: Server, api_keys: Keys, s
             assert link == f"http://127.0.0.1:8501/replay?game={DISPUTED}&hand={step.hand}&step={step.number}"
 
 
-def test_a_forced_move_says_why(api: Server, api_keys: Keys, sample_copy: Path) -> None:
-    """A must_play violation: the player drew while holding a card they had to play."""
-    reader = data.connect(sample_copy)
-    seqs = [r[0] for r in reader.rows(
-        "SELECT seq FROM violations WHERE game_id = ? AND code = 'must_play'", [DISPUTED])]
-    obliged = []
+def _replay(warehouse: Path, game: str) -> GameReplay:
+    replay = replay_lines(data.game_lines(data.connect(warehouse), game), game)
+    assert replay is not None
+    return replay
+
+
+def test_a_forced_move_says_why_in_the_engines_words(api: Server, api_keys: Keys,
+                                                     sample_copy: Path) -> None:
+    """The step's `why` is the replay's (`engine.narrate.MoveReasons`): the very text the
+    dashboard shows and the dispute report prints, for a forced draw above all."""
+    forced_draws = 0
     with api.client(api_keys["support"]) as client:
-        for seq in seqs:
-            decision = client.get(f"/v1/games/{DISPUTED}/steps/{seq}").json()["decision"]
-            assert decision["forced"] is True
-            assert "must_play" in decision["why"]
-            assert decision["options"]["obliged"] is True and decision["options"]["play"]
-            obliged.append(seq)
-        # and any step of an owed gift or a forced draw says so too
-        replay = replay_lines(data.game_lines(reader, DISPUTED), DISPUTED)
-        assert replay is not None
-        gift = next((s for s in replay.steps if s.before and (s.before.get("legal") or {}).get("gift")
-                     and s.kind == "draw"), None)
-        if gift is not None:
-            decision = client.get(f"/v1/games/{DISPUTED}/steps/{gift.seq}").json()["decision"]
-            assert decision["forced"] is True and "gift" in decision["why"]
-    assert obliged or not seqs
+        for game in (DISPUTED, "t41-bazito-1", "t41-pis-1"):
+            replay = _replay(sample_copy, game)
+            for step in replay.steps:
+                if step.kind not in ("play", "draw", "pass") or not step.before \
+                        or step.before.get("hand") is None:
+                    continue
+                decision = client.get(f"/v1/games/{game}/steps/{step.seq}").json()["decision"]
+                assert decision["why"] == step.why, (game, step.seq)
+                draw_kind = (step.fact or {}).get("draw_kind")
+                assert decision["draw_kind"] == (draw_kind if step.kind == "draw" else None)
+                if step.kind == "draw" and draw_kind in ("seven_total", "gift", "failed_follow"):
+                    forced_draws += 1
+                    assert step.why and step.why.startswith(f"draws {len(step.raw['cards'])}")
+                    assert ui.why_html(step.why) in render_hand_report(replay, step.hand, seq=step.seq)
+                if any(v.code.value == "must_play" for v in step.violations):
+                    assert decision["forced"] is True
+                    assert decision["options"]["obliged"] is True and decision["options"]["play"]
+    assert forced_draws
+
+
+def test_a_players_view_withholds_the_why_of_anothers_draw(api: Server, api_keys: Keys,
+                                                            sample_copy: Path) -> None:
+    replay = _replay(sample_copy, DISPUTED)
+    theirs = next(s for s in replay.steps if s.kind == "draw" and s.actor != "ali" and s.why)
+    mine = next(s for s in replay.steps if s.kind == "draw" and s.actor == "ali" and s.why)
+    with api.client(api_keys["ali"]) as ali:
+        assert ali.get(f"/v1/games/{DISPUTED}/steps/{theirs.seq}").json()["decision"]["why"] is None
+        assert ali.get(f"/v1/games/{DISPUTED}/steps/{mine.seq}").json()["decision"]["why"] == mine.why
 
 
 def test_the_hand_report_is_the_clis(api: Server, api_keys: Keys, sample_copy: Path, tmp_path: Path) -> None:
@@ -119,3 +139,49 @@ def test_the_hand_report_is_the_clis(api: Server, api_keys: Keys, sample_copy: P
     assert response.headers["content-type"].startswith("text/html")
     assert response.text == out.read_text(encoding="utf-8")
     assert "<script" not in response.text
+
+
+def test_a_report_about_one_line_in_one_players_view(api: Server, api_keys: Keys, sample_copy: Path,
+                                                     tmp_path: Path) -> None:
+    """`seq` and `player` ask for what `haftkhabis report --seq S --player P` writes."""
+    replay = _replay(sample_copy, DISPUTED)
+    step = next(s for s in replay.hand_steps(1) if s.kind == "play" and not s.flagged)
+    out = tmp_path / "report.html"
+    subprocess.run([sys.executable, "-m", "cli.app", "report", "--game", DISPUTED, "--hand", "1",
+                    "--seq", str(step.seq), "--player", "bita", "--warehouse", str(sample_copy),
+                    "--out", str(out)], cwd=REPO, check=True, capture_output=True, timeout=300)
+    with api.client(api_keys["support"]) as client:
+        response = client.get(f"/v1/games/{DISPUTED}/hands/1/report",
+                              params={"seq": step.seq, "player": "bita"})
+        assert response.status_code == 200
+        assert response.text == out.read_text(encoding="utf-8")
+        assert 'data-view="player"' in response.text and "what bita could see" in response.text
+        assert f"seq {step.seq} · the disputed step" in response.text
+        assert str(sample_copy) not in response.text and ".jsonl" not in response.text
+        support_view = client.get(f"/v1/games/{DISPUTED}/hands/1/report", params={"seq": step.seq})
+        assert support_view.text == render_hand_report(replay, 1, seq=step.seq)
+        for params, words in (({"seq": 99999}, "has no line with seq 99999"),
+                              ({"seq": replay.hand_steps(2)[0].seq}, "hand 1 of game"),
+                              ({"player": "nobody"}, "'nobody' did not play this game")):
+            refused = client.get(f"/v1/games/{DISPUTED}/hands/1/report", params=params)
+            assert refused.status_code == 404, params
+            assert words in refused.json()["message"]
+        assert client.get(f"/v1/games/{DISPUTED}/hands/1/report",
+                          params={"seq": -1}).status_code == 422
+
+
+def test_a_players_token_gets_its_own_report_only(api: Server, api_keys: Keys, sample_copy: Path) -> None:
+    replay = _replay(sample_copy, DISPUTED)
+    flagged = next(s for s in replay.hand_steps(1) if s.flagged)
+    with api.client(api_keys["ali"]) as ali:
+        own = ali.get(f"/v1/games/{DISPUTED}/hands/1/report")
+        assert own.status_code == 200
+        assert own.text == render_hand_report(replay, 1, viewer="ali")
+        assert ali.get(f"/v1/games/{DISPUTED}/hands/1/report", params={"player": "ali"}).text == own.text
+        about = ali.get(f"/v1/games/{DISPUTED}/hands/1/report", params={"seq": flagged.seq})
+        assert about.text == render_hand_report(replay, 1, seq=flagged.seq, viewer="ali")
+        other = ali.get(f"/v1/games/{DISPUTED}/hands/1/report", params={"player": "bita"})
+        assert other.status_code == 403
+        assert other.json()["message"] == "a token of ali may not see bita's view"
+        game = ali.get(f"/v1/games/{DISPUTED}").json()
+        assert game["links"]["report"] == f"/v1/games/{DISPUTED}/hands/{{hand}}/report?player=ali"
