@@ -308,9 +308,11 @@ def status_counts(reader: Reader, flt: GameFilter) -> pl.DataFrame:
 
 @dataclass(frozen=True, slots=True)
 class GameSearch:
+    """What the Games page looks for; the texts match in part and in any case."""
+
     flt: GameFilter = GameFilter()
     statuses: tuple[str, ...] = ()
-    player: str = ""
+    player: str = ""  # part of a seated player's id
     code: str = ""
     text: str = ""  # part of the game id
 
@@ -322,12 +324,12 @@ def find_games(reader: Reader, search: GameSearch, limit: int = 200, offset: int
     if search.statuses:
         clauses.append(f"g.status IN ({', '.join('?' * len(search.statuses))})")
         params += list(search.statuses)
-    if search.player:
-        clauses.append("list_contains(g.players, ?)")
-        params.append(search.player)
+    if search.player:  # any seated player's id containing it, in any case
+        clauses.append("len(list_filter(g.players, lambda p: contains(lower(p), ?))) > 0")
+        params.append(search.player.lower())
     if search.text:
-        clauses.append("contains(g.game_id, ?)")
-        params.append(search.text)
+        clauses.append("contains(lower(g.game_id), ?)")
+        params.append(search.text.lower())
     if search.code:
         clauses.append("g.game_id IN (SELECT game_id FROM violations WHERE code = ?)")
         params.append(search.code)
@@ -417,66 +419,159 @@ def winning_cards(reader: Reader, flt: GameFilter) -> pl.DataFrame:
 
 
 # ------------------------------------------------------------------------ players
+#
+# A player's figures come from the `player_stats` summary, the table `haftkhabis stats
+# players` and the HTTP API read, so the three agree by construction: in particular a
+# player's violations are their own fouls (`violations.foul`), nothing else. Rates and
+# means are taken per play (`player_by_mode`: points or elimination, never both together);
+# counts (hands, wins, violations) are the ruleset's totals.
 
 
-_PLAYER_FIGURES = """
-    count(*) FILTER (WHERE hand = 1) AS games,
-    count(*) FILTER (WHERE won IS NOT NULL) AS hands,
-    count(*) FILTER (WHERE won) AS wins,
-    count(*) FILTER (WHERE won) / nullif(count(*) FILTER (WHERE won IS NOT NULL), 0) AS win_rate,
-    avg(points) AS mean_points,
-    sum(points)::BIGINT AS total_points,
-    sum(violations)::BIGINT AS violations
-"""
+def _player_table(rulesets: Sequence[str] = (), player: str | None = None) -> tuple[str, list[Any]]:
+    """`player_stats` rows (of `rulesets`, all when empty; of one `player`, or everyone's)
+    with the figures per play beside them: win rate in points and in elimination play,
+    mean points (points play alone scores) and the hands each is taken over. The query
+    and its parameters."""
+    clauses: list[str] = []
+    params: list[Any] = []
+    if rulesets:
+        clauses.append(f"{{alias}}ruleset IN ({', '.join('?' * len(rulesets))})")
+        params += list(rulesets)
+    if player is not None:
+        clauses.append("{alias}player = ?")
+        params.append(player)
+    where = " AND ".join(clauses) or "TRUE"
+    return f"""
+        SELECT s.ruleset, s.player, s.games, s.games_won, s.hands, s.wins, s.win_rate,
+               m.points_hands, m.points_wins, m.points_wins / m.points_hands AS points_win_rate,
+               m.elimination_hands, m.elimination_wins,
+               m.elimination_wins / m.elimination_hands AS elimination_win_rate,
+               m.scored_hands, m.mean_points, s.violations
+        FROM player_stats s
+        LEFT JOIN (
+            SELECT ruleset, player,
+                   max(hands) FILTER (WHERE mode = 'points') AS points_hands,
+                   max(wins) FILTER (WHERE mode = 'points') AS points_wins,
+                   max(hands) FILTER (WHERE mode = 'elimination') AS elimination_hands,
+                   max(wins) FILTER (WHERE mode = 'elimination') AS elimination_wins,
+                   max(scored_hands) FILTER (WHERE mode = 'points') AS scored_hands,
+                   max(mean_points) FILTER (WHERE mode = 'points') AS mean_points
+            FROM player_by_mode WHERE {where.format(alias="")} GROUP BY ruleset, player
+        ) m USING (ruleset, player)
+        WHERE {where.format(alias="s.")}""", params + params
 
 
-def leaderboard(reader: Reader, rulesets: Sequence[str], min_hands: int, limit: int = 500) -> pl.DataFrame:
-    """Players per ruleset, ranked by hands won then win rate (one pass over hand_players;
-    games are counted by their first hand, matches won from the games' winners)."""
-    clause = f"ruleset IN ({', '.join('?' * len(rulesets))})" if rulesets else "TRUE"
+@dataclass(frozen=True, slots=True)
+class Measure:
+    """What the leaderboard ranks by: the value's column, the hands it is taken over, and
+    whether more is better."""
+
+    label: str
+    value: str
+    sample: str
+    descending: bool
+    explained: str
+
+
+#: the leaderboard's measures, by key (the page's choice)
+MEASURES: dict[str, Measure] = {
+    "wins": Measure("hands won", "wins", "hands", True,
+                    "hands won (ties: fewer hands played), as `haftkhabis stats players` ranks"),
+    "points_win_rate": Measure("win rate, points play", "points_win_rate", "points_hands", True,
+                               "win rate in points play (hands won ÷ decided hands played "
+                               "for points; ties: more hands)"),
+    "elimination_win_rate": Measure("win rate, elimination play", "elimination_win_rate",
+                                    "elimination_hands", True,
+                                    "win rate in elimination play (hands won ÷ decided hands "
+                                    "played to elimination; ties: more hands)"),
+    "mean_points": Measure("mean points, points play", "mean_points", "scored_hands", False,
+                           "mean points taken per hand in points play, fewest first (the "
+                           "score counts against the player; elimination play scores none)"),
+}
+
+
+def leaderboard(reader: Reader, rulesets: Sequence[str], min_hands: int, measure: str = "wins",
+                limit: int = 500) -> pl.DataFrame:
+    """Players per ruleset ranked by `measure` (a `MEASURES` key) among those with at least
+    `min_hands` hands in its sample: `measure` is the value, `sample` the hands it is taken
+    over, then the ruleset's totals (`player_stats`' figures)."""
+    spec = MEASURES[measure]
+    figures, params = _player_table(rulesets)
+    if measure == "wins":  # the CLI's and the `leaderboard` view's order
+        order = "wins DESC, win_rate DESC NULLS LAST, player"
+    else:
+        order = f"{spec.value} {'DESC' if spec.descending else 'ASC'}, {spec.sample} DESC, player"
     return reader.frame(f"""
-        WITH figures AS (
-            SELECT ruleset, player, {_PLAYER_FIGURES}
-            FROM hand_players WHERE {clause} GROUP BY ruleset, player
-        ), matches AS (
-            SELECT ruleset, winner AS player, count(*) AS games_won
-            FROM (SELECT ruleset, unnest(winners) AS winner FROM games WHERE complete AND {clause})
-            GROUP BY ALL
-        ), ranked AS (
-            SELECT row_number() OVER (PARTITION BY f.ruleset
-                                      ORDER BY f.wins DESC, f.win_rate DESC NULLS LAST, f.player) AS rank,
-                   f.ruleset, f.player, f.games, coalesce(m.games_won, 0) AS games_won, f.hands, f.wins,
-                   f.win_rate, f.mean_points, f.total_points, f.violations
-            FROM figures f LEFT JOIN matches m USING (ruleset, player)
-            WHERE f.hands >= ?
-        )
-        SELECT * FROM ranked ORDER BY ruleset, rank LIMIT ?""", [*rulesets, *rulesets, min_hands, limit])
+        WITH figures AS ({figures})
+        SELECT row_number() OVER (PARTITION BY ruleset ORDER BY {order}) AS rank,
+               ruleset, player, {spec.value} AS measure, coalesce({spec.sample}, 0) AS sample,
+               games, games_won, hands, wins, violations
+        FROM figures
+        WHERE coalesce({spec.sample}, 0) >= ? AND {spec.value} IS NOT NULL
+        ORDER BY ruleset, rank LIMIT ?""",
+        [*params, max(min_hands, 0 if measure == "wins" else 1), limit])
 
 
 def player_names(reader: Reader) -> list[str]:
-    return [r[0] for r in reader.rows("SELECT DISTINCT player FROM hand_players ORDER BY 1")]
+    return [r[0] for r in reader.rows("SELECT DISTINCT player FROM player_stats ORDER BY 1")]
 
 
 def player_by_ruleset(reader: Reader, player: str) -> pl.DataFrame:
+    """One player's `player_stats` rows (the leaderboard's), with the figures per play."""
+    figures, params = _player_table(player=player)
     return reader.frame(f"""
-        WITH figures AS (
-            SELECT ruleset, {_PLAYER_FIGURES} FROM hand_players WHERE player = ? GROUP BY ruleset
-        ), matches AS (
-            SELECT ruleset, count(*) AS games_won FROM games
-            WHERE complete AND list_contains(winners, ?) GROUP BY ruleset
-        )
-        SELECT f.ruleset, f.games, coalesce(m.games_won, 0) AS games_won, f.hands, f.wins, f.win_rate,
-               f.mean_points, f.violations
-        FROM figures f LEFT JOIN matches m USING (ruleset) ORDER BY f.hands DESC""", [player, player])
+        SELECT ruleset, games, games_won, hands, wins, points_hands, points_win_rate,
+               elimination_hands, elimination_win_rate, scored_hands, mean_points, violations
+        FROM ({figures}) ORDER BY hands DESC, ruleset""", params)
+
+
+#: the normal quantile of a two-sided 95% interval
+Z95 = 1.959963984540054
+
+
+def with_wilson(frame: pl.DataFrame, wins: str = "wins", hands: str = "hands") -> pl.DataFrame:
+    """Add the 95% Wilson score interval of the win rate (`ci_low`, `ci_high`), and, when
+    the frame has a `fair_rate`, where the rate stands against it: `above` or `below` when
+    the interval excludes the fair rate, else `within chance`."""
+    n = pl.col(hands).cast(pl.Float64)
+    p = pl.col(wins).cast(pl.Float64) / n
+    z2 = Z95 * Z95
+    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
+    half = Z95 * (p * (1 - p) / n + z2 / (4 * n * n)).sqrt() / (1 + z2 / n)
+    out = frame.with_columns(ci_low=pl.when(n > 0).then(centre - half),
+                             ci_high=pl.when(n > 0).then(centre + half))
+    if "fair_rate" in frame.columns:
+        out = out.with_columns(against_fair=pl.when(pl.col("ci_low") > pl.col("fair_rate")).then(pl.lit("above"))
+                               .when(pl.col("ci_high") < pl.col("fair_rate")).then(pl.lit("below"))
+                               .otherwise(pl.lit("within chance")))
+    return out
+
+
+def first_seat(reader: Reader, rulesets: Sequence[str]) -> pl.DataFrame:
+    """Win rate by place in the playing order, per ruleset, play and table size (the
+    `first_seat` view), with its 95% interval against the fair rate (1 ÷ players)."""
+    clause = f"ruleset IN ({', '.join('?' * len(rulesets))})" if rulesets else "TRUE"
+    frame = reader.frame(f"""
+        SELECT ruleset, mode, ruleset || ' · ' || mode AS play, players, turn_order, hands, wins,
+               win_rate, fair_rate, mean_points
+        FROM first_seat WHERE {clause} ORDER BY ruleset, mode, players, turn_order""", list(rulesets))
+    return with_wilson(frame)
 
 
 def player_by_seat(reader: Reader, player: str) -> pl.DataFrame:
-    """Win rate by the player's place in the playing order (0: first to play)."""
-    return reader.frame("""
-        SELECT ruleset, turn_order, count(*) AS hands, count(*) FILTER (WHERE won) AS wins,
-               avg(CASE WHEN won THEN 1.0 ELSE 0.0 END) AS win_rate
-        FROM hand_players WHERE player = ? AND won IS NOT NULL AND turn_order IS NOT NULL
-        GROUP BY ALL ORDER BY ruleset, turn_order""", [player])
+    """A player's win rate by place in the playing order (0: first to play), per ruleset,
+    play and table size, with its 95% interval."""
+    frame = reader.frame("""
+        SELECT p.ruleset, coalesce(g.mode, 'points') AS mode,
+               p.ruleset || ' · ' || coalesce(g.mode, 'points') AS play, h.players, p.turn_order,
+               count(*) AS hands, count(*) FILTER (WHERE p.won) AS wins,
+               count(*) FILTER (WHERE p.won) / count(*) AS win_rate, 1.0 / h.players AS fair_rate
+        FROM hand_players p
+        JOIN hands h ON p.game_id = h.game_id AND p.hand = h.hand
+        JOIN games g ON p.game_id = g.game_id
+        WHERE p.player = ? AND p.won IS NOT NULL AND p.turn_order IS NOT NULL
+        GROUP BY ALL ORDER BY p.ruleset, mode, h.players, p.turn_order""", [player])
+    return with_wilson(frame)
 
 
 def player_points(reader: Reader, player: str) -> pl.DataFrame:
@@ -509,6 +604,7 @@ def special_cards(reader: Reader, player: str | None) -> pl.DataFrame:
 
 
 def player_violations(reader: Reader, player: str) -> pl.DataFrame:
+    """A player's fouls by ruleset and code (they sum to `player_stats.violations`)."""
     return reader.frame("""
         SELECT ruleset, code, count(*) AS violations, count(DISTINCT game_id) AS games
         FROM violations WHERE player = ? AND foul GROUP BY ALL ORDER BY violations DESC""", [player])
@@ -534,12 +630,15 @@ def player_head_to_head(reader: Reader, player: str) -> pl.DataFrame:
         GROUP BY ALL ORDER BY hands DESC, opponent""", [player, player])
 
 
-def two_targets(reader: Reader, rulesets: Sequence[str], players: int = 25, lift: bool = False) -> pl.DataFrame:
+def two_targets(reader: Reader, rulesets: Sequence[str], players: int = 25, lift: bool = False,
+                min_expected: float = 0.0) -> pl.DataFrame:
     """Who gives 2s to whom, among the players who give most.
 
     Counts come from one scan of the 2s in `events`; with `lift`, the `two_targets` view
     also weighs each count against a fair choice among the others at each table (a join
-    over every seat of those hands: several times slower, so only when asked).
+    over every seat of those hands: several times slower, so only when asked). `lift` is
+    null where fewer than `min_expected` 2s were expected: on a handful of 2s it says
+    nothing.
     """
     clause = f"ruleset IN ({', '.join('?' * len(rulesets))})" if rulesets else "TRUE"
     if lift:
@@ -554,9 +653,24 @@ def two_targets(reader: Reader, rulesets: Sequence[str], players: int = 25, lift
         WITH t AS ({source}),
              top AS (SELECT player FROM t GROUP BY player ORDER BY sum(twos) DESC, player LIMIT ?)
         SELECT player, target, twos, expected_twos,
-               CASE WHEN expected_twos > 0 THEN twos / expected_twos END AS lift
+               CASE WHEN expected_twos > 0 AND expected_twos >= ? THEN twos / expected_twos END AS lift
         FROM t WHERE player IN (SELECT player FROM top) AND target IN (SELECT player FROM top)
-        ORDER BY player, target""", [*rulesets, players])
+        ORDER BY player, target""", [*rulesets, players, min_expected])
+
+
+def two_games(reader: Reader, rulesets: Sequence[str], player: str, target: str,
+              limit: int = 200) -> pl.DataFrame:
+    """The games where `player` gave 2s to `target` (a heatmap cell's games), most such 2s
+    first: how many, and the hand and seq of the first, for the replay link."""
+    clause = f"e.ruleset IN ({', '.join('?' * len(rulesets))})" if rulesets else "TRUE"
+    return reader.frame(f"""
+        SELECT e.game_id, e.ruleset, g.start_time, count(*) AS twos,
+               count(DISTINCT e.hand) AS hands, arg_min(e.hand, e.seq) AS first_hand,
+               min(e.seq) AS first_seq
+        FROM events e JOIN games g ON e.game_id = g.game_id
+        WHERE {clause} AND e.player = ? AND e.gift_to = ?
+        GROUP BY ALL ORDER BY twos DESC, g.start_time DESC NULLS LAST, e.game_id
+        LIMIT ?""", [*rulesets, player, target, limit])
 
 
 # ------------------------------------------------------------------------ compliance

@@ -7,8 +7,9 @@ Session-state keys are prefixed by the page that owns the view (`replay_…`, `c
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import date
 from html import escape
 from typing import Any
 from urllib.parse import urlencode
@@ -291,18 +292,39 @@ def render_step(replay: GameReplay, step: ReplayStep, viewer: str | None) -> Non
                            played_by=step.actor))
 
 
-def verdict_summary(replay: GameReplay) -> None:
-    """One line on the game: ruleset, players, status, violations."""
+def verdict_summary(replay: GameReplay, lines: int | None = None) -> None:
+    """One line on the game: ruleset, players, status, lines, violations. `lines` is the
+    count the page already shows for the game (the lines read for it), so the page says
+    one number; the steps replayed are named beside it when they differ (an identical
+    repeat of a line is read but not replayed)."""
     winners = ", ".join(replay.match_winners) or "—"
+    steps = len(replay.steps)
+    if lines is None or lines == steps:
+        read = f"{steps:,} lines"
+    else:
+        read = f"{lines:,} lines ({steps:,} replayed)"
     html(
         f'<div class="hk">{ui.status_badge(replay.status)} &nbsp; ruleset <b>{escape(replay.ruleset or "?")}</b>'
-        f" · players {escape(', '.join(replay.players))} · {len(replay.steps)} lines · "
+        f" · players {escape(', '.join(replay.players))} · {read} · "
         f"{len(replay.violations)} violation{'s' if len(replay.violations) != 1 else ''} · "
         f"match winner{'s' if len(replay.match_winners) != 1 else ''}: {escape(winners)}</div>"
     )
     if replay.game_violations:
         with st.expander(f"{len(replay.game_violations)} finding(s) not tied to a replayed line"):
             html(f'<div class="hk">{ui.verdict_html(replay.game_violations)}</div>')
+
+
+def violation_rows(replay: GameReplay) -> list[dict[str, Any]]:
+    """Every violation of the game as a table row: where (seq, file line, hand and step of
+    the replay), what (code, player) and the validator's message, in line order."""
+    rows = []
+    for v in replay.violations:
+        step = replay.by_seq(v.seq) if v.seq is not None else None
+        rows.append({"seq": v.seq, "line": v.line, "hand": step.hand if step else None,
+                     "step": step.number if step else None, "code": v.code.value, "player": v.player,
+                     "message": v.message})
+    rows.sort(key=lambda r: (r["seq"] is not None, r["seq"] or 0, r["line"] or 0))
+    return rows
 
 
 def report_for(replay: GameReplay) -> Callable[[int, int, str | None], str]:
@@ -335,10 +357,15 @@ def game_filter(prefix: str, *, builds: bool = False) -> data.GameFilter:
                                    placeholder="All rulesets")
     start = end = None
     if options.first_day is not None and options.last_day is not None:
-        picked = cols[1].date_input(
-            "Games started", value=(options.first_day, options.last_day), key=f"{prefix}_dates",
-            min_value=options.first_day, max_value=options.last_day,
-        )
+        dates, span = f"{prefix}_dates", (options.first_day, options.last_day)
+        # everything by default (unless a link set the range), and still everything when
+        # a newer batch widens the span under a range left at its default
+        seeded = st.session_state.get(f"{dates}_span")
+        if dates not in st.session_state or (st.session_state[dates] == seeded and seeded != span):
+            st.session_state[dates] = span
+        st.session_state[f"{dates}_span"] = span
+        picked = cols[1].date_input("Games started", key=dates, min_value=options.first_day,
+                                    max_value=options.last_day)
         if isinstance(picked, tuple) and len(picked) == 2:
             start, end = picked
         # keep the filter open-ended when it spans everything: new games are then included
@@ -351,6 +378,93 @@ def game_filter(prefix: str, *, builds: bool = False) -> data.GameFilter:
         chosen_builds = cols[2].multiselect("Server build", options.builds, key=f"{prefix}_builds",
                                             placeholder="All builds")
     return data.GameFilter(tuple(rulesets), start, end, tuple(chosen_builds))
+
+
+# ------------------------------------------------------------------------ filters in the URL
+
+
+@dataclass(frozen=True, slots=True)
+class UrlFilter:
+    """One filter kept in the URL: its query parameter, the widget's session-state key, and
+    the values it may take (None: any text). A `many` filter (a multiselect) repeats its
+    parameter (`?status=violations&status=invalid`; a comma-separated value is read too)."""
+
+    param: str
+    key: str
+    many: bool = False
+    choices: Sequence[str] | None = None
+
+
+def _pairs() -> list[tuple[str, str]]:
+    return [(name, value) for name in st.query_params for value in st.query_params.get_all(name)]
+
+
+def _signature(pairs: Sequence[tuple[str, str]]) -> str:
+    return urlencode(sorted(pairs))
+
+
+def filters_from_url(seen: str, filters: Sequence[UrlFilter], dates: str | None = None) -> None:
+    """Set the filters' widgets from the URL, before they are drawn, when it names filters
+    this session has not read or written yet (a shared link, a reload). A bare URL keeps
+    the filters as they are. Values the widget does not offer are dropped; `dates`, the
+    key of a `game_filter` date range, takes `from` and `to` (YYYY-MM-DD)."""
+    pairs = _pairs()
+    signature = _signature(pairs)
+    if not pairs or st.session_state.get(seen) == signature:
+        return
+    st.session_state[seen] = signature
+    for flt in filters:
+        values = [v.strip() for raw in st.query_params.get_all(flt.param) for v in
+                  (raw.split(",") if flt.many else [raw])]
+        values = [v for v in values if v and (flt.choices is None or v in flt.choices)]
+        if flt.many:
+            st.session_state[flt.key] = list(dict.fromkeys(values))
+        elif flt.choices is not None:
+            st.session_state[flt.key] = values[0] if values else (flt.choices[0] if flt.choices else None)
+        else:
+            st.session_state[flt.key] = values[0] if values else ""
+    if dates is not None:
+        options: data.Choices = cache.query("choices")
+        first, last = options.first_day, options.last_day
+        if first is None or last is None:
+            return
+        start = _iso_day(st.query_params.get("from"), first, last) or first
+        end = _iso_day(st.query_params.get("to"), first, last) or last
+        st.session_state[dates] = (start, max(start, end))
+
+
+def _iso_day(text: str | None, first: date, last: date) -> date | None:
+    """A YYYY-MM-DD parameter within [first, last] (clamped), or None."""
+    try:
+        day = date.fromisoformat(text) if text else None
+    except ValueError:
+        return None
+    return None if day is None else min(max(day, first), last)
+
+
+def filters_to_url(seen: str, filters: Sequence[UrlFilter], flt: data.GameFilter | None = None) -> None:
+    """Write the filters as they are now into the URL (empty ones left out), so the
+    address bar can be shared; with `flt`, its date range as `from` and `to`."""
+    pairs: list[tuple[str, str]] = []
+    for spec in filters:
+        value = st.session_state.get(spec.key)
+        if spec.many:
+            pairs += [(spec.param, str(v)) for v in value or []]
+        elif value:
+            pairs.append((spec.param, str(value).strip()))
+    if flt is not None:
+        if flt.start is not None:
+            pairs.append(("from", flt.start.isoformat()))
+        if flt.end is not None:
+            pairs.append(("to", flt.end.isoformat()))
+    pairs = [(name, value) for name, value in pairs if value]
+    signature = _signature(pairs)
+    if _signature(_pairs()) != signature:
+        grouped: dict[str, list[str]] = {}
+        for name, value in pairs:
+            grouped.setdefault(name, []).append(value)
+        st.query_params.from_dict({k: v if len(v) > 1 else v[0] for k, v in grouped.items()})
+    st.session_state[seen] = signature
 
 
 def replay_url(game: str, *, hand: int | None = None, step: int | None = None, seq: int | None = None) -> str:
@@ -373,3 +487,56 @@ def period_axis(frame: Any) -> str:
     """The Altair x field for a per-day or per-week `period` column: bars a whole unit wide."""
     unit = frame["unit"][0] if len(frame) and "unit" in frame.columns else "day"
     return "yearweek(period):T" if unit == "week" else "yearmonthdate(period):T"
+
+
+# ------------------------------------------------------------------------ charts
+
+
+def first_seat_chart(first: Any, title: str) -> Any:
+    """The first seat's win rate against the fair rate, per table size: a bar per ruleset
+    and play with its 95% interval, a dashed tick at 1 ÷ players (`data.first_seat` rows of
+    seat 0)."""
+    import altair as alt
+
+    base = alt.Chart(first.to_pandas())
+    x = alt.X("players:O", title="players at the table", axis=alt.Axis(labelAngle=0, labelOverlap=False))
+    tooltip = ["play", "players", "hands", "wins", alt.Tooltip("win_rate:Q", format=".1%"),
+               alt.Tooltip("ci_low:Q", format=".1%", title="95% from"),
+               alt.Tooltip("ci_high:Q", format=".1%", title="95% to"),
+               alt.Tooltip("fair_rate:Q", format=".1%", title="fair rate"), "against_fair"]
+    bars = base.mark_bar().encode(
+        x=x, xOffset="play:N", color=alt.Color("play:N", title="ruleset · play"),
+        y=alt.Y("win_rate:Q", axis=alt.Axis(format="%"), title="the first seat's win rate",
+                scale=alt.Scale(domain=[0, 1])), tooltip=tooltip)
+    interval = base.mark_rule(color="#263238").encode(x=x, xOffset="play:N", y="ci_low:Q", y2="ci_high:Q",
+                                                      tooltip=tooltip)
+    fair = base.mark_tick(color="#c62828", strokeDash=[4, 2], thickness=2).encode(
+        x=x, y="fair_rate:Q", tooltip=[alt.Tooltip("fair_rate:Q", format=".1%", title="fair rate")])
+    return alt.layer(bars, interval, fair).properties(height=260, title=title)
+
+
+def seat_heatmap(frame: Any, title: str) -> Any:
+    """Win rate by seat (columns) and table size (rows) for one ruleset and play: coloured
+    by the win rate over the fair rate (1 = fair), the rate written in the cell, the sample
+    and its 95% interval in the tooltip (`data.first_seat` or `data.player_by_seat` rows);
+    a row per table size, each label shown."""
+    import altair as alt
+    import polars as pl
+
+    frame = frame.with_columns((pl.col("win_rate") / pl.col("fair_rate")).alias("against"))
+    base = alt.Chart(frame.to_pandas())
+    x = alt.X("turn_order:O", title="seat (0 = first to play)", axis=alt.Axis(labelAngle=0, labelOverlap=False))
+    y = alt.Y("players:O", title="players at the table", axis=alt.Axis(labelOverlap=False))
+    tooltip = ["players", alt.Tooltip("turn_order:O", title="seat"), "hands", "wins",
+               alt.Tooltip("win_rate:Q", format=".1%"), alt.Tooltip("ci_low:Q", format=".1%", title="95% from"),
+               alt.Tooltip("ci_high:Q", format=".1%", title="95% to"),
+               alt.Tooltip("fair_rate:Q", format=".1%", title="fair rate"), "against_fair"]
+    cells = base.mark_rect().encode(
+        x=x, y=y, tooltip=tooltip,
+        # one scale for every chart: white is fair, full red twice the fair rate (or more)
+        color=alt.Color("against:Q", title="÷ fair rate",
+                        scale=alt.Scale(scheme="redblue", reverse=True, domain=[0, 2], clamp=True)))
+    text = base.mark_text(fontSize=10).encode(x=x, y=y, text=alt.Text("win_rate:Q", format=".0%"), tooltip=tooltip)
+    return alt.layer(cells, text).properties(height=alt.Step(26), title=title)  # a row per size, whatever their number
+
+

@@ -8,8 +8,9 @@ by `ingest.sandbox`, and SQL from outside this code base runs through
 `WarehouseReader.query` (one SELECT, under a time, memory and row limit, streamed).
 
 The named views (`VIEWS`) are what the CLI's `stats` commands and the dashboard ask:
-player stats and the leaderboard, head-to-head, who targets whom with 2s, first-seat
-advantage, hand lengths, compliance by code, ruleset and server build.
+player stats and the leaderboard, a player's figures per play (points or elimination),
+head-to-head, who targets whom with 2s, first-seat advantage, hand lengths, compliance by
+code, ruleset and server build.
 """
 
 from __future__ import annotations
@@ -79,9 +80,11 @@ VIEWS: dict[str, str] = {
         FROM fair f
         LEFT JOIN given g USING (ruleset, player, target)
     """,
-    # win rate by the seat's place in the playing order (0: the first to play)
+    # win rate by the seat's place in the playing order (0: the first to play), per play
+    # (points or elimination: never averaged together) and table size; `mean_points` is
+    # null in elimination play, which scores no points
     "first_seat": """
-        SELECT p.ruleset, h.players, p.turn_order,
+        SELECT p.ruleset, coalesce(g.mode, 'points') AS mode, h.players, p.turn_order,
                count(*) AS hands,
                count(*) FILTER (WHERE p.won) AS wins,
                avg(CASE WHEN p.won THEN 1.0 ELSE 0.0 END) AS win_rate,
@@ -89,8 +92,23 @@ VIEWS: dict[str, str] = {
                avg(p.points) AS mean_points
         FROM hand_players p
         JOIN hands h ON p.game_id = h.game_id AND p.hand = h.hand
+        JOIN games g ON p.game_id = g.game_id
         WHERE p.won IS NOT NULL AND p.turn_order IS NOT NULL
-        GROUP BY p.ruleset, h.players, p.turn_order
+        GROUP BY p.ruleset, coalesce(g.mode, 'points'), h.players, p.turn_order
+    """,
+    # a player's decided hands per ruleset and play (points or elimination), so rates and
+    # means are never taken over both: `scored_hands` are the hands with points
+    "player_by_mode": """
+        SELECT p.ruleset, coalesce(g.mode, 'points') AS mode, p.player,
+               count(*) AS hands,
+               count(*) FILTER (WHERE p.won) AS wins,
+               count(*) FILTER (WHERE p.won) / count(*) AS win_rate,
+               count(p.points) AS scored_hands,
+               avg(p.points) AS mean_points
+        FROM hand_players p
+        JOIN games g ON p.game_id = g.game_id
+        WHERE p.won IS NOT NULL
+        GROUP BY p.ruleset, coalesce(g.mode, 'points'), p.player
     """,
     # the distribution of hand lengths (lines per closed hand), and its summary
     "hand_lengths": """

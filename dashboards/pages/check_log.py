@@ -29,11 +29,17 @@ if result.problem:
     st.stop()
 
 n_bad = sum(1 for g in result.games if g["status"] != "compliant")
-cols = st.columns(4)
+n_violations = sum(g["violations"] for g in result.games)
+in_games = sum(g["lines"] for g in result.games)
+cols = st.columns(5)
 cols[0].metric("Lines", f"{result.lines:,}")
 cols[1].metric("Games", len(result.games))
 cols[2].metric("Not compliant", n_bad)
-cols[3].metric("Line errors", f"{result.error_count:,}")
+cols[3].metric("Violations", f"{n_violations:,}")
+cols[4].metric("Line errors", f"{result.error_count:,}")
+st.caption(f"The file's {result.lines:,} lines: {in_games:,} in the games below, "
+           f"{result.lines - in_games:,} in no game. The violations are the games' (the table's column "
+           "adds up to them); a line error is a line no game could use.")
 
 if result.games:
     st.dataframe(
@@ -53,6 +59,7 @@ ids = [g["game"] for g in result.games]
 if st.session_state.get("check_game") not in ids:
     st.session_state["check_game"] = ids[0]
 game = st.selectbox("Replay game", ids, key="check_game")
+row = next(g for g in result.games if g["game"] == game)
 st.divider()
 replayed = cache.replay_upload(upload.file_id, upload.name, data, game)
 if replayed.problem:
@@ -62,5 +69,27 @@ replay = replayed.replay
 if replay is None:
     st.error(f"Game {game} has no line to replay.")
     st.stop()
-views.verdict_summary(replay)
-views.replay_view(replay, views.ReplayKeys("check"), report=views.report_for(replay))
+views.verdict_summary(replay, lines=row["lines"])
+
+keys = views.ReplayKeys("check")
+found = views.violation_rows(replay)
+if found:
+    st.markdown(f"**{len(found)} violation{'s' if len(found) != 1 else ''} in {game}** — select one to go "
+                "to its step")
+    event = st.dataframe(
+        found, hide_index=True, width="stretch", key="check_violations", on_select="rerun",
+        selection_mode="single-row",
+        column_order=["seq", "line", "hand", "step", "code", "player", "message"],
+        column_config={"seq": st.column_config.NumberColumn("seq", format="%d"),
+                       "line": st.column_config.NumberColumn("line", format="%d", help="Line of the file."),
+                       "message": st.column_config.TextColumn("message", width="large")},
+    )
+    picked = event.selection.rows if event is not None else []
+    choice = (game, picked[0]) if picked else None
+    # a row once chosen moves the replay once: stepping on from there stays possible
+    if choice is not None and st.session_state.get("check_violation_seen") != choice:
+        st.session_state["check_violation_seen"] = choice
+        chosen = found[picked[0]]
+        if chosen["hand"] is not None and chosen["step"] is not None:
+            st.session_state[keys.hand], st.session_state[keys.step] = chosen["hand"], chosen["step"]
+views.replay_view(replay, keys, report=views.report_for(replay))

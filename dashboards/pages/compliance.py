@@ -20,23 +20,29 @@ if not by_ruleset.height:
     st.success("No violation in these games.")
     st.stop()
 
+# a 24 px row per code, each labelled in full: the chart grows with the codes found (the
+# builds' chart beside it takes about the same height: the rows, the axis and the title)
+codes_found = by_ruleset["code"].n_unique()
+height = max(240, 24 * codes_found + 90)
 left, right = st.columns(2)
 left.altair_chart(
     alt.Chart(by_ruleset.to_pandas()).mark_bar().encode(
-        y=alt.Y("code:N", sort="-x", title=None), x=alt.X("sum(violations):Q", title="violations"),
+        y=alt.Y("code:N", sort="-x", title=None, axis=alt.Axis(labelOverlap=False, labelLimit=0)),
+        x=alt.X("sum(violations):Q", title="violations"),
         color="ruleset:N", tooltip=["code", "ruleset", "violations", "games"],
-    ).properties(height=300, title="Violations by code and ruleset"),
+    ).properties(height=alt.Step(24), title=f"Violations by code and ruleset ({codes_found} codes)"),
     width="stretch",
 )
 builds = cache.query("builds", flt)
 right.altair_chart(
     alt.Chart(builds.to_pandas()).mark_bar().encode(
-        x=alt.X("server_build:N", title=None), xOffset="ruleset:N",
+        x=alt.X("server_build:N", title=None, axis=alt.Axis(labelOverlap=False, labelLimit=0)),
+        xOffset="ruleset:N",
         y=alt.Y("violation_rate:Q", axis=alt.Axis(format="%"), title="games with a violation"),
         color="ruleset:N",
         tooltip=["server_build", "ruleset", "games", "with_violations", "violations",
                  alt.Tooltip("violation_rate:Q", format=".2%")],
-    ).properties(height=300, title="Share of games with a violation, by server build"),
+    ).properties(height=height, title="Share of games with a violation, by server build"),
     width="stretch",
 )
 by_build = cache.query("violations_by", flt, "server_build")
@@ -48,9 +54,10 @@ trend = cache.query("violations_over_time", flt)
 if trend.height:
     st.altair_chart(
         alt.Chart(trend.to_pandas()).mark_bar().encode(
-            x=alt.X(views.period_axis(trend), title=None), y=alt.Y("violations:Q", stack=True), color="code:N",
+            x=alt.X(views.period_axis(trend), title=None), y=alt.Y("violations:Q", stack=True),
+            color=alt.Color("code:N", legend=alt.Legend(labelLimit=0)),
             tooltip=["period:T", "code", "violations"],
-        ).properties(height=240, title="Violations over time"),
+        ).properties(height=max(240, 18 * trend["code"].n_unique() + 40), title="Violations over time"),
         width="stretch",
     )
 
@@ -97,7 +104,8 @@ if st.toggle("Infer the rules", key="compliance_infer", help="Replays every samp
             st.success(f"All {inferred.sampled} sampled games play what their headers say.")
         st.altair_chart(
             alt.Chart(inferred.shares.to_pandas()).mark_rect().encode(
-                x=alt.X("server_build:N", title=None), y=alt.Y("profile:N", title=None, sort="-color"),
+                x=alt.X("server_build:N", title=None, axis=alt.Axis(labelOverlap=False, labelLimit=0)),
+                y=alt.Y("profile:N", title=None, sort="-color", axis=alt.Axis(labelOverlap=False, labelLimit=0)),
                 color=alt.Color("share:Q", scale=alt.Scale(domain=[0, 1]), legend=alt.Legend(format="%")),
                 tooltip=["server_build", "profile", "games", "compliant", alt.Tooltip("share:Q", format=".0%"),
                          "in_headers"],

@@ -1,7 +1,10 @@
-"""Players: the leaderboard, one player's profile (win rate by ruleset and seat, points,
-special cards, violations, head-to-head), and who targets whom with 2s."""
+"""Players: the leaderboard (ranked by a measure the reader picks, with its sample size),
+one player's profile (figures per ruleset and play, win rate by seat, points, special
+cards, violations, head-to-head), the first-seat advantage, and who targets whom with 2s."""
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 import altair as alt
 import polars as pl
@@ -9,28 +12,77 @@ import streamlit as st
 
 from dashboards import cache, data, views
 
+if TYPE_CHECKING:
+    from streamlit.elements.lib.column_types import ColumnConfig
+
 st.title("Players")
 views.require_warehouse()
 options: data.Choices = cache.query("choices")
 
 
+
+def _rate(label: str) -> ColumnConfig:
+    """A share from 0 to 1, drawn as a bar and written as a percentage."""
+    return st.column_config.ProgressColumn(label, format="percent", min_value=0.0, max_value=1.0)
+
+
+#: the per-play columns of a player's figures, as the tables name them
+FIGURE_COLUMNS = {
+    "games": st.column_config.NumberColumn("games"),
+    "games_won": st.column_config.NumberColumn("matches won"),
+    "hands": st.column_config.NumberColumn("hands", help="Decided hands, points and elimination play."),
+    "wins": st.column_config.NumberColumn("hands won"),
+    "points_hands": st.column_config.NumberColumn("hands · points play"),
+    "points_win_rate": _rate("win rate · points play"),
+    "elimination_hands": st.column_config.NumberColumn("hands · elimination play"),
+    "elimination_win_rate": _rate("win rate · elimination play"),
+    "scored_hands": st.column_config.NumberColumn("scored hands", help="Hands of points play with a score."),
+    "mean_points": st.column_config.NumberColumn("mean points · points play", format="%.1f",
+                                                 help="Points taken per scored hand; fewer is better."),
+    "violations": st.column_config.NumberColumn("violations", help="The player's own fouls."),
+}
+
+
+def _non_empty(frame: pl.DataFrame) -> list[str]:
+    """The columns holding at least one value (no elimination columns without such play)."""
+    return [c for c in frame.columns if frame[c].null_count() < frame.height]
+
+
 def leaderboard_tab() -> None:
-    """The leaderboard, per ruleset."""
-    cols = st.columns([3, 1])
+    """The leaderboard, per ruleset, ranked by the chosen measure."""
+    cols = st.columns([3, 2, 1])
     rulesets = cols[0].multiselect("Ruleset", options.rulesets, key="players_board_rulesets",
                                    placeholder="All rulesets")
-    min_hands = cols[1].number_input("At least this many hands", 0, 10_000, 5, key="players_min_hands")
-    table = cache.query("leaderboard", tuple(rulesets), int(min_hands))
+    measure = cols[1].selectbox("Rank by", list(data.MEASURES), key="players_measure",
+                                format_func=lambda m: data.MEASURES[m].label)
+    min_hands = cols[2].number_input("At least this many hands", 0, 10_000, 5, key="players_min_hands",
+                                     help="In the measure's sample (the hands it is taken over).")
+    spec = data.MEASURES[measure]
+    table = cache.query("leaderboard", tuple(rulesets), int(min_hands), measure)
+    if not table.height:
+        st.info(f"No player in these rulesets has {max(int(min_hands), 1)} or more hands to rank by "
+                f"{spec.label}.")
+        return
+    if measure == "wins":
+        value = st.column_config.NumberColumn(spec.label)
+    elif measure == "mean_points":
+        value = st.column_config.NumberColumn(spec.label, format="%.1f")
+    else:
+        value = _rate(spec.label)
+    sample = {"hands": "hands", "points_hands": "hands · points play", "elimination_hands":
+              "hands · elimination play", "scored_hands": "scored hands"}[spec.sample]
+    order = ["rank", "ruleset", "player", "measure", "sample", "games", "games_won",
+             *(["hands", "wins"] if measure != "wins" else []), "violations"]
     st.dataframe(
-        table, hide_index=True, width="stretch", height=480,
-        column_config={
-            "win_rate": st.column_config.ProgressColumn("win rate", format="percent", min_value=0.0, max_value=1.0),
-            "mean_points": st.column_config.NumberColumn("mean points", format="%.1f"),
-            "games_won": st.column_config.NumberColumn("matches won"),
-            "total_points": st.column_config.NumberColumn("total points"),
-        },
+        table, hide_index=True, width="stretch", height=480, column_order=order,
+        column_config={**FIGURE_COLUMNS, "measure": value,
+                       "sample": st.column_config.NumberColumn(f"sample: {sample}",
+                                                               help="The hands the measure is taken over.")},
     )
-    st.caption("Ranked per ruleset by hands won, then win rate. Lower points are better.")
+    st.caption(f"Ranked within each ruleset by **{spec.explained}**. *Sample* is the number of hands that "
+               f"figure is over; players with fewer than {int(min_hands)} are left out. Hands, hands won and "
+               "violations are the ruleset's totals; violations are the player's own fouls, as "
+               "`haftkhabis stats players` counts them.")
 
 
 def profile_tab() -> None:
@@ -42,99 +94,203 @@ def profile_tab() -> None:
     player = st.selectbox("Player", names, key="players_player", index=None, placeholder="Choose a player")
     if player is None:
         st.info("Choose a player to see their profile.")
-    else:
-        st.query_params["player"] = player
-        per_ruleset = cache.query("player_by_ruleset", player)
-        hands = int(per_ruleset["hands"].sum()) if per_ruleset.height else 0
-        wins = int(per_ruleset["wins"].sum()) if per_ruleset.height else 0
-        cols = st.columns(4)
-        cols[0].metric("Hands", f"{hands:,}")
-        cols[1].metric("Hands won", f"{wins:,}")
-        cols[2].metric("Win rate", views.percent(wins / hands if hands else None))
-        cols[3].metric("Violations", f"{int(per_ruleset['violations'].sum()) if per_ruleset.height else 0:,}")
-        st.dataframe(per_ruleset, hide_index=True, width="stretch", column_config={
-            "win_rate": st.column_config.ProgressColumn("win rate", format="percent", min_value=0.0, max_value=1.0),
-            "mean_points": st.column_config.NumberColumn("mean points", format="%.1f"),
-        })
-        left, right = st.columns(2)
-        seats = cache.query("player_by_seat", player)
-        if seats.height:
-            left.altair_chart(
-                alt.Chart(seats.to_pandas()).mark_bar().encode(
-                    x=alt.X("turn_order:O", title="place in the playing order (0 = first to play)"),
-                    y=alt.Y("win_rate:Q", axis=alt.Axis(format="%"), title="win rate"),
-                    color="ruleset:N", xOffset="ruleset:N",
-                    tooltip=["ruleset", "turn_order", "hands", "wins", alt.Tooltip("win_rate:Q", format=".1%")],
-                ).properties(height=240, title="Win rate by seat"),
-                width="stretch",
-            )
-        points = cache.query("player_points", player)
-        if points.height:
-            right.altair_chart(
-                alt.Chart(points.to_pandas()).mark_bar().encode(
-                    x=alt.X("points:Q", bin=alt.Bin(step=5), title="hand score (capped at 200)"),
-                    y=alt.Y("hands:Q", stack=None), color="ruleset:N", opacity=alt.value(0.75),
-                    tooltip=["ruleset", "points", "hands"],
-                ).properties(height=240, title="Points per hand"),
-                width="stretch",
-            )
-        mine = cache.query("special_cards", player)
-        if mine.height:
-            everyone = cache.query("special_cards", None).filter(pl.col("ruleset").is_in(mine["ruleset"].to_list()))
-            long = pl.concat([mine.with_columns(who=pl.lit("player")),
-                              everyone.with_columns(who=pl.lit("everyone"))])
-            st.altair_chart(
-                alt.Chart(long.to_pandas()).mark_bar().encode(
-                    y=alt.Y("what:N", title=None), x=alt.X("per hand:Q"),
-                    yOffset="who:N", color=alt.Color("who:N", scale=alt.Scale(domain=["player", "everyone"], range=["#1565c0", "#b0bec5"])),
-                    row=alt.Row("ruleset:N", title=None),
-                    tooltip=["ruleset", "what", "who", alt.Tooltip("per hand:Q", format=".2f")],
-                ).properties(height=150, width=520, title="Special cards per hand: this player against everyone"),
-            )
-        left, right = st.columns(2)
-        left.markdown("**Violations committed**")
-        left.dataframe(cache.query("player_violations", player), hide_index=True, width="stretch")
-        right.markdown("**Head to head** (hands finished ahead of / behind each opponent)")
-        right.dataframe(cache.query("player_head_to_head", player), hide_index=True, width="stretch",
-                        column_config={"ahead_rate": st.column_config.ProgressColumn(
-                            "ahead", format="percent", min_value=0.0, max_value=1.0)})
+        return
+    st.query_params["player"] = player
+    per_ruleset: pl.DataFrame = cache.query("player_by_ruleset", player)
+    cols = st.columns(4)
+    cols[0].metric("Games", f"{int(per_ruleset['games'].sum()):,}")
+    cols[1].metric("Hands", f"{int(per_ruleset['hands'].sum()):,}")
+    cols[2].metric("Hands won", f"{int(per_ruleset['wins'].sum()):,}")
+    cols[3].metric("Violations", f"{int(per_ruleset['violations'].sum()):,}",
+                   help="The player's own fouls, as the leaderboard and `haftkhabis stats players` count them.")
+    st.dataframe(per_ruleset, hide_index=True, width="stretch", column_order=_non_empty(per_ruleset),
+                 column_config=FIGURE_COLUMNS)
+    st.caption("Win rates and mean points are per play (points or elimination), never over both.")
+
+    seats = cache.query("player_by_seat", player)
+    if seats.height:
+        st.markdown("**Win rate by seat, by table size** (colour: the rate over the fair rate, 1 ÷ players; "
+                    "the sample and 95% interval in the tooltip)")
+        _seat_heatmaps(seats)
+    left, right = st.columns(2)
+    points = cache.query("player_points", player)
+    if points.height:
+        left.altair_chart(
+            alt.Chart(points.to_pandas()).mark_bar().encode(
+                x=alt.X("points:Q", bin=alt.Bin(step=5), title="hand score, points play (capped at 200)"),
+                y=alt.Y("hands:Q", stack=None), color="ruleset:N", opacity=alt.value(0.75),
+                tooltip=["ruleset", "points", "hands"],
+            ).properties(height=240, title="Points per hand"),
+            width="stretch",
+        )
+    head_to_head = cache.query("player_head_to_head", player)
+    right.markdown("**Head to head** (hands finished ahead of / behind each opponent)")
+    right.dataframe(head_to_head, hide_index=True, width="stretch", height=240,
+                    column_config={"ahead_rate": _rate("ahead")})
+    mine = cache.query("special_cards", player)
+    if mine.height:
+        everyone = cache.query("special_cards", None).filter(pl.col("ruleset").is_in(mine["ruleset"].to_list()))
+        long = pl.concat([mine.with_columns(who=pl.lit("player")),
+                          everyone.with_columns(who=pl.lit("everyone"))])
+        st.altair_chart(
+            alt.Chart(long.to_pandas()).mark_bar().encode(
+                y=alt.Y("what:N", title=None, axis=alt.Axis(labelLimit=0, labelOverlap=False)),
+                x=alt.X("per hand:Q"), yOffset="who:N",
+                color=alt.Color("who:N", scale=alt.Scale(domain=["player", "everyone"], range=["#1565c0", "#b0bec5"])),
+                row=alt.Row("ruleset:N", title=None),
+                tooltip=["ruleset", "what", "who", alt.Tooltip("per hand:Q", format=".2f")],
+            ).properties(height=24 * len(data.SPECIAL_CARDS), width=520,
+                         title="Special cards per hand: this player against everyone"),
+            width="content",
+        )
+    fouls = cache.query("player_violations", player)
+    st.markdown(f"**Violations committed** ({int(fouls['violations'].sum()) if fouls.height else 0:,}, "
+                "their own fouls by code)")
+    st.dataframe(fouls, hide_index=True, width="stretch")
+
+
+def _seat_heatmaps(seats: pl.DataFrame) -> None:
+    """One seat × table-size heatmap per ruleset and play, two side by side."""
+    plays = seats["play"].unique(maintain_order=True).to_list()
+    for start in range(0, len(plays), 2):
+        for column, play in zip(st.columns(2), plays[start:start + 2], strict=False):
+            column.altair_chart(views.seat_heatmap(seats.filter(pl.col("play") == play), play), width="stretch")
+
+
+def first_seat_tab() -> None:
+    """Does the first to play win more often than chance? Per ruleset, play and table size."""
+    rulesets = st.multiselect("Ruleset", options.rulesets, key="players_seat_rulesets", placeholder="All rulesets")
+    seats: pl.DataFrame = cache.query("first_seat", tuple(rulesets))
+    if not seats.height:
+        st.info("No decided hand in these rulesets.")
+        return
+    first = seats.filter(pl.col("turn_order") == 0)
+    st.markdown("**The first to play**, per ruleset, play and table size")
+    interval = {"ci_low": st.column_config.NumberColumn("95% from", format="percent"),
+                "ci_high": st.column_config.NumberColumn("95% to", format="percent"),
+                "win_rate": st.column_config.NumberColumn("win rate", format="percent"),
+                "fair_rate": st.column_config.NumberColumn("fair rate", format="percent",
+                                                           help="1 ÷ players: every seat alike."),
+                "against_fair": st.column_config.TextColumn("against the fair rate"),
+                "mean_points": st.column_config.NumberColumn("mean points", format="%.1f",
+                                                             help="Points play only: elimination scores none."),
+                "turn_order": st.column_config.NumberColumn("seat"),
+                "players": st.column_config.NumberColumn("players")}
+    order = ["play", "players", "hands", "wins", "win_rate", "ci_low", "ci_high", "fair_rate", "against_fair",
+             "mean_points"]
+    st.dataframe(first, hide_index=True, width="stretch", column_order=order, column_config=interval)
+    st.caption("*hands* is the sample: the decided hands played from that seat. The interval is the 95% "
+               "Wilson score interval of the win rate; *above* or *below* only when it leaves out the fair "
+               "rate (1 ÷ players), else the difference is within chance. Points play and elimination play "
+               "are counted apart.")
+    st.altair_chart(views.first_seat_chart(first, "The first seat's win rate by table size (line: 95% "
+                                                  "interval; red tick: the fair rate)"), width="stretch")
+    st.markdown("**Every seat, by table size** (colour: the win rate over the fair rate; the sample and 95% "
+                "interval in the tooltip)")
+    _seat_heatmaps(seats)
+    with st.expander("Every seat (table)"):
+        st.dataframe(seats, hide_index=True, width="stretch", column_order=["play", "players", "turn_order", *order[2:]],
+                     column_config=interval)
 
 
 def targeting_tab() -> None:
-    """The 2-card targeting matrix as a heatmap."""
-    cols = st.columns([3, 2])
+    """The 2-card targeting matrix as a heatmap, and the games behind a cell."""
+    cols = st.columns([3, 2, 2])
     rulesets = cols[0].multiselect("Ruleset", options.rulesets, key="players_two_rulesets",
                                    placeholder="All rulesets")
     metric = cols[1].radio("Colour by", ["twos", "lift"], key="players_two_metric", horizontal=True,
                            format_func=lambda m: "2s given" if m == "twos" else "lift over a fair choice")
+    lift = metric == "lift"
+    min_expected = 0.0
+    if lift:
+        min_expected = float(cols[2].number_input(
+            "Lift only from this many expected 2s", 0.0, 10_000.0, 20.0, step=5.0, key="players_two_min_expected",
+            help="Below it a lift rests on too few 2s to mean anything: the cell shows its count, uncoloured."))
     with st.spinner("Counting every 2 played (once per warehouse batch)…"):
-        matrix = cache.query("two_targets", tuple(rulesets), 25, metric == "lift")
+        matrix: pl.DataFrame = cache.query("two_targets", tuple(rulesets), 25, lift, min_expected)
     if not matrix.height:
         st.info("No 2 with a target in these games.")
+        return
+    givers = sorted(matrix["player"].unique().to_list())
+    targets = sorted(matrix["target"].unique().to_list())
+    frame = matrix.to_pandas()
+    cell = alt.selection_point(name="cell", fields=["player", "target"], on="click", clear="dblclick")
+    # every name labelled: no label dropped for overlap, none cut short
+    x = alt.X("target:N", title="target (who drew the card)", sort=targets,
+              axis=alt.Axis(labelAngle=-45, labelOverlap=False, labelLimit=0))
+    y = alt.Y("player:N", title="player of the 2", sort=givers, axis=alt.Axis(labelOverlap=False, labelLimit=0))
+    tooltip: list[Any] = ["player", "target", "twos"]
+    if lift:
+        tooltip += [alt.Tooltip("expected_twos:Q", format=".1f"), alt.Tooltip("lift:Q", format=".2f")]
+    base = alt.Chart(frame)
+    ground = base.mark_rect(color="#eceff1").encode(x=x, y=y)
+    if lift:
+        coloured = base.transform_filter("isValid(datum.lift)").mark_rect().encode(
+            x=x, y=y, tooltip=tooltip,
+            color=alt.Color("lift:Q", scale=alt.Scale(scheme="redblue", reverse=True, domainMid=1)))
     else:
-        frame = matrix.to_pandas()
-        scale = (alt.Scale(scheme="redblue", reverse=True, domainMid=1) if metric == "lift"
-                 else alt.Scale(scheme="orangered"))
-        heat = alt.Chart(frame).mark_rect().encode(
-            x=alt.X("target:N", title="target (who drew the card)"),
-            y=alt.Y("player:N", title="player of the 2"),
-            color=alt.Color(f"{metric}:Q", scale=scale),
-            tooltip=["player", "target", "twos", alt.Tooltip("expected_twos:Q", format=".1f"),
-                     alt.Tooltip("lift:Q", format=".2f")],
-        )
-        text = alt.Chart(frame).mark_text(fontSize=10).encode(x="target:N", y="player:N", text="twos:Q")
-        st.altair_chart((heat + text).properties(height=max(240, 26 * matrix["player"].n_unique()),
-                                                 title="Who gives 2s to whom"), width="stretch")
-        st.caption("Lift: 2s given to that target over the number expected if targets were chosen at random "
-                   "among the others at the table. Far above 1 with many 2s is worth a look.")
+        coloured = base.mark_rect().encode(x=x, y=y, tooltip=tooltip,
+                                           color=alt.Color("twos:Q", scale=alt.Scale(scheme="orangered")))
+    text = base.mark_text(fontSize=10).encode(x=x, y=y, text="twos:Q")
+    # on top, an all but transparent cell takes the clicks (and the tooltip) over the text
+    hit = base.mark_rect(opacity=0.001, color="#000").encode(x=x, y=y, tooltip=tooltip).add_params(cell)
+    # a 24 px row per player of a 2 however few or many (a fixed height would squeeze or
+    # drop rows), the columns sharing the page's width
+    event = st.altair_chart(
+        alt.layer(ground, coloured, text, hit).properties(
+            height=alt.Step(24), title="Who gives 2s to whom (click a cell for its games)"),
+        width="stretch", key="players_two_chart", on_select="rerun", selection_mode="cell",
+    )
+    if lift:
+        hidden = int(matrix["lift"].is_null().sum())
+        st.caption(f"Lift: 2s given to that target over the number expected if targets were chosen at random "
+                   f"among the others at the table; far above 1 with many 2s is worth a look. Shown only where at "
+                   f"least {min_expected:g} 2s were expected: {hidden} of {matrix.height} cells are below that "
+                   "(grey, their count written).")
+    else:
+        st.caption("The number of 2s each player gave to each target. Colour by lift to weigh them against a "
+                   "fair choice.")
+
+    # drill-down: a clicked cell (or the two boxes) names a pair; list the games behind it
+    picked = (event.selection.get("cell") or []) if event is not None else []
+    if picked and st.session_state.get("players_two_clicked") != picked[0]:
+        st.session_state["players_two_clicked"] = picked[0]
+        st.session_state["players_two_giver"] = picked[0].get("player")
+        st.session_state["players_two_target"] = picked[0].get("target")
+    left, right = st.columns(2)
+    giver = left.selectbox("Player of the 2", givers, key="players_two_giver", index=None,
+                           placeholder="Choose a player (or click a cell)")
+    target = right.selectbox("Target", targets, key="players_two_target", index=None, placeholder="Choose a target")
+    if giver is None or target is None:
+        return
+    games: pl.DataFrame = cache.query("two_games", tuple(rulesets), giver, target)
+    if not games.height:
+        st.info(f"{giver} gave no 2 to {target} in these games.")
+        return
+    games = games.with_columns(
+        ("replay?game=" + pl.col("game_id") + "&seq=" + pl.col("first_seq").cast(pl.String)).alias("replay"))
+    st.markdown(f"**{int(games['twos'].sum()):,}** 2s from **{giver}** to **{target}**, in "
+                f"{games.height:,} game{'s' if games.height != 1 else ''}:")
+    st.dataframe(
+        games, hide_index=True, width="stretch", key="players_two_games",
+        column_order=["game_id", "ruleset", "start_time", "twos", "hands", "first_hand", "first_seq", "replay"],
+        column_config={"game_id": st.column_config.TextColumn("game"),
+                       "start_time": st.column_config.DatetimeColumn("started", format="YYYY-MM-DD HH:mm"),
+                       "twos": st.column_config.NumberColumn("2s to the target"),
+                       "hands": st.column_config.NumberColumn("hands with one"),
+                       "first_hand": st.column_config.NumberColumn("first in hand"),
+                       "first_seq": st.column_config.NumberColumn("at seq"),
+                       "replay": st.column_config.LinkColumn("replay", display_text="open the first ▶")},
+    )
 
 
 # stateful tabs: only the open one runs, and the URL remembers it (?players_tab=Profile)
-board, profile, targeting = st.tabs(
-    ["Leaderboard", "Profile", "2-card targeting"], key="players_tab", bind="query-params",
+board, profile, first_seat, targeting = st.tabs(
+    ["Leaderboard", "Profile", "First seat", "2-card targeting"], key="players_tab", bind="query-params",
     default="Profile" if "player" in st.query_params else None,
 )
-for tab, render in ((board, leaderboard_tab), (profile, profile_tab), (targeting, targeting_tab)):
+for tab, render in ((board, leaderboard_tab), (profile, profile_tab), (first_seat, first_seat_tab),
+                    (targeting, targeting_tab)):
     if tab.open:
         with tab:
             render()

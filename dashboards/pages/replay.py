@@ -133,7 +133,8 @@ if notice:
     st.warning(notice, icon=":material/link_off:")
 
 game_id = replay.game
-views.verdict_summary(replay)
+stored = cache.query("game_row", game_id)  # the lines the warehouse counts for the game
+views.verdict_summary(replay, lines=stored["lines"] if stored else None)
 shown = views.replay_view(
     replay, KEYS,
     link=lambda step, viewer: step_link(game_id, step, viewer),

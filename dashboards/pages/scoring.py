@@ -77,24 +77,33 @@ def across_tab() -> None:
     summary = cache.query("scoring_summary", flt)
     st.dataframe(summary, hide_index=True, width="stretch",
                  column_config={"mean_multiplier": st.column_config.NumberColumn(format="%.3f")})
-    left, right = st.columns(2)
+    # the winning cards: one chart per ruleset, each filling its own column, so no chart
+    # runs over its neighbour (or off the page) however many rulesets there are
     cards = cache.query("winning_cards", flt)
     if cards.height:
-        left.altair_chart(
-            alt.Chart(cards.to_pandas()).mark_bar().encode(
-                x=alt.X("rank:N", sort="-y", title="rank of the winning card"), y="hands:Q",
-                color=alt.Color("multiplier:O", title="×"), column=alt.Column("ruleset:N", title=None),
-                tooltip=["ruleset", "rank", "multiplier", "hands"],
-            ).properties(height=220, width=150, title="Cards hands were won with"),
-        )
+        st.markdown("**Cards hands were won with**")
+        rulesets = sorted(cards["ruleset"].unique().to_list())
+        multipliers = sorted(cards["multiplier"].unique().to_list())
+        for column, ruleset in zip(st.columns(len(rulesets)), rulesets, strict=True):
+            column.altair_chart(
+                alt.Chart(cards.filter(pl.col("ruleset") == ruleset).to_pandas()).mark_bar().encode(
+                    x=alt.X("rank:N", sort="-y", title="rank of the winning card",
+                            axis=alt.Axis(labelAngle=0, labelOverlap=False)),
+                    y="hands:Q",
+                    color=alt.Color("multiplier:O", title="×", scale=alt.Scale(domain=multipliers),
+                                    legend=alt.Legend(orient="bottom")),
+                    tooltip=["ruleset", "rank", "multiplier", "hands"],
+                ).properties(height=320, title=ruleset),
+                width="stretch",
+            )
     spread = cache.query("points_distribution", flt)
     if spread.height:
-        right.altair_chart(
+        st.altair_chart(
             alt.Chart(spread.to_pandas()).mark_bar().encode(
                 x=alt.X("points:Q", bin=alt.Bin(step=5), title="a loser's hand score (capped at 200)"),
                 y=alt.Y("hands:Q", stack=None), color="ruleset:N", opacity=alt.value(0.7),
                 tooltip=["ruleset", "points", "hands"],
-            ).properties(height=260, title="Points left in losing hands"),
+            ).properties(height=260, title="Points left in losing hands (points play)"),
             width="stretch",
         )
 

@@ -77,8 +77,10 @@ def test_scoring_for_a_game(app: AppTest) -> None:
 
 def test_players(app: AppTest) -> None:
     _open(app, "players")
+    assert app.info  # every sample player has fewer than the default 5 hands
+    app.number_input(key="players_min_hands").set_value(0).run()
     board = app.dataframe[0].value
-    assert {"rank", "player", "win_rate"} <= set(board.columns)
+    assert {"rank", "player", "measure", "sample", "violations"} <= set(board.columns)
     _open(app, "players", player="ali")
     metrics = {m.label: m.value for m in app.metric}
     assert int(metrics["Hands"]) >= 3
@@ -88,6 +90,9 @@ def test_players(app: AppTest) -> None:
     assert not app.exception
     app.radio(key="players_two_metric").set_value("lift").run()
     assert not app.exception
+    app.query_params["players_tab"] = "First seat"  # the tab is bound to the URL
+    app.run()
+    assert not app.exception and app.dataframe[0].value["turn_order"].eq(0).all()
 
 
 def test_compliance_drill_down_links(app: AppTest) -> None:
