@@ -30,6 +30,7 @@ if TYPE_CHECKING:  # pyarrow, deltalake and duckdb load only when a command runs
 # them equal to ingest.store.DEFAULT_WAREHOUSE and ingest.maintenance.DEFAULT_RETAIN_HOURS.
 DEFAULT_WAREHOUSE = "data/warehouse"
 DEFAULT_RETAIN_HOURS = 168
+DEFAULT_TARGET_SIZE = "128MiB"  # ingest.store.TARGET_FILE_SIZE
 
 #: exit status of `ingest` and `compact` when the storage refused a write (a read-only
 #: file system, a full disk, no permission): nothing was committed (docs/cli.md)
@@ -55,6 +56,21 @@ def storage_options(pairs: list[str] | None) -> dict[str, str]:
         return parse_options(pairs)
     except StorageError as exc:
         raise _fail(str(exc)) from None
+
+
+_SIZE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([KMG]i?B?|B)?\s*", re.IGNORECASE)
+_UNITS = {"": 1, "B": 1, "K": 1024, "KI": 1024, "M": 1024**2, "MI": 1024**2, "G": 1024**3,
+          "GI": 1024**3}
+
+
+def parse_size(text: str) -> int:
+    """`128MiB`, `64MB`, `1G`, `4096` as bytes (exit 2 on anything else). KB, MB and GB are
+    read as KiB, MiB and GiB, as Delta's own target size is."""
+    found = _SIZE.fullmatch(text)
+    if found is None or float(found.group(1)) <= 0:
+        raise _fail(f"--target-size takes a size such as 128MiB, 64MB or 4096, got {text!r}")
+    unit = (found.group(2) or "").upper().removesuffix("B")
+    return max(1, int(float(found.group(1)) * _UNITS[unit]))
 
 
 class Format(StrEnum):
@@ -96,8 +112,9 @@ _OS_ERROR = re.compile(r"\[Errno (\d+)\]|\(os error (\d+)\)|\[errno (\d+)\]")
 
 def _storage_errno(exc: BaseException) -> int | None:
     """The errno of a write the storage refused, if that is what `exc` is."""
-    if isinstance(exc, OSError) and exc.errno in _STORAGE_ERRNOS:
-        return exc.errno
+    number = getattr(exc, "errno", None)  # an OSError's, or an IngestError's from a worker
+    if isinstance(number, int) and number in _STORAGE_ERRNOS:
+        return number
     for match in _OS_ERROR.finditer(str(exc)):
         number = int(next(g for g in match.groups() if g))
         if number in _STORAGE_ERRNOS:
@@ -106,12 +123,29 @@ def _storage_errno(exc: BaseException) -> int | None:
 
 
 def _storage_failure(command: str, warehouse: str, exc: BaseException) -> typer.Exit | None:
-    """One line and `STORAGE_EXIT` when `exc` is the storage refusing a write; else None."""
+    """One line when `exc` is the batch failing for a reason that is not a bug: the
+    storage refusing a write (`STORAGE_EXIT`), or any other I/O or Delta error, a worker
+    that died, another writer taking over (exit 1). None for a bug (`cli.app.main`
+    reports it, traceback in a file)."""
+    from deltalake.exceptions import DeltaError
+
+    from ingest.pipeline import IngestError
+    from ingest.storage import StorageError
+    from ingest.store import WarehouseError
+
     number = _storage_errno(exc)
-    if number is None:
+    if number is not None:
+        return _fail(f"{command}: cannot write to the warehouse {warehouse}: "
+                     f"{os.strerror(number).lower()}; nothing was committed", STORAGE_EXIT)
+    if isinstance(exc, IngestError) and exc.bug:
         return None
-    return _fail(f"{command}: cannot write to the warehouse {warehouse}: "
-                 f"{os.strerror(number).lower()}; nothing was committed", STORAGE_EXIT)
+    if isinstance(exc, IngestError | WarehouseError | StorageError):
+        return _fail(str(exc), 1)
+    if isinstance(exc, OSError | DeltaError):  # the store failed: unreachable, timed out …
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        return _fail(f"{command}: the warehouse {warehouse} failed: {type(exc).__name__}"
+                     f"{': ' + first if first else ''}; nothing was committed", 1)
+    return None
 
 
 # ---------------------------------------------------------------------------- ingest
@@ -143,9 +177,7 @@ def ingest_command(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from engine.reader import InputPathError
-    from ingest.pipeline import IngestError, ingest
-    from ingest.storage import StorageError
-    from ingest.store import WarehouseError
+    from ingest.pipeline import ingest
 
     options = storage_options(storage)
     console = terminal.console(stderr=True)
@@ -177,11 +209,7 @@ def ingest_command(
         refused = _storage_failure("ingest", warehouse, exc)
         if refused is not None:
             raise refused from None
-        # a worker's traceback is a bug's: `cli.app.main` writes it to a file
-        if isinstance(exc, IngestError | WarehouseError | StorageError) and \
-                "Traceback" not in str(exc):
-            raise _fail(str(exc), 1) from None
-        raise
+        raise  # a bug (a worker's included): `cli.app.main` writes the traceback to a file
     _print_summary(_console(), summary, warehouse)
 
 
@@ -214,32 +242,37 @@ def compact_command(
              "may still need them). Below the default, only when no reader is open.")]
         = DEFAULT_RETAIN_HOURS,
     no_vacuum: Annotated[bool, typer.Option("--no-vacuum", help="Only merge small files.")] = False,
+    target_size: Annotated[str, typer.Option(
+        "--target-size", metavar="SIZE",
+        help="The size merged parts aim at, in bytes or with a unit (KiB, MiB, GiB, KB, MB, "
+             "GB). Only partitions with several parts under it are rewritten.")]
+        = DEFAULT_TARGET_SIZE,
     storage: StorageOption = None,
     wait: Annotated[float, typer.Option(
         "--wait", min=0, help="Seconds to wait for an ingest's lock before giving up.")] = 0.0,
 ) -> None:
-    """Merge small Parquet files of every table, then vacuum files no snapshot needs."""
+    """Merge small Parquet files of every table, partition by partition, then vacuum files
+    no retained snapshot needs."""
     from rich.table import Table
 
     from ingest.maintenance import compact
-    from ingest.storage import StorageError
-    from ingest.store import WarehouseError
 
+    size = parse_size(target_size)
     try:
         summary = compact(warehouse, retain_hours=retain_hours, vacuum=not no_vacuum,
-                          storage_options=storage_options(storage), wait=wait)
-    except (WarehouseError, StorageError) as exc:
-        raise _fail(str(exc), 1) from None
+                          target_size=size, storage_options=storage_options(storage),
+                          wait=wait)
     except Exception as exc:  # OSError, deltalake's and pyarrow's own error types
         refused = _storage_failure("compact", warehouse, exc)
         if refused is None:
             raise
         raise refused from None
     console = _console()
-    table = Table("table", "files merged", "files written", "files vacuumed")
+    table = Table("table", "partitions rewritten", "files merged", "files written",
+                  "files vacuumed")
     for name, removed in summary.files_removed.items():
-        table.add_row(name, str(removed), str(summary.files_added.get(name, 0)),
-                      str(summary.vacuumed.get(name, "-")))
+        table.add_row(name, str(summary.partitions.get(name, 0)), str(removed),
+                      str(summary.files_added.get(name, 0)), str(summary.vacuumed.get(name, "-")))
     console.print(table)
     if summary.batch is not None:
         console.print(f"committed as batch {summary.batch} (kind compact)")

@@ -8,7 +8,15 @@ object's ETag, so a lock another writer took over is never overwritten). A write
 finds the lock taken over it when the expiry has passed (a writer that crashed without
 releasing it), or when the owner is a process of this same host that no longer exists;
 the takeover is again a put conditional on the ETag it read, so of two writers racing for
-a stale lock exactly one wins. Before each commit the holder checks it still holds it.
+a stale lock exactly one wins.
+
+Either lock carries a **fencing token**: a number larger than any earlier holder's
+(`token`, microseconds, and past the previous holder's), written into the lock with its
+owner. Before each commit the holder checks that the lock still names it (`check`): a
+local lock file deleted or replaced under it (another writer then took a lock of its
+own), or an S3 lock that expired and was taken over, raises `LockLost`, and the writer
+commits nothing more. (The check narrows the window; the commits themselves are fenced
+too, each one landing only on the table version its writer read: `ingest.store`.)
 """
 
 from __future__ import annotations
@@ -41,30 +49,76 @@ class LockLost(Exception):
     """The lock expired and another writer took it over: this writer must not commit."""
 
 
+def _next_token(previous: Any) -> int:
+    """A fencing token past `previous` (an earlier holder's, when it is a number)."""
+    now = time.time_ns() // 1000
+    return max(now, previous + 1) if isinstance(previous, int) else now
+
+
+def _record(owner: str, token: int, expires: float | None = None) -> dict[str, Any]:
+    record: dict[str, Any] = {"owner": owner, "token": token, "host": socket.gethostname(),
+                              "pid": os.getpid()}
+    if expires is not None:
+        record["expires"] = expires
+    return record
+
+
 class FileLock:
-    """`flock` on a local file."""
+    """`flock` on a local file, which holds its owner's record and fencing token."""
 
     def __init__(self, location: Location) -> None:
         self.path = location.join(LOCK_NAME)
         self.handle: Any = None
+        self.owner = uuid.uuid4().hex
+        self.token: int | None = None
 
     def acquire(self, wait: float = 0.0) -> None:
         os.makedirs(os.path.dirname(self.path), exist_ok=True)
-        handle = open(self.path, "a+")  # noqa: SIM115 - held until release
         deadline = time.monotonic() + wait
         while True:
+            handle = open(self.path, "a+")  # noqa: SIM115 - held until release
             try:
                 fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                self.handle = handle
-                return
             except BlockingIOError:
+                handle.close()
                 if time.monotonic() >= deadline:
-                    handle.close()
                     raise LockBusy(f"another ingest or compact holds {LOCK_NAME}") from None
                 time.sleep(WAIT_POLL)
+                continue
+            if _same_file(self.path, handle):
+                break
+            handle.close()  # deleted between our open and our flock: lock the new one
+        try:
+            handle.seek(0)
+            previous = _parse(handle.read()).get("token")
+            self.token = _next_token(previous)
+            handle.seek(0)
+            handle.truncate()
+            handle.write(json.dumps(_record(self.owner, self.token)))
+            handle.flush()
+        except BaseException:
+            handle.close()
+            raise
+        self.handle = handle
 
     def check(self) -> None:
-        """Held for the process's life: nothing can take it over."""
+        """Raise `LockLost` unless the file at the lock's path is still the one this
+        writer locked and names it (someone deleted it, and another writer may have
+        locked a new one)."""
+        if self.handle is None:
+            raise LockLost(f"the warehouse lock {LOCK_NAME} is not held")
+        try:
+            with open(self.path, encoding="utf-8", errors="replace") as current:
+                holder = _parse(current.read())
+        except FileNotFoundError:
+            holder = {}
+        if not _same_file(self.path, self.handle):
+            raise LockLost(f"the warehouse lock {LOCK_NAME} was deleted under this writer"
+                           + (f" (another writer, host {holder.get('host')}, pid "
+                              f"{holder.get('pid')}, locked a new one)" if holder else ""))
+        if holder.get("owner") != self.owner:
+            raise LockLost(f"the warehouse lock {LOCK_NAME} was replaced under this writer "
+                           f"and is held by host {holder.get('host')}, pid {holder.get('pid')}")
 
     def release(self) -> None:
         if self.handle is not None:
@@ -81,6 +135,7 @@ class ObjectLock:
         self.ttl = ttl
         self.client = location.s3_client()
         self.owner = uuid.uuid4().hex
+        self.token: int | None = None
         self.etag: str | None = None
         self.lost = False
         self._stop = threading.Event()
@@ -88,8 +143,8 @@ class ObjectLock:
         self._mutex = threading.Lock()
 
     def _body(self) -> bytes:
-        return json.dumps({"owner": self.owner, "host": socket.gethostname(), "pid": os.getpid(),
-                           "expires": time.time() + self.ttl}).encode()
+        assert self.token is not None
+        return json.dumps(_record(self.owner, self.token, time.time() + self.ttl)).encode()
 
     def _precondition_failed(self, exc: Exception) -> bool:
         code = getattr(exc, "response", {}).get("Error", {}).get("Code", "")
@@ -113,6 +168,7 @@ class ObjectLock:
 
     def _try_take(self) -> dict[str, Any] | None:
         """Take the lock if it is free or stale; else the holder's record."""
+        self.token = _next_token(None)
         try:
             reply = self.client.put_object(Bucket=self.bucket, Key=self.key, Body=self._body(),
                                            IfNoneMatch="*")
@@ -126,12 +182,10 @@ class ObjectLock:
         except self.client.exceptions.NoSuchKey:
             return {}  # released meanwhile: try again
         etag = current["ETag"]
-        try:
-            holder = json.loads(current["Body"].read())
-        except ValueError:
-            holder = {}
+        holder = _parse(current["Body"].read())
         if not _stale(holder):
             return holder
+        self.token = _next_token(holder.get("token"))
         try:  # take over the stale lock, unless someone else just did
             reply = self.client.put_object(Bucket=self.bucket, Key=self.key, Body=self._body(),
                                            IfMatch=etag)
@@ -156,8 +210,19 @@ class ObjectLock:
                     # a transient error: try again at the next tick, the expiry still runs
 
     def check(self) -> None:
+        """Raise `LockLost` unless the lock object still names this writer (read afresh:
+        a renewal that has not failed yet proves nothing)."""
+        if not self.lost:
+            try:
+                current = self.client.get_object(Bucket=self.bucket, Key=self.key)
+                holder = _parse(current["Body"].read())
+            except self.client.exceptions.NoSuchKey:
+                holder = {}
+            if holder.get("owner") != self.owner or holder.get("token") != self.token:
+                self.lost = True
         if self.lost:
-            raise LockLost(f"the warehouse lock {LOCK_NAME} expired and was taken over")
+            raise LockLost(f"the warehouse lock {LOCK_NAME} expired or was deleted, and was "
+                           "taken over")
 
     def release(self) -> None:
         self._stop.set()
@@ -167,6 +232,23 @@ class ObjectLock:
             if self.etag is not None and not self.lost:
                 self.client.delete_object(Bucket=self.bucket, Key=self.key, IfMatch=self.etag)
         self.etag = None
+
+
+def _same_file(path: str, handle: Any) -> bool:
+    """Whether `path` still names the file `handle` has open."""
+    try:
+        return os.stat(path).st_ino == os.fstat(handle.fileno()).st_ino
+    except FileNotFoundError:
+        return False
+
+
+def _parse(data: bytes | str) -> dict[str, Any]:
+    """A lock's record (empty when unreadable: an older build's, or half written)."""
+    try:
+        record = json.loads(data)
+    except ValueError:
+        return {}
+    return record if isinstance(record, dict) else {}
 
 
 def _stale(holder: dict[str, Any]) -> bool:

@@ -67,6 +67,7 @@ from ingest.store import (
     PartWriter,
     Snapshot,
     Warehouse,
+    WriterFenced,
     new_attempt,
     new_token,
     read_part,
@@ -93,6 +94,8 @@ HANDSHAKE_ENV = "HAFTKHABIS_INGEST_COMMIT_HANDSHAKE"
 #: times a cluster task that raised is run again (a task whose worker died is rescheduled
 #: by the scheduler itself, up to its `allowed-failures`)
 TASK_RETRIES = 2
+#: seconds a failed cluster batch waits for its other tasks to end before it cleans up
+TASK_DRAIN = 300.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,6 +139,9 @@ class WorkerResult:
     quarantined: int
     lines: int
     peak_open: int = 0  # the most games this worker held open at once
+    #: table → the folders this worker wrote parts to (committed or not): where a dead
+    #: earlier attempt of the same shard may have left some
+    folders: dict[str, list[str]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,7 +200,53 @@ class BatchSummary:
 
 
 class IngestError(Exception):
-    """The batch could not be committed; the warehouse is as it was before it."""
+    """The batch could not be committed; the warehouse is as it was before it.
+
+    One line, for people. `errno` is set when the storage refused a write (a read-only
+    file system, a full disk); `bug` when a worker raised something no input or storage
+    explains (its traceback is this error's `__cause__`)."""
+
+    def __init__(self, message: str, *, errno: int | None = None, bug: bool = False) -> None:
+        super().__init__(message)
+        self.errno = errno
+        self.bug = bug
+
+
+class WorkerTraceback(Exception):
+    """A worker's traceback, carried to the coordinator as text (the `__cause__` of the
+    `IngestError` raised there, so a crash report shows where the worker failed)."""
+
+    def __str__(self) -> str:
+        return f"\n{self.args[0]}" if self.args else ""
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerFailure:
+    """What a worker process sends when its shard fails: the exception's type and first
+    line, its errno (an OSError's), whether it was the input's or the storage's doing
+    rather than a bug, and the traceback."""
+
+    kind: str
+    message: str
+    errno: int | None
+    expected: bool
+    details: str
+
+    @classmethod
+    def of(cls, exc: BaseException) -> WorkerFailure:
+        from deltalake.exceptions import DeltaError
+
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        errno = exc.errno if isinstance(exc, OSError) else None
+        return cls(type(exc).__name__, first, errno, isinstance(exc, OSError | DeltaError),
+                   traceback.format_exc())
+
+    def error(self, worker: str) -> IngestError:
+        what = f"{self.kind}: {self.message}" if self.message else self.kind
+        error = IngestError(f"{worker} failed: {what}; nothing was committed",
+                            errno=self.errno, bug=not self.expected)
+        error.__cause__ = WorkerTraceback(self.details)
+        return error
 
 
 # ---------------------------------------------------------------------------- a worker
@@ -321,10 +373,12 @@ class ShardWorker:
         updated = {g for g in existing if g not in unchanged}
         new = len(self.judged) - len(existing)
         violations = self._count_violations(parts["games"])
+        folders = {name: sorted({p.folder for p in [*base.get(name, []), *parts.get(name, [])]})
+                   for name in parts}
         return WorkerResult(
             task.shard, parts, {g: (existing[g][1], existing[g][2]) for g in updated},
             new, len(updated), len(unchanged), violations, self.counts.quarantined,
-            self.counts.lines, self.ingestor.peak_open_games)
+            self.counts.lines, self.ingestor.peak_open_games, folders)
 
     def _count_violations(self, parts: Sequence[PartFile]) -> int:
         total = 0
@@ -448,8 +502,8 @@ def _worker_main(task: WorkerTask, messages: Any) -> None:
 
     try:
         result = ShardWorker(task, report).run()
-    except BaseException:
-        messages.put(("error", task.shard, traceback.format_exc()))
+    except BaseException as exc:
+        messages.put(("error", task.shard, WorkerFailure.of(exc)))
         raise SystemExit(1) from None
     messages.put(("done", task.shard, result))
 
@@ -555,6 +609,36 @@ def _ingest_locked(store: Warehouse, files: list[str], workers: int, force: bool
     state = Progress(files_total=len(to_read))
     if progress is not None:
         progress(state)
+    try:
+        results, routed = _replay(store, snapshot, to_read, workers, batch, prefix, state,
+                                  progress, client, task_retries)
+        state.phase = "committing"
+        if progress is not None:
+            progress(state)
+        summary = _commit(store, snapshot, inputs, routed, results, batch, prefix, started,
+                          workers, attempt)
+    except BaseException as exc:
+        _abandon(store, prefix, fenced=isinstance(exc, WriterFenced))
+        raise
+    if client is not None:
+        # a task whose worker died, or that the scheduler ran twice, left parts named for
+        # this batch that it did not commit: remove them now (best effort)
+        folders: dict[str, set[str]] = defaultdict(set)
+        for result in results:
+            for name, written in result.folders.items():
+                folders[name].update(written)
+        with contextlib.suppress(Exception):
+            store.sweep_batch(batch, folders)
+    summary.restored = restored
+    return summary
+
+
+def _replay(store: Warehouse, snapshot: Snapshot, to_read: tuple[InputFile, ...],
+            workers: int, batch: int, prefix: str, state: Progress,
+            progress: Callable[[Progress], None] | None, client: Any,
+            task_retries: int) -> tuple[list[WorkerResult], Routed]:
+    """Route the input to spools and replay them (worker processes, or cluster tasks):
+    the workers' results, and the routing pass's."""
     staged = store.staging(f"{prefix}-spool")
     # the router writes local files; an S3 warehouse's spools are routed to a local
     # folder, and put in its staging prefix only for a cluster's workers to fetch
@@ -563,35 +647,36 @@ def _ingest_locked(store: Warehouse, files: list[str], workers: int, force: bool
         routed = _route(store, snapshot, to_read, spool_dir, workers, batch, prefix,
                         state, progress)
         if not to_read:
-            results = []
-        elif client is None:
-            results = _run_workers(store, snapshot, to_read, routed.spools, batch, prefix,
-                                   state, progress)
-        else:
-            spools = routed.spools
-            if not store.location.local:
-                spools = [f"{staged}/{os.path.basename(p)}" for p in routed.spools]
-                for local, remote in zip(routed.spools, spools, strict=True):
-                    store.location.put_file(local, remote)
-                    os.unlink(local)
-            results = _run_cluster(client, store, snapshot, to_read, spools, batch,
-                                   prefix, state, progress, task_retries)
+            return [], routed
+        if client is None:
+            return _run_workers(store, snapshot, to_read, routed.spools, batch, prefix,
+                                state, progress), routed
+        spools = routed.spools
+        if not store.location.local:
+            spools = [f"{staged}/{os.path.basename(p)}" for p in routed.spools]
+            for local, remote in zip(routed.spools, spools, strict=True):
+                store.location.put_file(local, remote)
+                os.unlink(local)
+        return _run_cluster(client, store, snapshot, to_read, spools, batch, prefix, state,
+                            progress, task_retries), routed
     finally:
         store.location.delete_tree(staged)
         if spool_dir != staged:
             shutil.rmtree(spool_dir, ignore_errors=True)
-    try:
-        state.phase = "committing"
-        if progress is not None:
-            progress(state)
-        summary = _commit(store, snapshot, inputs, routed, results, batch, prefix, started,
-                          workers, attempt)
-    except BaseException:
-        with contextlib.suppress(Exception):
+
+
+def _abandon(store: Warehouse, prefix: str, *, fenced: bool) -> None:
+    """After a batch failed (an error, an interrupt): undo its commits and delete the parts
+    it wrote, so the warehouse is as it was, raw latest versions included. A writer that
+    was fenced (another took over) touches nothing but its own uncommitted parts: the
+    tables are the other writer's now. Never raises (the batch's own error is what the
+    user needs to see); what it cannot undo, the next writer's `recover` does."""
+    with contextlib.suppress(Exception):
+        if not fenced:
+            store.check_lock()
             store.recover()
-        raise
-    summary.restored = restored
-    return summary
+    with contextlib.suppress(Exception):
+        store.remove_parts(prefix)
 
 
 @contextlib.contextmanager
@@ -625,7 +710,7 @@ def _run_cluster(client: Any, store: Warehouse, snapshot: Snapshot,
                  state: Progress, progress: Callable[[Progress], None] | None,
                  retries: int) -> list[WorkerResult]:
     """Run one task per shard on the cluster; their results, in shard order."""
-    from distributed import as_completed
+    from distributed import as_completed, wait
 
     has_games = snapshot.versions.get("games", 0) > 0
     tasks = [WorkerTask(store.root, files, spool, k, len(spools), batch, f"{prefix}-w{k}",
@@ -647,9 +732,15 @@ def _run_cluster(client: Any, store: Warehouse, snapshot: Snapshot,
             if progress is not None:
                 progress(state)
     except Exception as exc:
+        # the batch cleans up after itself next (`_abandon`): every other task must have
+        # ended first, or one still running would write its parts behind the cleanup
+        with contextlib.suppress(Exception):
+            wait(futures, timeout=TASK_DRAIN)
         client.cancel(futures)
-        raise IngestError(f"a cluster task failed, nothing was committed: "
-                          f"{type(exc).__name__}: {exc}") from None
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        what = f"{type(exc).__name__}: {first}" if first else type(exc).__name__
+        raise IngestError(f"a cluster task failed: {what}; nothing was committed",
+                          errno=exc.errno if isinstance(exc, OSError) else None) from exc
     return [results[k] for k in range(len(spools))]
 
 
@@ -773,12 +864,13 @@ def _run_workers(store: Warehouse, snapshot: Snapshot, files: tuple[InputFile, .
                 dead = [p for p in processes if p.exitcode not in (None, 0)]
                 if dead:
                     raise IngestError(
-                        f"worker {dead[0].name} died (exit code {dead[0].exitcode})") from None
+                        f"worker {dead[0].name} died (exit code {dead[0].exitcode}); "
+                        "nothing was committed") from None
                 continue
             if kind == "progress":
                 update(shard, payload)
             elif kind == "error":
-                raise IngestError(f"worker {shard} failed:\n{payload}")
+                raise payload.error(f"worker {shard}")
             else:
                 results[shard] = payload
     except BaseException:
@@ -814,7 +906,7 @@ def _commit(store: Warehouse, snapshot: Snapshot, inputs: list[InputFile], route
                                              f"{prefix}-x")
             adds += fresh
         versions[name] = store.commit(name, adds, removes, batch, "ingest", attempt)
-        if versions[name] != snapshot.versions[name]:
+        if adds or removes:
             changed = True
         _fault(f"after-commit:{name}")
         _pause(name)
@@ -851,7 +943,7 @@ def _commit(store: Warehouse, snapshot: Snapshot, inputs: list[InputFile], route
         "games_unchanged": unchanged, "violations": violations,
         "errors": quarantined + failed, "workers": workers, "engine_version": ENGINE_VERSION,
     }
-    versions["batches"] = store.commit_batch(row, versions, attempt)
+    versions["batches"] = store.commit_batch(row, versions, attempt, prefix)
     return BatchSummary(batch, file_rows, lines, new, updated, unchanged, violations,
                         quarantined, 0.0, versions, workers,
                         peak_open_games=max((r.peak_open for r in results), default=0))

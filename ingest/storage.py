@@ -202,6 +202,23 @@ class Location:
                 continue
             yield info.path if self.local else f"s3://{info.path}"
 
+    def list_names(self, folder: str, prefix: str) -> Iterator[str]:
+        """URIs of the files directly in `folder` whose name starts with `prefix` (on S3,
+        one listing of just those keys)."""
+        if self.local:
+            with contextlib.suppress(FileNotFoundError), os.scandir(folder) as entries:
+                for entry in entries:
+                    if entry.name.startswith(prefix) and entry.is_file():
+                        yield os.path.join(folder, entry.name)
+            return
+        bucket, key = self.bucket_key(folder)
+        pages = self.s3_client().get_paginator("list_objects_v2").paginate(
+            Bucket=bucket, Prefix=f"{key.rstrip('/')}/{prefix}")
+        for page in pages:
+            for item in page.get("Contents", ()):
+                if "/" not in item["Key"][len(key.rstrip("/")) + 1:]:
+                    yield f"s3://{bucket}/{item['Key']}"
+
     def put_file(self, local_path: str, uri: str) -> None:
         """Copy a local file to `uri` (one object: a plain PUT, multipart when large)."""
         if self.local:

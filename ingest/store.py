@@ -3,15 +3,30 @@
 A warehouse is a folder (local, or an S3 prefix: `ingest.storage.Location`) of Delta
 tables, one per entry of `schema.TABLES`. Writers put Parquet parts straight into a
 table's folder (locally a temporary name, then an atomic rename; on S3 one PUT) and
-nothing is visible until a commit names them. Every commit carries Delta's application
-transaction id (`APP_ID`, with the writer's attempt number as its version), so a commit
-retried after an unknown outcome (a timeout, a lost reply) is recognised as landed and
-never appends twice. Each batch commits every data table once
+nothing is visible until a commit names them. Each batch commits every data table once
 (adds and removes in one Delta transaction per table), then appends its row to `batches`
 last: that row records the version of every table the batch produced, and readers open
 each table at the versions of the latest `batches` row. A batch killed before that last
-commit is therefore invisible, and `recover()` (run by every writer before it starts)
-restores any table that moved past the recorded version.
+commit is therefore invisible to them, and `recover()` (run by every writer before it
+starts, and by any reader that finds a table past the recorded version while no writer
+holds the lock: `snapshot()`) restores such a table, so the latest version of every table
+is whole again for readers that read it raw.
+
+Commits are fenced. A writer commits each table on the version it found when it took the
+lock (or the one its own last commit made) and nowhere else (no rebase onto a newer
+version): a commit that finds the table moved by anyone else fails with `WriterFenced`
+and the writer stops, so two writers that both believe they hold the lock (a lock file
+deleted under one, an S3 lock that expired under a stalled one) never both commit, and a
+batch number, decided from the `batches` version a writer read and committed on that
+version, is never given twice. Every commit also carries Delta's application transaction
+id (`APP_ID`, with the writer's attempt number as its version), so a commit retried
+after an unknown outcome (a timeout, a lost reply) is recognised as landed and never
+appends twice.
+
+Opening stays cheap however many batches there are: each table gets a Delta checkpoint
+every `CHECKPOINT_EVERY` of our commits (and `compact` writes one for every table), the
+`batches` table is compacted every `BATCHES_COMPACT_EVERY` batches, and `snapshot()` reads
+only the one part that holds the latest batch row (found by the parts' statistics).
 """
 
 from __future__ import annotations
@@ -32,12 +47,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as pads
 import pyarrow.parquet as pq
-from deltalake import CommitProperties, DeltaTable, Transaction
-from deltalake.exceptions import DeltaError
+from deltalake import CommitProperties, DeltaTable, PostCommitHookProperties, Transaction
+from deltalake.exceptions import DeltaError, TableNotFoundError
 from deltalake.transaction import AddAction, RemoveAction
 
 from ingest import lock as writer_lock
-from ingest.schema import SCHEMA_VERSION, TABLES, TableSpec
+from ingest.schema import SCHEMA_VERSION, SNAPSHOT_TABLES, TABLES, TableSpec
 from ingest.storage import AtomicOutput, Location
 
 DEFAULT_WAREHOUSE = "data/warehouse"
@@ -49,6 +64,14 @@ _BATCH_PART = re.compile(r"part-b(\d{6,})-")
 APP_ID = "haftkhabis"
 #: tries of one commit whose outcome is unknown (the store timed out, a reply was lost)
 COMMIT_TRIES = 4
+#: a table gets a Delta checkpoint at every version that is a multiple of this (so
+#: opening it replays at most this many JSON commits: one GET each on S3)
+CHECKPOINT_EVERY = 10
+#: `batches` is compacted (its small parts merged) after every this many batches, so
+#: reading its rows (the files already ingested, the dashboard's batch list) stays cheap
+BATCHES_COMPACT_EVERY = 100
+#: the target size of compacted parts (`compact --target-size`)
+TARGET_FILE_SIZE = 128 * 1024 * 1024
 ROWS_PER_GROUP = 131_072
 #: rows a writer holds in memory (over all its partitions) before it writes a row group:
 #: sized by how wide each table's rows are, so a worker's buffers stay near 100 MiB
@@ -68,6 +91,12 @@ class WarehouseError(Exception):
     """The warehouse cannot be used as asked (missing, busy, from another schema)."""
 
 
+class WriterFenced(WarehouseError):
+    """Another writer took over (this writer's lock was lost, or a table it commits to
+    moved under it): this writer commits nothing more and must not clean up after
+    itself beyond its own uncommitted parts."""
+
+
 @dataclass(frozen=True, slots=True)
 class PartFile:
     """A Parquet part of one table, written but perhaps not yet committed."""
@@ -81,6 +110,11 @@ class PartFile:
     def add_action(self) -> AddAction:
         return AddAction(self.path, self.size, dict(self.partition), int(time.time() * 1000),
                          True, self.stats)
+
+    @property
+    def folder(self) -> str:
+        """The part's folder, relative to its table's (`''` for an unpartitioned one)."""
+        return posixpath.dirname(self.path)
 
     def remove_action(self) -> Any:
         return RemoveAction(self.path, True, int(time.time() * 1000), self.size,
@@ -104,6 +138,10 @@ class Warehouse:
         self.location = Location.of(root, storage_options)
         self.root = self.location.uri
         self._lock: writer_lock.FileLock | writer_lock.ObjectLock | None = None
+        #: while this writer holds the lock: the version each table is at as far as this
+        #: writer knows (set by `recover`, moved by its own commits); a commit lands on
+        #: that version or fails (`WriterFenced`)
+        self._expected: dict[str, int] = {}
 
     def table_uri(self, name: str) -> str:
         return self.location.join(name)
@@ -116,9 +154,9 @@ class Warehouse:
         return self.location.fs_path(self.part_uri(name, part))
 
     def exists(self) -> bool:
-        options = self.location.delta_options()
-        return all(DeltaTable.is_deltatable(self.table_uri(n), storage_options=options)
-                   for n in TABLES)
+        """Whether every table is there (one stat of its log folder each: every reader
+        asks, before each snapshot)."""
+        return all(self.location.exists(self.location.join(n, "_delta_log")) for n in TABLES)
 
     def ensure(self) -> None:
         """Create the folder and every table (empty, version 0) that is missing."""
@@ -144,32 +182,50 @@ class Warehouse:
         except writer_lock.LockBusy as exc:
             raise WarehouseError(f"{self.root} is busy: {exc}") from None
         self._lock = held
+        self._expected = {}
         try:
             yield
         finally:
             self._lock = None
+            self._expected = {}
             held.release()
 
     def check_lock(self) -> None:
-        """Raise if this writer's lock was taken over (an S3 lock that expired)."""
+        """Raise `WriterFenced` if this writer's lock was taken over (an S3 lock that
+        expired, a lock file deleted or replaced)."""
         if self._lock is not None:
             try:
                 self._lock.check()
             except writer_lock.LockLost as exc:
-                raise WarehouseError(f"{self.root}: {exc}; nothing more is committed") from None
+                raise WriterFenced(f"{self.root}: {exc}; this writer commits nothing more "
+                                   "(run it again)") from None
 
     # ------------------------------------------------------------------ reading
 
-    def snapshot(self) -> Snapshot:
-        """The table versions recorded by the latest committed batch (0s before any)."""
+    def snapshot(self, *, heal: bool = True) -> Snapshot:
+        """The table versions recorded by the latest committed batch (0s before any).
+
+        With `heal` (every reader's way in), a table whose latest version is not what that
+        batch recorded (a writer killed mid-commit) is restored first, when no writer holds
+        the lock (`heal`): the snapshot read is the same either way, but raw readers of the
+        latest versions then see it too. A writer holding the lock never heals here (it
+        recovers)."""
+        snapshot = self._committed()
+        if heal and self._lock is None:
+            self.heal(snapshot)
+        return snapshot
+
+    def _committed(self) -> Snapshot:
+        missing = WarehouseError(f"no warehouse at {self.root} (run `haftkhabis ingest` first)")
         if not self.exists():
-            raise WarehouseError(f"no warehouse at {self.root} (run `haftkhabis ingest` first)")
-        table = self.table("batches")
-        data = table.to_pyarrow_table(columns=["id", "table_versions", "schema_version"])
-        if data.num_rows == 0:
+            raise missing
+        try:
+            table = self.table("batches")
+        except TableNotFoundError:  # a log folder with no commit in it
+            raise missing from None
+        row = self._latest_batch(table)
+        if row is None:
             return Snapshot(0, dict.fromkeys(TABLES, 0) | {"batches": table.version()})
-        last = pc.index(data["id"], pc.max(data["id"])).as_py()
-        row = data.slice(last, 1).to_pylist()[0]
         if row["schema_version"] != SCHEMA_VERSION:
             raise WarehouseError(
                 f"{self.root} was written with schema version {row['schema_version']}; "
@@ -177,6 +233,54 @@ class Warehouse:
         versions = dict(row["table_versions"])
         versions["batches"] = table.version()
         return Snapshot(int(row["id"]), versions)
+
+    def _latest_batch(self, table: DeltaTable) -> dict[str, Any] | None:
+        """The `batches` row with the highest id, read from the one part that holds it
+        (the parts' `id` statistics say which); every part only when a part has none."""
+        columns = ["id", "table_versions", "schema_version"]
+        actions = pa.table(table.get_add_actions(flatten=True))
+        if actions.num_rows == 0:
+            return None
+        if "max.id" in actions.column_names and actions["max.id"].null_count == 0:
+            top = pc.max(actions["max.id"])
+            path = actions["path"][pc.index(actions["max.id"], top).as_py()].as_py()
+            data = pq.read_table(self.location.fs_path(self.location.join("batches", path)),
+                                 columns=columns, filesystem=self.location.filesystem,
+                                 filters=[("id", "=", top.as_py())])
+        else:
+            data = table.to_pyarrow_table(columns=columns)
+        if data.num_rows == 0:
+            return None
+        last = pc.index(data["id"], pc.max(data["id"])).as_py()
+        row: dict[str, Any] = data.slice(last, 1).to_pylist()[0]
+        return row
+
+    def heal(self, snapshot: Snapshot | None = None) -> list[str]:
+        """What a reader does on open: if a table's latest version is not what the
+        committed batch recorded (one stat per table finds out) and no writer holds the
+        lock, take it and `recover`. Never raises: a reader that cannot write (a read-only
+        copy, read-only credentials) or finds a writer at work reads at the snapshot
+        regardless. Returns the tables restored."""
+        try:
+            snapshot = snapshot or self._committed()
+            # after a compact's vacuum a table is a version or two past the snapshot with
+            # the same files: only a table whose files differ is worth the lock
+            if all(self._tail(name, snapshot.versions.get(name, 0))[0]
+                   for name in SNAPSHOT_TABLES):
+                return []
+            held = writer_lock.writer_lock(self.location)
+            held.acquire(0.0)
+        except Exception:  # busy, read-only, unreachable: read at the snapshot
+            return []
+        self._lock = held
+        try:
+            return self.recover()
+        except Exception:
+            return []
+        finally:
+            self._lock = None
+            self._expected = {}
+            held.release()
 
     def table(self, name: str, version: int | None = None) -> DeltaTable:
         return DeltaTable(self.table_uri(name), version=version,
@@ -224,20 +328,25 @@ class Warehouse:
     # ------------------------------------------------------------------ writing
 
     def recover(self) -> list[str]:
-        """Undo whatever a killed writer left: tables past the committed versions are
-        restored to them, staging folders and temporary parts are removed. Call with
-        the lock held. Returns the tables restored."""
+        """Undo whatever a killed writer left: tables whose latest version is not what the
+        committed snapshot recorded are restored to it (a Delta RESTORE), staging folders
+        and temporary parts are removed. Call with the lock held: it also records the
+        version of every table this writer's commits will land on. Returns the tables
+        restored."""
         self.ensure()
-        snapshot = self.snapshot()
+        snapshot = self._committed()
         restored = []
-        for name in TABLES:
-            if name == "batches":
-                continue
-            table = self.table(name)
+        expected = {"batches": snapshot.versions["batches"]}
+        for name in SNAPSHOT_TABLES:
             pinned = snapshot.versions.get(name, 0)
-            if table.version() > pinned:
-                table.restore(pinned)
+            whole, latest = self._tail(name, pinned)
+            if not whole:
+                table = self.table(name)
+                table.restore(pinned, commit_properties=CommitProperties(custom_metadata={
+                    "haftkhabis.operation": "recover", "haftkhabis.restored_to": pinned}))
+                latest = self.table(name).version()
                 restored.append(name)
+            expected[name] = latest
         staging = self.location.join(STAGING)
         if restored or next(self.location.list(staging), None) is not None:
             self._remove_orphans(snapshot.batch)
@@ -246,7 +355,46 @@ class Warehouse:
             for name in TABLES:
                 for tmp in self.location.list(self.table_uri(name), suffix=".tmp", hidden=True):
                     self.location.delete(tmp)
+        self._expected = expected
         return restored
+
+    def _log_entry(self, name: str, version: int) -> str:
+        return self.location.join(name, "_delta_log", f"{version:020d}.json")
+
+    def _tail(self, name: str, pinned: int) -> tuple[bool, int]:
+        """Whether the latest version of `name` names the very files version `pinned`
+        names, and that latest version. Read from the commits after `pinned` (none, one
+        stat, in the usual case): a commit that adds or removes a file makes it differ (an
+        OPTIMIZE left by a compact that died before its row too: the same rows, but the
+        next batch's removes name the recorded version's files), a RESTORE to `pinned`
+        makes it equal again, and commits that name no file (VACUUM START and END) leave
+        it as it was."""
+        whole, version = True, pinned
+        while self.location.exists(self._log_entry(name, version + 1)):
+            version += 1
+            info, files = self._read_log_entry(name, version)
+            target = (info.get("operationParameters") or {}).get("version")
+            if info.get("operation") == "RESTORE" and str(target) == str(pinned):
+                whole = True
+            elif files:
+                whole = False
+        return whole, version
+
+    def _read_log_entry(self, name: str, version: int) -> tuple[dict[str, Any], bool]:
+        """A commit's `commitInfo`, and whether it adds or removes a file."""
+        path = self.location.fs_path(self._log_entry(name, version))
+        with self.location.filesystem.open_input_stream(path) as stream:
+            text = stream.read().decode("utf-8")
+        info: dict[str, Any] = {}
+        files = False
+        for line in text.splitlines():
+            if not line.strip():
+                continue
+            action = json.loads(line)
+            if "commitInfo" in action:
+                info = action["commitInfo"] or {}
+            files = files or "add" in action or "remove" in action
+        return info, files
 
     def _remove_orphans(self, committed: int) -> None:
         """Delete the parts of batches that never committed (numbered past `committed`):
@@ -263,45 +411,161 @@ class Warehouse:
                batch: int, operation: str, attempt: int | None = None) -> int:
         """One Delta transaction on `name` adding and removing parts; the new version.
 
+        With the lock held, the transaction is made on the version this writer knows the
+        table at (`recover` found it, or this writer's last commit made it) and lands as
+        the next version or not at all: when anyone else committed to the table meanwhile,
+        it raises `WriterFenced` (Delta's own put-if-absent of the version decides, and
+        the commit is not rebased).
+
         `attempt` (unique to this try of the batch, increasing) goes in the commit as the
         version of the application transaction `APP_ID`. A commit whose outcome is
         unknown (an error after the request left) is retried only if the table's
         transaction version is not `attempt` yet, so it lands exactly once."""
         spec = TABLES[name]
-        table = self.table(name)
+        expected = self._expected.get(name) if self._lock is not None else None
+        table = self.table(name, expected)
         if not adds and not removes:
             return table.version()
         if attempt is not None and table.transaction_version(APP_ID) == attempt:
             return table.version()  # this very commit landed before (a retried call)
         self.check_lock()
         actions = [a.add_action() for a in adds] + [r.remove_action() for r in removes]
+        metadata: dict[str, Any] = {"haftkhabis.batch": batch, "haftkhabis.operation": operation}
+        if self._lock is not None and self._lock.token is not None:
+            metadata["haftkhabis.writer"] = self._lock.token  # the fencing token
         properties = CommitProperties(
-            custom_metadata={"haftkhabis.batch": batch, "haftkhabis.operation": operation},
-            app_transactions=[Transaction(APP_ID, attempt)] if attempt is not None else None)
+            custom_metadata=metadata,
+            app_transactions=[Transaction(APP_ID, attempt)] if attempt is not None else None,
+            max_commit_retries=0 if expected is not None else None)
         for tries in range(1, COMMIT_TRIES + 1):
             try:
                 table.create_write_transaction(
                     actions, mode="append", schema=spec.schema,
                     partition_by=list(spec.partition_by) or None,
-                    commit_properties=properties)
+                    commit_properties=properties,
+                    post_commithook_properties=PostCommitHookProperties(create_checkpoint=False))
+                version = expected + 1 if expected is not None else self.table(name).version()
                 break
             except (OSError, DeltaError):
-                table = self.table(name)
-                if attempt is not None and table.transaction_version(APP_ID) == attempt:
+                latest = self.table(name)
+                if attempt is not None and latest.transaction_version(APP_ID) == attempt:
+                    version = latest.version()
                     break  # it landed; the reply was what failed
+                if expected is not None and latest.version() > expected:
+                    raise WriterFenced(
+                        f"{self.root}: table {name} is at version {latest.version()}, not "
+                        f"{expected} as this writer left it: another writer committed to it; "
+                        "this writer commits nothing more (run it again)") from None
                 if tries == COMMIT_TRIES:
                     raise
                 time.sleep(0.2 * 2**tries)
-        return self.table(name).version()
+                table = self.table(name, expected)
+        if expected is not None:
+            self._expected[name] = version
+        self.checkpoint(name, version)
+        return version
+
+    def checkpoint(self, name: str, version: int, *, force: bool = False) -> None:
+        """A Delta checkpoint of `name` at `version` when it is a multiple of
+        `CHECKPOINT_EVERY` (or `force`). Best effort: a checkpoint only saves readers time,
+        and the commit it follows has landed whatever happens here."""
+        if force or version % CHECKPOINT_EVERY == 0:
+            with contextlib.suppress(OSError, DeltaError):
+                self.table(name, version).create_checkpoint()
 
     def commit_batch(self, row: dict[str, Any], versions: dict[str, int],
-                     attempt: int | None = None) -> int:
-        """Append the batch's row to `batches`: the commit point of the whole batch."""
+                     attempt: int | None = None, prefix: str | None = None) -> int:
+        """Append the batch's row to `batches`: the commit point of the whole batch. It
+        lands on the `batches` version this writer read when it took the lock, so no two
+        writers ever commit the same batch number (`WriterFenced`). The row's part is
+        named by `prefix` (the batch's own, `bNNNNNN-TOKEN`; a fresh one by default), so
+        two writers' rows never share a file name."""
         row = dict(row, table_versions=list(versions.items()), schema_version=SCHEMA_VERSION)
-        writer = PartWriter(self, "batches", prefix=f"b{row['id']:06d}-{new_token()}")
+        writer = PartWriter(self, "batches", prefix=f"{prefix}-row" if prefix
+                            else f"b{row['id']:06d}-{new_token()}")
         writer.add((), [tuple(row[f.name] for f in TABLES["batches"].file_schema)])
         parts = writer.close()
-        return self.commit("batches", parts, [], row["id"], "batch", attempt)
+        try:
+            version = self.commit("batches", parts, [], row["id"], "batch", attempt)
+        except WriterFenced:
+            for part in parts:
+                self.location.delete(self.part_uri("batches", part))
+            raise
+        if row["id"] % BATCHES_COMPACT_EVERY == 0:
+            with contextlib.suppress(OSError, DeltaError, WriterFenced):
+                self.optimize("batches", TARGET_FILE_SIZE, row["id"])
+        return version
+
+    def optimize(self, name: str, target_size: int, batch: int) -> dict[str, Any]:
+        """Merge the small parts of `name` (Delta `optimize`: per partition, parts under
+        `target_size` binned up to it; a partition with a single small part is left as
+        it is). The rows are the same, so readers of any version are unaffected. Fenced
+        like a commit: this writer's lock is checked, and the table must be where this
+        writer left it before and one version further after."""
+        self.check_lock()
+        expected = self._expected.get(name) if self._lock is not None else None
+        table = self.table(name)
+        if expected is not None and table.version() != expected:
+            raise WriterFenced(f"{self.root}: table {name} is at version {table.version()}, "
+                               f"not {expected}: another writer committed to it")
+        metrics: dict[str, Any] = table.optimize.compact(
+            target_size=target_size, commit_properties=CommitProperties(custom_metadata={
+                "haftkhabis.batch": batch, "haftkhabis.operation": "compact"}))
+        version = self.table(name).version()
+        if expected is not None:
+            if version > expected + 1:
+                raise WriterFenced(f"{self.root}: table {name} moved under this compaction")
+            self._expected[name] = version
+        return metrics
+
+    def note_version(self, name: str) -> int:
+        """Record `name`'s latest version as where this writer left it (after a Delta
+        operation of its own that is not a `commit`: a vacuum); that version."""
+        version = self.table(name).version()
+        if self._lock is not None:
+            self._expected[name] = version
+        return version
+
+    def remove_parts(self, prefix: str) -> int:
+        """Delete this writer's parts (named `part-PREFIX…`, temporary ones too) that the
+        latest version of their table does not name: what a failed batch wrote. Parts a
+        table's latest version names stay (a commit that could not be undone keeps its
+        files). The number deleted."""
+        deleted = 0
+        for name in TABLES:
+            uri = self.table_uri(name)
+            found = [u for u in self.location.list(uri)
+                     if posixpath.basename(u).startswith((f"part-{prefix}", f".part-{prefix}"))]
+            if not found:
+                continue
+            named = {self.part_uri(name, p) for p in self._parts(name, self.table(name))}
+            for part in found:
+                if part not in named:
+                    self.location.delete(part)
+                    deleted += 1
+        return deleted
+
+    def sweep_batch(self, batch: int, folders: Mapping[str, Iterable[str]]) -> int:
+        """After batch `batch` committed: delete the parts named for it (`part-bNNNNNN-…`)
+        that no table's latest version names (what a cluster task left whose worker died,
+        or that ran twice): the batch committed last, so every part of it that counts is
+        named there. Cheap: one listing of each folder the batch's committed parts are in,
+        and of `folders` (table → folders its tasks wrote to), on S3 of just the keys with
+        that name prefix. The number deleted."""
+        name_prefix = f"part-b{batch:06d}-"
+        deleted = 0
+        for name in SNAPSHOT_TABLES:
+            named = {p.path for p in self._parts(name, self.table(name))}
+            where = {posixpath.dirname(p) for p in named
+                     if posixpath.basename(p).startswith(name_prefix)}
+            for folder in sorted(where | set(folders.get(name, ()))):
+                for uri in self.location.list_names(self.location.join(name, folder),
+                                                    name_prefix):
+                    base = posixpath.basename(uri)
+                    if (posixpath.join(folder, base) if folder else base) not in named:
+                        self.location.delete(uri)
+                        deleted += 1
+        return deleted
 
     def staging(self, token: str) -> str:
         """The URI of a staging folder for this batch (removed by `recover`)."""

@@ -55,12 +55,24 @@ def logs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
     return warehouse, more, root
 
 
+#: run in the namespace after the command: what it left in the warehouse (parts no snapshot
+#: names) and a digest of every table as a raw reader of the latest version sees it
+AFTERWARDS = """
+import hashlib, json, sys
+from tests.ingest.conftest import raw_latest, unreferenced_parts
+print("left=" + json.dumps(unreferenced_parts(sys.argv[1])))
+print("raw=" + hashlib.sha256(repr(raw_latest(sys.argv[1])).encode()).hexdigest())
+"""
+
+
 def _in_namespace(setup: str, command: list[str], mount: Path) -> subprocess.CompletedProcess[str]:
-    """`setup` (shell, with $M the tmpfs) then `haftkhabis COMMAND`, in a mount namespace."""
+    """`setup` (shell, with $M the tmpfs) then `haftkhabis COMMAND`, in a mount namespace;
+    then `AFTERWARDS` on the warehouse `$M/wh` (its lines on standard output)."""
     haftkhabis = " ".join(shlex.quote(a) for a in [sys.executable, "-m", "cli.app", *command])
+    check = " ".join(shlex.quote(a) for a in [sys.executable, "-c", AFTERWARDS])
     script = (f"set -e; M={shlex.quote(str(mount))}; mkdir -p \"$M\"; "
               f"mount -t tmpfs -o size=16m tmpfs \"$M\"; {setup}; set +e; "
-              f"{haftkhabis}; echo \"exit=$?\" >&2")
+              f"{haftkhabis}; echo \"exit=$?\" >&2; {check} \"$M/wh\"")
     return subprocess.run(["unshare", "-rm", "sh", "-c", script], cwd=REPO, capture_output=True,
                           text=True, timeout=300, check=False)
 
@@ -72,6 +84,21 @@ def _exit(result: subprocess.CompletedProcess[str]) -> int:
 def _error_lines(result: subprocess.CompletedProcess[str]) -> list[str]:
     return [line for line in result.stderr.splitlines()
             if line.strip() and not line.startswith("exit=")]
+
+
+def _afterwards(result: subprocess.CompletedProcess[str]) -> dict[str, str]:
+    found = dict(line.split("=", 1) for line in result.stdout.splitlines()
+                 if line.startswith(("left=", "raw=")))
+    assert set(found) == {"left", "raw"}, result.stdout + result.stderr
+    return found
+
+
+def _raw_digest(warehouse: Path) -> str:
+    import hashlib
+
+    from tests.ingest.conftest import raw_latest
+
+    return hashlib.sha256(repr(raw_latest(warehouse)).encode()).hexdigest()
 
 
 @pytest.mark.parametrize("command", [
@@ -91,6 +118,8 @@ def test_read_only_warehouse(logs: tuple[Path, Path, Path], tmp_path: Path,
     assert len(errors) == 1, result.stderr
     assert "read-only file system" in errors[0] and "nothing was committed" in errors[0]
     assert "Traceback" not in result.stderr + result.stdout
+    left = _afterwards(result)
+    assert left["left"] == "[]" and left["raw"] == _raw_digest(warehouse)
 
 
 @pytest.mark.parametrize("workers", ["1", "2"])
@@ -106,6 +135,30 @@ def test_full_disk(logs: tuple[Path, Path, Path], tmp_path: Path, workers: str) 
     assert len(lines) == 1, result.stderr
     assert "no space left on device" in lines[0]
     assert "Traceback" not in result.stderr
+    # whatever parts it wrote before the disk filled are gone, and every table, read raw
+    # at its latest version, is as it was
+    left = _afterwards(result)
+    assert left["left"] == "[]" and left["raw"] == _raw_digest(warehouse)
+
+
+def test_a_disk_that_fills_mid_batch(logs: tuple[Path, Path, Path], tmp_path: Path) -> None:
+    """Room for the batch's first parts but not for all of them: the parts it wrote are
+    deleted, the tables are as before."""
+    warehouse, more, _ = logs
+    mount = tmp_path / "mnt"
+    # leave 112 KiB free: the batch's spool and its first parts fit (three parts, measured
+    # with the cleanup switched off; 96 to 128 KiB all fail after writing one to three),
+    # the rest does not
+    fill = ("dd if=/dev/zero of=\"$M/fill\" bs=4k 2>/dev/null || true; "
+            "rm -f \"$M/fill\"; dd if=/dev/zero of=\"$M/fill\" bs=4k "
+            "count=$(( $(df -k --output=avail \"$M\" | tail -1) / 4 - 28 )) 2>/dev/null")
+    result = _in_namespace(f"cp -a {shlex.quote(str(warehouse))} \"$M/wh\"; {fill}",
+                           ["ingest", str(more), "--warehouse", str(mount / "wh"), "--quiet",
+                            "--workers", "1"], mount)
+    assert _exit(result) == STORAGE_EXIT, result.stderr
+    assert len(_error_lines(result)) == 1, result.stderr
+    left = _afterwards(result)
+    assert left["left"] == "[]" and left["raw"] == _raw_digest(warehouse)
 
 
 def test_the_exit_status_is_documented() -> None:

@@ -120,3 +120,54 @@ def run_cli(*args: str, env: dict[str, str] | None = None,
         raise AssertionError(f"haftkhabis {' '.join(args)} failed ({result.returncode}):\n"
                              f"{result.stdout}\n{result.stderr}")
     return result
+
+
+def unreferenced_parts(root: str | Path,
+                       storage_options: dict[str, str] | None = None) -> list[str]:
+    """Parquet parts (and temporary parts) in the warehouse's table folders that neither
+    a committed snapshot (a `batches` row's versions) nor a table's latest version names:
+    what a failed or killed batch would leave behind."""
+    from ingest.schema import TABLES
+    from ingest.store import Warehouse
+
+    store = Warehouse(str(root), storage_options)
+    recorded: dict[str, set[int]] = {name: set() for name in TABLES}
+    for row in store.table("batches").to_pyarrow_table(columns=["table_versions"]).to_pylist():
+        for name, version in row["table_versions"] or ():
+            recorded.setdefault(name, set()).add(version)
+    latest_batches = store.table("batches").version()
+    recorded["batches"] = set(range(latest_batches + 1))
+    left = []
+    for name in TABLES:
+        named = set()
+        for version in recorded[name] | {store.table(name).version()}:
+            named |= {store.part_uri(name, p) for p in store.committed_files(name, version)}
+        for uri in store.location.list(store.table_uri(name)):
+            base = uri.rsplit("/", 1)[-1]
+            if "/_delta_log/" in uri or not base.startswith(("part-", ".part-")):
+                continue
+            if uri not in named:
+                left.append(uri)
+    return sorted(left)
+
+
+def raw_latest(root: str | Path,
+               storage_options: dict[str, str] | None = None) -> dict[str, Any]:
+    """What a raw Delta reader sees at the latest version of every table (`polars.scan_delta`
+    with no version): each table's rows, sorted, and the cross-table facts a torn read
+    breaks (every game's `lines` are its `events` rows; every event's game is in `games`)."""
+    import polars as pl
+
+    from ingest.schema import SNAPSHOT_TABLES
+    from ingest.storage import Location
+
+    location = Location.of(str(root), storage_options)
+    frames = {name: pl.scan_delta(location.join(name), storage_options=location.delta_options())
+              .collect() for name in SNAPSHOT_TABLES}
+    games = frames["games"]
+    events = frames["events"]
+    return {
+        "rows": {name: sorted(map(repr, frame.rows())) for name, frame in frames.items()},
+        "lines_are_events": int(games["lines"].sum() or 0) == events.height,
+        "events_of_known_games": set(events["game_id"]) <= set(games["game_id"]),
+    }

@@ -4,9 +4,9 @@ on 127.0.0.1 (free ports), polled until they answer, and stopped by their PID.
 - `MotoServer`: moto's S3 emulator (`moto_server`), which honours conditional writes.
 - `DaskCluster`: a `dask scheduler` and `dask worker` processes (no nanny, so a worker's PID
   is the process that runs the tasks, and killing it kills a worker). Workers load
-  `tests.ingest.dask_hooks`, which can hold a shard task before it reconciles its games
-  (a file in the cluster's control folder says when), so a test can kill a worker or the
-  driver mid-batch.
+  `tests.ingest.dask_hooks`, which can hold a shard task before it reconciles its games,
+  or make it fail there (files in the cluster's control folder say when), so a test can
+  kill a worker or the driver mid-batch, or fail a batch after its parts are written.
 """
 
 from __future__ import annotations
@@ -173,9 +173,25 @@ class DaskCluster:
         """PIDs of workers holding a shard task now."""
         return [int(p.name.split("-", 1)[1]) for p in self.control.glob("held-*")]
 
+    def held_prefix(self, pid: int) -> str:
+        """The part prefix of the shard task worker `pid` holds."""
+        return (self.control / f"held-{pid}").read_text(encoding="utf-8")
+
+    def done(self) -> list[int]:
+        """PIDs of workers whose held shard task has ended since `clear`."""
+        return [int(p.name.split("-", 1)[1]) for p in self.control.glob("done-*")]
+
+    def fail(self, failing: bool = True) -> None:
+        """Make every shard task raise after its pass (or stop doing so)."""
+        if failing:
+            (self.control / "fail").touch()
+        else:
+            (self.control / "fail").unlink(missing_ok=True)
+
     def clear(self) -> None:
-        for marker in self.control.glob("held-*"):
+        for marker in [*self.control.glob("held-*"), *self.control.glob("done-*")]:
             marker.unlink(missing_ok=True)
+        self.fail(False)
 
     def stop(self) -> None:
         for worker in self.workers:

@@ -1,8 +1,9 @@
 """Ingest on a Dask cluster (a scheduler and two workers, each a process of its own on
 127.0.0.1) into a warehouse on S3 (moto's server): the tables are identical, row for row,
 to a local ingest of the same files; a worker killed mid-batch has its shard run again
-elsewhere; a driver killed mid-batch leaves the warehouse as it was, and a rerun
-completes the batch."""
+elsewhere, and what it wrote is deleted; a batch that fails after a worker died leaves
+nothing on S3 and a rerun completes it; a driver killed mid-batch leaves the warehouse as
+it was, the next run removes the parts its tasks wrote, and completes the batch."""
 
 from __future__ import annotations
 
@@ -21,7 +22,17 @@ from engine.simulate import SimulatedGame
 from ingest.lock import LOCK_NAME
 from ingest.pipeline import ingest
 from ingest.queries import scan_polars
-from tests.ingest.conftest import REPO, batches, contents, digest, game_lines, run_cli, write_lines
+from tests.ingest.conftest import (
+    REPO,
+    batches,
+    contents,
+    digest,
+    game_lines,
+    raw_latest,
+    run_cli,
+    unreferenced_parts,
+    write_lines,
+)
 from tests.ingest.services import DaskCluster, poll
 
 SAMPLE = REPO / "data" / "sample"
@@ -88,10 +99,16 @@ def _background(uri: str, cluster: DaskCluster, moto: Any, path: Path) -> subpro
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
+def _keys_of(moto: Any, bucket: str, prefix: str) -> list[str]:
+    """The warehouse's part keys whose name starts with `part-PREFIX`."""
+    return [k for k in moto.keys(bucket) if k.rsplit("/", 1)[-1].startswith(f"part-{prefix}")]
+
+
 def test_a_worker_killed_mid_batch_has_its_shard_run_again(
         moto: Any, cluster: DaskCluster, halves: tuple[Path, Path, Any]) -> None:
     first, second, reference = halves
-    uri = f"s3://{moto.bucket()}/wh"
+    bucket = moto.bucket()
+    uri = f"s3://{bucket}/wh"
     _ingest(uri, cluster, moto, first)
     cluster.clear()
     cluster.hold()
@@ -99,6 +116,9 @@ def test_a_worker_killed_mid_batch_has_its_shard_run_again(
     try:
         poll(lambda: bool(cluster.held()), "a held shard task", timeout=120, process=None)
         victim = cluster.held()[0]
+        dead_prefix = cluster.held_prefix(victim)
+        # the victim wrote its parts to S3 (its pass is over) before it dies
+        assert _keys_of(moto, bucket, dead_prefix)
         os.kill(victim, signal.SIGKILL)
         cluster.release()
         out, err = driver.communicate(timeout=180)
@@ -112,7 +132,54 @@ def test_a_worker_killed_mid_batch_has_its_shard_run_again(
     assert victim not in [w.pid for w in cluster.alive()]
     assert digest(contents(uri, batch_columns=False, storage_options=moto.options)) == \
         digest(reference)
+    # what the dead attempt wrote is gone with the batch that completed its shard
+    assert _keys_of(moto, bucket, dead_prefix) == []
+    assert unreferenced_parts(uri, moto.options) == []
     cluster.ensure_workers(2)
+
+
+def test_a_batch_whose_killed_worker_fails_again_leaves_nothing_and_reruns(
+        moto: Any, cluster: DaskCluster, halves: tuple[Path, Path, Any]) -> None:
+    """A worker SIGKILLed mid-batch (its parts on S3), and the shard failing wherever it
+    runs again: the batch fails with one line and nothing committed, every part it wrote
+    (the dead worker's too) is deleted, and a rerun completes it."""
+    first, second, reference = halves
+    bucket = moto.bucket()
+    uri = f"s3://{bucket}/wh"
+    _ingest(uri, cluster, moto, first)
+    before = raw_latest(uri, moto.options)
+    cluster.clear()
+    cluster.hold()
+    driver = _background(uri, cluster, moto, second)
+    try:
+        poll(lambda: bool(cluster.held()), "a held shard task", timeout=120, process=None)
+        victim = cluster.held()[0]
+        dead_prefix = cluster.held_prefix(victim)
+        assert _keys_of(moto, bucket, dead_prefix)
+        os.kill(victim, signal.SIGKILL)
+        cluster.fail()
+        cluster.release()
+        _out, err = driver.communicate(timeout=300)
+    finally:
+        cluster.fail(False)
+        cluster.release()
+        if driver.poll() is None:
+            driver.kill()
+            driver.wait()
+    assert driver.returncode == 1, err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1 and "a cluster task failed" in lines[0], err
+    assert "injected" in lines[0] and "nothing was committed" in lines[0]
+    assert raw_latest(uri, moto.options) == before  # no half batch, read raw at the latest
+    assert [b["id"] for b in batches(uri, moto.options)] == [1]
+    assert _keys_of(moto, bucket, dead_prefix) == []
+    assert not [k for k in moto.keys(bucket) if "/part-b000002-" in k]
+
+    cluster.ensure_workers(2)
+    _ingest(uri, cluster, moto, second)
+    assert digest(contents(uri, batch_columns=False, storage_options=moto.options)) == \
+        digest(reference)
+    assert unreferenced_parts(uri, moto.options) == []
 
 
 def test_a_driver_killed_mid_batch_leaves_the_warehouse_as_before(
@@ -126,11 +193,18 @@ def test_a_driver_killed_mid_batch_leaves_the_warehouse_as_before(
     cluster.hold()
     driver = _background(uri, cluster, moto, second)
     try:
-        poll(lambda: bool(cluster.held()), "a held shard task", timeout=120, process=None)
+        poll(lambda: len(cluster.held()) == 2, "both shard tasks held", timeout=120,
+             process=None)
+        held = cluster.held()
         os.kill(driver.pid, signal.SIGKILL)
         driver.wait()
     finally:
         cluster.release()
+    # the dead driver's tasks run on to their end, writing more parts nobody commits
+    poll(lambda: set(held) <= set(cluster.done()), "the dead driver's tasks", timeout=120,
+         process=None)
+    orphans = [k for k in moto.keys(bucket) if "/part-b000002-" in k]
+    assert orphans
     assert any(k.endswith(".spool") for k in moto.keys(bucket))  # the shards' spools
     assert f"wh/{LOCK_NAME}" in moto.keys(bucket)
     assert contents(uri, storage_options=moto.options) == before
@@ -142,6 +216,9 @@ def test_a_driver_killed_mid_batch_leaves_the_warehouse_as_before(
     assert [b["id"] for b in batches(uri, moto.options)] == [1, 2]
     # (pyarrow leaves a folder marker, `wh/_staging/`, where it deleted the last object)
     assert not [k for k in moto.keys(bucket) if "/_staging/" in k and not k.endswith("/")]
+    # the next run's recovery removed the dead batch's parts from S3
+    assert not set(orphans) & set(moto.keys(bucket))
+    assert unreferenced_parts(uri, moto.options) == []
 
 
 def test_a_local_cluster_is_started_for_the_batch(

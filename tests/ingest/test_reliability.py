@@ -9,6 +9,8 @@ import multiprocessing as mp
 import os
 import signal
 import socket
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -19,16 +21,20 @@ from deltalake import DeltaTable
 from engine.simulate import SimulatedGame
 from ingest.pipeline import HANDSHAKE_ENV, KILL_ENV, ingest
 from ingest.queries import open_warehouse
-from ingest.schema import SNAPSHOT_TABLES
+from ingest.schema import DATA_TABLES, SNAPSHOT_TABLES
 from ingest.store import Warehouse
 from tests.ingest.conftest import (
+    REPO,
     batches,
     contents,
     game_lines,
+    raw_latest,
     run_cli,
     two_batches_of,
+    unreferenced_parts,
     write_lines,
 )
+from tests.ingest.services import poll
 
 
 @pytest.fixture(scope="module")
@@ -56,22 +62,69 @@ def test_a_killed_batch_leaves_the_warehouse_as_before(
     killed = run_cli("ingest", str(second), "-w", str(root), "-q", "-j", workers,
                      env={KILL_ENV: point}, check=False)
     assert killed.returncode == -signal.SIGKILL, killed.stderr
-    if point != "after-pass":  # some tables really moved past the committed snapshot
-        pinned = Warehouse(root).snapshot().versions
-        assert DeltaTable(str(root / "events")).version() > pinned["events"]
-    assert contents(root) == before
-    assert batches(root) == before_log
     # what the killed batch wrote and never committed (#14 item 15: orphans)
     orphans = {p for p in root.rglob("part-b000002-*.parquet")}
     assert orphans, "the killed batch wrote no part: the kill came too early to test this"
+    if point != "after-pass":  # some tables really moved past the committed snapshot
+        pinned = Warehouse(root).snapshot(heal=False).versions
+        assert DeltaTable(str(root / "events")).version() > pinned["events"]
+    # the first reader to open the warehouse restores those tables (no writer holds the
+    # lock: the killed one's flock died with it), and removes the orphans with them
+    healed = Warehouse(root).heal()
+    assert ("events" in healed) == (point != "after-pass")
+    assert contents(root) == before
+    assert batches(root) == before_log
 
     summary = ingest([str(second)], str(root), workers=int(workers))
     assert not [p for p in orphans if p.exists()], "the killed batch's parts were left behind"
-    assert ("events" in summary.restored) == (point != "after-pass")
+    assert summary.restored == []  # the reader had done it
     assert contents(root) == reference
+    assert unreferenced_parts(root) == []
     log = batches(root)
     assert [b["id"] for b in log] == [1, 2]
     assert log[1]["games_updated"] == 1
+
+
+@pytest.mark.parametrize("table", ["games", "events", "quarantine"])
+def test_raw_readers_of_the_latest_version_never_see_half_a_batch(
+        table: str, two_batches: tuple[Path, Path, Any], tmp_path: Path) -> None:
+    """#14 item 14: SIGKILL an ingest mid-commit (just after `table`'s commit, met by the
+    commit handshake), open the warehouse once the documented way (any of the project's
+    readers), then read every table raw with `polars.scan_delta` at its latest version:
+    exactly the warehouse before the batch, nothing of the killed one."""
+    first, second, reference = two_batches
+    root = tmp_path / "wh"
+    ingest([str(first)], str(root), workers=1)
+    before = raw_latest(root)
+    assert before["lines_are_events"] and before["events_of_known_games"]
+    handshake = tmp_path / "handshake"
+    handshake.mkdir()
+    writer = subprocess.Popen(
+        [sys.executable, "-m", "cli.app", "ingest", str(second), "-w", str(root), "-q",
+         "-j", "1"], cwd=REPO, env=dict(os.environ, **{HANDSHAKE_ENV: str(handshake)}),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        for name in DATA_TABLES:  # answer each commit up to `table`'s, kill at that one
+            announced = handshake / f"committed-{name}"
+            poll(announced.exists, f"the commit of {name}", timeout=240, process=None)
+            if name == table:
+                break
+            (handshake / f"seen-{name}").touch()
+        os.kill(writer.pid, signal.SIGKILL)
+    finally:
+        writer.communicate(timeout=60)
+    assert writer.returncode == -signal.SIGKILL
+    torn = raw_latest(root)
+    assert torn["rows"] != before["rows"], "the kill left no table past the snapshot"
+
+    Warehouse(root).snapshot()  # a project reader opens it (open_warehouse, the dashboard …)
+    assert raw_latest(root) == before
+    assert unreferenced_parts(root) == []
+
+    ingest([str(second)], str(root), workers=1)
+    assert contents(root) == reference
+    after = raw_latest(root)
+    assert after["lines_are_events"] and after["events_of_known_games"]
 
 
 def _observe(root: str, handshake: str, stop: Any, ready: Any, out: Any) -> None:

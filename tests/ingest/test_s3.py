@@ -1,7 +1,8 @@
 """The warehouse on S3 (moto's server as the emulator, a process of its own): the same
 tables as on a local disk, read back by `query`, `stats` and polars; the writer lock as an
-object with an expiry; two ingests racing; a driver killed mid-batch; a retried commit that
-never appends twice."""
+object with an expiry and a fencing token (a writer whose lock was taken over commits
+nothing); two ingests racing; a driver killed mid-batch (raw readers see no half batch once
+a reader has opened it); a retried commit that never appends twice."""
 
 from __future__ import annotations
 
@@ -22,14 +23,16 @@ from ingest.lock import LOCK_NAME, LockBusy, ObjectLock
 from ingest.maintenance import compact
 from ingest.pipeline import KILL_ENV, PAUSE_ENV, ingest
 from ingest.queries import open_warehouse, scan_polars
-from ingest.store import APP_ID, PartWriter, Warehouse
+from ingest.store import APP_ID, PartWriter, Warehouse, WriterFenced, new_attempt
 from tests.ingest.conftest import (
     REPO,
     batches,
     contents,
     digest,
+    raw_latest,
     run_cli,
     two_batches_of,
+    unreferenced_parts,
 )
 from tests.ingest.services import poll
 
@@ -132,17 +135,57 @@ def test_a_driver_killed_mid_batch_on_s3_leaves_no_trace(
     uri = f"s3://{bucket}/wh"
     ingest([str(first)], uri, workers=1, storage_options=moto.options)
     before = contents(uri, storage_options=moto.options)
+    before_raw = raw_latest(uri, moto.options)
     killed = run_cli("ingest", str(second), "-w", uri, "-q", "-j", "2", env=moto.env | {
         KILL_ENV: point}, check=False)
     assert killed.returncode == -signal.SIGKILL, killed.stderr
     assert f"wh/{LOCK_NAME}" in moto.keys(bucket)  # the dead writer's lock is left behind
+    assert raw_latest(uri, moto.options) != before_raw  # half a batch, read raw
+    # the first reader restores the tables: the lock's owner is a dead process of this
+    # host, so it takes the lock over at once
     assert contents(uri, storage_options=moto.options) == before
-    # the lock's owner is a dead process of this host: the rerun takes it over at once
+    assert raw_latest(uri, moto.options) == before_raw
+    assert not [k for k in moto.keys(bucket) if "/part-b000002-" in k]
     summary = ingest([str(second)], uri, workers=2, storage_options=moto.options)
-    assert "events" in summary.restored
+    assert summary.restored == []
     assert digest(contents(uri, batch_columns=False, storage_options=moto.options)) == \
         digest(reference)
     assert [b["id"] for b in batches(uri, moto.options)] == [1, 2]
+    assert unreferenced_parts(uri, moto.options) == []
+
+
+def test_a_writer_whose_lock_expired_and_was_taken_commits_nothing(moto: Any) -> None:
+    """A writer stalled past its lock's expiry (here: its record made stale, as if it had
+    not renewed for a minute) loses the lock to the next writer, and its next commit
+    fails cleanly instead of landing."""
+    uri = f"s3://{moto.bucket()}/wh"
+    stalled, fresh = Warehouse(uri, moto.options), Warehouse(uri, moto.options)
+    stalled.ensure()
+    location = stalled.location
+    client = location.s3_client()
+    bucket, key = location.bucket_key(location.join(LOCK_NAME))
+
+    def part(store: Warehouse, prefix: str) -> Any:
+        writer = PartWriter(store, "quarantine", prefix)
+        writer.add((), [("f", "sha", 1, "schema", "a line", b"x", 7)])
+        return writer.close()
+
+    with stalled.lock():
+        stalled.recover()
+        mine = json.loads(client.get_object(Bucket=bucket, Key=key)["Body"].read())
+        client.put_object(Bucket=bucket, Key=key, Body=json.dumps(
+            dict(mine, expires=time.time() - 1, host="another-host")).encode())
+        with fresh.lock():  # the expired lock is taken over, with a later fencing token
+            taken = json.loads(client.get_object(Bucket=bucket, Key=key)["Body"].read())
+            assert taken["token"] > mine["token"]
+            fresh.recover()
+            version = fresh.table("quarantine").version()
+            with pytest.raises(WriterFenced, match="taken over"):
+                stalled.commit("quarantine", part(stalled, "b000001-stalled"), [], 1,
+                               "ingest", new_attempt())
+            assert fresh.table("quarantine").version() == version
+            assert fresh.commit("quarantine", part(fresh, "b000001-fresh"), [], 1, "ingest",
+                                new_attempt()) == version + 1
 
 
 def test_the_lock_object_expires_and_is_renewed(moto: Any) -> None:
