@@ -459,9 +459,10 @@ def reported_together():
     b.play("ali", "8H")  # suit; a follow is due
     b.none_of("ali", suits="H", ranks="8J")
     b.draw("ali", "TH")  # the follow draw: TH matches 8H, it must be played
-    xb = b.draw("ali", "QH KH")  # must_play + illegal_draw; the turn ends
-    b.none_of("bita", suits="H", ranks="8J")
-    b.draw("bita", "AS")  # bita moves next: no match on 8H, she draws 1 (no match: turn ends)
+    xb = b.draw("ali", "QH KH")  # must_play + illegal_draw
+    # "After a draw, faulty or not: ... the turn ends unless the drawn card may be played
+    # now": KH, the last card drawn, still follows 8H, so ali's turn goes on
+    b.play("ali", "KH")
     # (c) out of turn: not_your_turn, and what the line breaks as cyrus's own normal turn:
     # holding a match he draws (must_play), and two cards (illegal_draw)
     c = Game("rv-rt-out-of-turn", "persian", ["ali", "bita", "cyrus"])

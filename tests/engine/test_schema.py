@@ -71,11 +71,15 @@ def _codes_by_line(path: Path) -> tuple[dict[int, set[str]], dict[int, list[str]
 
 def _judged(path: Path) -> Iterator[tuple[int, Any, set[str], list[str]]]:
     codes, messages = _codes_by_line(path)
+    seen: list[Any] = []
     for number, raw in read_lines(str(path)):  # type: ignore[misc]
         try:
             obj = json.loads(raw)
         except ValueError:
             continue  # not JSON: no schema applies (malformed_json)
+        if obj in seen:
+            continue  # an identical repeat (a shipper's retry): dropped before it is judged
+        seen.append(obj)
         yield number, obj, codes.get(number, set()), messages.get(number, [])
 
 

@@ -1426,6 +1426,16 @@ impl Table {
 
     fn deal(&mut self, event: &Deal) {
         let n = self.settings.players.len();
+        // "Set aside after `schema` (the line is not replayed): … an unknown `player` or
+        // `dealer`": judged before anything else, so a running hand goes on untouched
+        let Some(dealer) = self.seat(&event.dealer) else {
+            self.flag(
+                Code::Schema,
+                None,
+                format!("deal: unknown dealer {}", quoted(&event.dealer)),
+            );
+            return;
+        };
         if self.match_over && !self.hand_open {
             self.flag(
                 Code::UnexpectedEvent,
@@ -1458,14 +1468,6 @@ impl Table {
                 self.hand = Some(hand);
             }
         }
-        let Some(dealer) = self.seat(&event.dealer) else {
-            self.flag(
-                Code::Schema,
-                None,
-                format!("deal: unknown dealer {}", quoted(&event.dealer)),
-            );
-            return;
-        };
         let rules = self.settings.ruleset.clone();
         let expected_number = self.last_hand_number + 1;
         if event.hand != expected_number {
@@ -2300,6 +2302,18 @@ impl Table {
         }
     }
 
+    /// Every card a draw can still take: the stock, and the pile below its top card where
+    /// the stock is refilled from it (by a `reshuffle` line, or turned implicitly, which
+    /// is `stock_mismatch`). A draw owed that takes all of them is "simply short".
+    fn reachable(hand: &Hand, reshuffles: bool) -> usize {
+        let pile = if reshuffles {
+            hand.pile.len().saturating_sub(1)
+        } else {
+            0
+        };
+        hand.stock_size() as usize + pile
+    }
+
     /// "the discard pile, all but its top card, into a new stock" (in `stock`'s order
     /// when the log gives it and it is exactly those cards).
     fn turn_pile(hand: &mut Hand, stock: Option<&[Card]>) {
@@ -2377,8 +2391,17 @@ impl Table {
             }
             return;
         }
+        if phase == Phase::FollowDrawn {
+            // "After a draw, faulty or not: … in bazito and persian, the turn ends unless
+            // the drawn card may be played now" (a second draw after the failed-follow
+            // draw is `must_play`, and its card may still follow the 8)
+            if !self.legal(hand, Phase::Follow, drawn, &hand.hands[player]) {
+                self.end_turn(hand, player);
+            }
+            return;
+        }
         let optional_follow = phase == Phase::Follow && follow_effect != Some(Effect::Follow);
-        if matches!(phase, Phase::Deflect | Phase::FollowDrawn) || optional_follow {
+        if phase == Phase::Deflect || optional_follow {
             if phase == Phase::Deflect {
                 let next = self.next_player(hand, player, 1);
                 self.start_turn(hand, next, false);
@@ -2442,7 +2465,11 @@ impl Table {
         let reshuffles = self.rules().reshuffles;
         let can_turn = reshuffles && hand.pile.len() > 1;
         let split = cards.len() < owed && cards.len() == stock_before && stock_before > 0;
-        if cards.len() != owed && !split {
+        // with a reshuffle (or the implicit turn) between, taking every card there is;
+        // pis-yedili never reshuffles: its short draw is the split that blocks the hand
+        let short =
+            reshuffles && cards.len() < owed && cards.len() == Self::reachable(hand, reshuffles);
+        if cards.len() != owed && !split && !short {
             self.flag_seat(
                 Code::IllegalDraw,
                 player,
@@ -2456,7 +2483,7 @@ impl Table {
         self.take_cards(hand, player, cards);
         self.call_after_draw(hand, player, seq);
         hand.total_drawn += cards.len() as u32;
-        if split && (can_turn || !reshuffles) {
+        if split && !short && (can_turn || !reshuffles) {
             if !reshuffles {
                 // "a draw owed took the stock's last card short of its total"
                 self.decide_blocked(hand);
@@ -2990,8 +3017,12 @@ impl Table {
         let owed = hand.settle_owed as usize;
         let stock = hand.stock_size() as usize;
         let count = draw.cards.len();
+        let reachable = Self::reachable(hand, self.rules().reshuffles);
+        // split around a reshuffle when the stock runs dry; short when it takes every
+        // card there is ("with no card anywhere, settlement ends")
         let split = count < owed && count == stock;
-        if count != owed && !split {
+        let short = count < owed && count == reachable;
+        if count != owed && !split && !short {
             self.flag_seat(
                 Code::IllegalDraw,
                 player,
@@ -2999,7 +3030,11 @@ impl Table {
             );
         }
         self.take_cards(hand, player, &draw.cards);
-        hand.settle_owed = if split { (owed - count) as u32 } else { 0 };
+        hand.settle_owed = if split && !short {
+            (owed - count) as u32
+        } else {
+            0
+        };
         self.advance_settlement(hand);
     }
 
@@ -3098,8 +3133,8 @@ impl Table {
                 ),
             );
         }
-        if let Some(outcome) = hand.outcome.clone() {
-            self.check_claims(event, &outcome);
+        if let Some(outcome) = &hand.outcome {
+            self.check_claims(event, outcome);
         }
         self.close_hand(&hand);
         self.hand = Some(hand);

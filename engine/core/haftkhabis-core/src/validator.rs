@@ -96,6 +96,14 @@ pub struct Step {
     pub fact: Option<LineFact>,
 }
 
+impl Step {
+    /// The hand the line belongs to: the hand of the state after it (an `end` line is its
+    /// hand's last line), 0 for the lines before the first deal.
+    pub fn hand(&self) -> u64 {
+        self.state.as_ref().map_or(0, |state| state.hand)
+    }
+}
+
 /// What the engine knew of one replayed line: the hand it fell in and the phase before
 /// it (a draw in phase `seven` is a 7 total, in `gift` a 2's gift, …).
 #[derive(Clone, Debug, PartialEq)]
@@ -410,6 +418,10 @@ struct Pending {
     finished: bool,
     /// ingest mode: the distinct lines as received, and their fingerprints
     kept: Option<(Vec<KeptLine>, HashSet<u64, GameIdHashing>)>,
+    /// fingerprints of the lines set aside by the reader (a conflict at a taken seq, a
+    /// line without a usable seq): "a line repeated identically (a shipper's retry) is
+    /// dropped silently", whichever line it repeats
+    set_aside: HashSet<u64>,
 }
 
 impl Pending {
@@ -445,41 +457,44 @@ impl Pending {
     /// Replay what waits, reporting gaps, and judge the game.
     fn finish(mut self) -> GameVerdict {
         let waiting = std::mem::take(&mut self.waiting);
-        if let Some((&first, w)) = waiting.iter().next() {
-            if self.next_seq == 0 {
+        let no_header = self.next_seq == 0;
+        if let Some((&first, w)) = waiting.iter().next().filter(|_| no_header) {
+            let _ = self.run.note(Violation {
+                seq: Some(first),
+                code: Code::NoHeader,
+                player: None,
+                message: format!("game {} has no header line at seq 0", self.run.game),
+                file: Some(w.file.clone()),
+                line: Some(w.line),
+            });
+            self.run.invalid = true;
+            // the missing seq 0 is the missing header, not also a gap; any other seq
+            // missing is one (nothing is replayed: the game is invalid)
+            self.next_seq = 1;
+        }
+        for (seq, w) in waiting {
+            let next = self.next_seq;
+            if seq != next {
+                let missing = if seq == next.saturating_add(1) {
+                    format!("seq {next}")
+                } else {
+                    format!("seqs {next}-{}", seq - 1)
+                };
                 let _ = self.run.note(Violation {
-                    seq: Some(first),
-                    code: Code::NoHeader,
+                    seq: Some(seq),
+                    code: Code::Sequence,
                     player: None,
-                    message: format!("game {} has no header line at seq 0", self.run.game),
+                    message: format!("{missing} missing before this line"),
                     file: Some(w.file.clone()),
                     line: Some(w.line),
                 });
-                self.run.invalid = true;
-            } else {
-                for (seq, w) in waiting {
-                    let next = self.next_seq;
-                    if seq != next {
-                        let missing = if seq == next.saturating_add(1) {
-                            format!("seq {next}")
-                        } else {
-                            format!("seqs {next}-{}", seq - 1)
-                        };
-                        let _ = self.run.note(Violation {
-                            seq: Some(seq),
-                            code: Code::Sequence,
-                            player: None,
-                            message: format!("{missing} missing before this line"),
-                            file: Some(w.file.clone()),
-                            line: Some(w.line),
-                        });
-                    }
-                    if let Ok(obj) = json::parse_line(&w.raw) {
-                        let _ = self.run.feed(seq, obj, Some(&w.file), Some(w.line));
-                    }
-                    self.next_seq = seq.saturating_add(1);
+            }
+            if !no_header {
+                if let Ok(obj) = json::parse_line(&w.raw) {
+                    let _ = self.run.feed(seq, obj, Some(&w.file), Some(w.line));
                 }
             }
+            self.next_seq = seq.saturating_add(1);
         }
         let mut verdict = self.run.verdict();
         if let Some((kept, _)) = self.kept {
@@ -903,6 +918,7 @@ impl Validator {
             last_line: now,
             order: self.next_order,
             finished: false,
+            set_aside: HashSet::new(),
             kept: self
                 .options
                 .keep_lines
@@ -952,8 +968,13 @@ impl Validator {
                 });
             }
         }
+        let seen = seq.map_or(0, |s| pending.fingerprint_at(s));
+        if seen == fingerprint || pending.set_aside.contains(&fingerprint) {
+            return None; // an identical repeat of a line already read
+        }
         let run = &mut pending.run;
         let Some(seq) = seq else {
+            pending.set_aside.insert(fingerprint);
             let message = format!(
                 "'seq' must be a whole number 0 or more, got {}; the line is set aside",
                 repr_of(obj.get("seq"))
@@ -968,20 +989,18 @@ impl Validator {
             });
             return None;
         };
-        let seen = pending.fingerprint_at(seq);
         if seen != 0 {
-            if seen != fingerprint {
-                let _ = pending.run.note(Violation {
-                    seq: Some(seq),
-                    code: Code::Sequence,
-                    player: player_of(&obj),
-                    message: format!(
-                        "another, different line already has seq {seq}; this one is set aside"
-                    ),
-                    file: Some(file.clone()),
-                    line: Some(line),
-                });
-            }
+            pending.set_aside.insert(fingerprint);
+            let _ = pending.run.note(Violation {
+                seq: Some(seq),
+                code: Code::Sequence,
+                player: player_of(&obj),
+                message: format!(
+                    "another, different line already has seq {seq}; this one is set aside"
+                ),
+                file: Some(file.clone()),
+                line: Some(line),
+            });
             return None;
         }
         if seq != pending.next_seq {
@@ -1410,6 +1429,44 @@ mod tests {
 
     const HEADER: &str = r#"{"game":"g","seq":0,"type":"game","format":"haftkhabis/1","ruleset":"bazito","players":["a","b","c","d"]}"#;
     const ABORT: &str = r#"{"game":"g","seq":1,"type":"abort"}"#;
+
+    #[test]
+    fn machine_unplaced_violations_are_the_readers_own() {
+        // a seq gap (reported at the next line present) and a conflicting line set aside
+        // are the reader's; the header's `unexpected_event` for the abort's twin is a step's
+        let mut validator = Validator::new(ValidatorOptions {
+            record: std::iter::once("g".to_string()).collect(),
+            ..ValidatorOptions::default()
+        });
+        feed(
+            &mut validator,
+            &[
+                HEADER,
+                r#"{"game":"g","seq":2,"type":"abort"}"#,
+                r#"{"game":"g","seq":2,"type":"abort","reason":"x"}"#,
+            ],
+        );
+        let verdict = &validator.finish()[0];
+        assert_eq!(
+            verdict.steps.iter().map(Step::hand).collect::<Vec<_>>(),
+            [0, 0]
+        );
+        let unplaced: Vec<(Option<u64>, Code, Option<u64>)> = verdict
+            .unplaced_violations()
+            .iter()
+            .map(|v| (v.seq, v.code, v.line))
+            .collect();
+        assert_eq!(
+            unplaced,
+            // verdict order: the conflict is found as it is read, the gap when seq 1 never came
+            [
+                (Some(2), Code::Sequence, Some(3)),
+                (Some(2), Code::Sequence, Some(2))
+            ]
+        );
+        let on_steps: usize = verdict.steps.iter().map(|s| s.violations.len()).sum();
+        assert_eq!(on_steps + unplaced.len(), verdict.violations.len());
+    }
 
     #[test]
     fn machine_statuses() {
