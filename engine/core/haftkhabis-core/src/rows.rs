@@ -22,7 +22,7 @@ use crate::machine::{DrawKind, HandRecord, LineFact};
 use crate::notation;
 use crate::validator::EventFact;
 use crate::verdict::GameVerdict;
-use crate::violation::Code;
+use crate::violation::{Code, Violation};
 
 /// The partition value when a game's ruleset is not one the engine knows.
 pub const UNKNOWN_RULESET: &str = "unknown";
@@ -519,20 +519,34 @@ impl GameRows {
         }
 
         // a player's violations: their fouls, in the hand of the line they were found at
+        let hand_of = |v: &Violation| match (&v.file, v.line) {
+            (Some(file), Some(line)) => hand_of_line.get(&(file.clone(), line)).copied().flatten(),
+            _ => None,
+        };
+        // Where a hand's log lost or doubled a line (a `sequence` violation: a gap, or a
+        // conflict at a taken seq), what follows in that hand was judged against a state
+        // that may not be the table's: a foul found there is reported, but is not counted
+        // as the player's own (issue: "a seq gap is blamed on whoever's line came next").
+        let mut broken_from: HashMap<i64, u64> = HashMap::new();
+        for v in violations.iter().filter(|v| v.code == Code::Sequence) {
+            if let (Some(hand), Some(seq)) = (hand_of(v), v.seq) {
+                let from = broken_from.entry(hand).or_insert(seq);
+                *from = (*from).min(seq);
+            }
+        }
         let violation_rows: Vec<ViolationRow> = violations
             .iter()
             .map(|v| {
-                let hand = match (&v.file, v.line) {
-                    (Some(file), Some(line)) => {
-                        hand_of_line.get(&(file.clone(), line)).copied().flatten()
-                    }
-                    _ => None,
+                let hand = hand_of(v);
+                let after_a_break = match (hand, v.seq) {
+                    (Some(hand), Some(seq)) => broken_from.get(&hand).is_some_and(|&b| seq >= b),
+                    _ => false,
                 };
                 ViolationRow {
                     seq: v.seq,
                     hand,
                     code: v.code.name(),
-                    foul: v.code.is_foul(),
+                    foul: v.code.is_foul() && !after_a_break,
                     player: v.player.clone(),
                     message: v.message.clone(),
                     file: v.file.clone(),

@@ -109,3 +109,32 @@ fn the_content_hash_ignores_order_and_repeats() {
     let c = GameRows::build(ingest(&fewer).remove(0));
     assert_ne!(a.game.content_hash, c.game.content_hash);
 }
+
+#[test]
+fn fouls_after_a_lost_line_are_not_the_players() {
+    // seq 4 (p3's 9H) never arrived: p0's KH at seq 5 is judged as if it were p3's turn
+    // (not_your_turn). It is reported, but it is not p0's own foul: the log broke there.
+    let lines: Vec<String> = fixture("fx-bazito-points.jsonl")
+        .into_iter()
+        .filter(|line| !line.contains("\"seq\":4,"))
+        .collect();
+    let verdicts = ingest(&lines);
+    let rows = GameRows::build(verdicts.into_iter().next().expect("a verdict"));
+    let at_five: Vec<_> = rows
+        .violations
+        .iter()
+        .filter(|v| v.seq == Some(5))
+        .collect();
+    assert!(at_five.iter().any(|v| v.code == "sequence"));
+    assert!(
+        at_five.iter().any(|v| v.code == "not_your_turn"),
+        "{at_five:?}"
+    );
+    assert!(at_five.iter().all(|v| !v.foul), "{at_five:?}");
+    let p0 = rows
+        .hand_players
+        .iter()
+        .find(|p| p.player == "p0")
+        .expect("p0 played");
+    assert_eq!(p0.tally.violations, 0);
+}
