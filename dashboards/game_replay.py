@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import zlib
-from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -136,6 +135,9 @@ class GameReplay:
     errors: list[_core.ErrorInfo] = field(default_factory=list)  # the lines no game could use
     settings: dict[str, Any] = field(default_factory=dict)  # the ruleset's options as played
     digest: str | None = None  # sha256 of the game's lines (`lines_digest`), when known
+    #: every replayed line in order, (seq, hand, file, line): all of them even when `steps`
+    #: holds one hand (`build_replay(hand=…)`)
+    outline: list[tuple[int, int, str | None, int | None]] = field(default_factory=list)
     _by_hand: dict[int, list[ReplayStep]] = field(default_factory=dict)
 
     @property
@@ -167,17 +169,22 @@ class GameReplay:
 
     def next_violation(self, after: ReplayStep | None) -> ReplayStep | None:
         """The first flagged step after `after` (from the start when None)."""
-        start = 0 if after is None else after.index + 1
-        for step in self.steps[start:]:
-            if step.flagged:
+        for step in self.steps:
+            if step.flagged and (after is None or step.index > after.index):
                 return step
         return None
 
     def previous_violation(self, before: ReplayStep) -> ReplayStep | None:
-        for step in reversed(self.steps[: before.index]):
-            if step.flagged:
+        for step in reversed(self.steps):
+            if step.flagged and step.index < before.index:
                 return step
         return None
+
+    def neighbours(self, step: ReplayStep) -> tuple[int | None, int | None]:
+        """The seqs of the replayed lines just before and just after `step` in the game."""
+        previous = self.outline[step.index - 1][0] if step.index > 0 else None
+        following = self.outline[step.index + 1][0] if step.index + 1 < len(self.outline) else None
+        return previous, following
 
     def score_of(self, hand: int) -> HandScore | None:
         for score in self.scores:
@@ -269,14 +276,42 @@ def validate_lines_bounded(
     return verdicts, kept, count
 
 
-def replay_lines(
-    lines: Iterable[tuple[bytes, str | None, int | None]], game: str
-) -> GameReplay | None:
-    """Replay `game` from (raw line, file, line number) triples, every step recorded.
+@dataclass(frozen=True, slots=True)
+class RecordedGame:
+    """One game replayed by the core with every step recorded, not yet turned into
+    `ReplayStep`s: `build` makes the replay (of the whole game, or of one hand)."""
 
-    The lines may hold other games and come in any order: the validator routes and
-    orders them exactly as `haftkhabis validate` does. None when `game` has no line.
-    """
+    verdict: _core.Verdict
+    errors: tuple[_core.ErrorInfo, ...]
+    lines: dict[tuple[str, int], bytes]  # the raw lines by (file, line), for set-aside ones
+
+    def line_of(self, file: str | None, line: int | None) -> bytes | None:
+        return self.lines.get((file or "", line or 0))
+
+    def hand_of(self, seq: int) -> int | None:
+        """The hand of the replayed line numbered `seq` (the kept one of a conflict)."""
+        return next((hand for s, hand, _, _ in self.verdict.outline() if s == seq), None)
+
+    @property
+    def players(self) -> tuple[str, ...]:
+        players = (self.verdict.header() or {}).get("players")
+        return tuple(players) if isinstance(players, list) else ()
+
+    def seq_span(self) -> str:
+        """ "0–76": the seqs the game's replayed lines carry."""
+        seqs = [seq for seq, _, _, _ in self.verdict.outline()]
+        return f"{min(seqs)}–{max(seqs)}" if seqs else "none"
+
+    def build(self, *, hand: int | None = None, digest: bool = True) -> GameReplay:
+        return build_replay(self.verdict, self.errors, self.line_of, digest=digest, hand=hand)
+
+
+def record_lines(
+    lines: Iterable[tuple[bytes, str | None, int | None]], game: str
+) -> RecordedGame | None:
+    """Replay `game` from (raw line, file, line number) triples in the core, every step
+    recorded. The lines may hold other games and come in any order: the validator routes
+    and orders them exactly as `haftkhabis validate` does. None when `game` has no line."""
     validator = _core.Validator(record={game}, only={game}, facts=True)
     read: dict[tuple[str, int], bytes] = {}  # references to the lines, for set-aside ones
     for raw, file, line in lines:
@@ -288,8 +323,16 @@ def replay_lines(
     verdict = done[0] if done else validator.finish_game(game)
     if verdict is None:
         return None
-    return build_replay(verdict, validator.take_errors(),
-                        lambda file, line: read.get((file or "", line or 0)))
+    return RecordedGame(verdict, tuple(validator.take_errors()), read)
+
+
+def replay_lines(
+    lines: Iterable[tuple[bytes, str | None, int | None]], game: str
+) -> GameReplay | None:
+    """Replay `game` from (raw line, file, line number) triples, every step built
+    (`record_lines`, then the whole game's replay). None when `game` has no line."""
+    recorded = record_lines(lines, game)
+    return recorded.build() if recorded is not None else None
 
 
 def replay_blob(data: bytes, game: str, file: str = "upload") -> GameReplay | None:
@@ -300,10 +343,6 @@ def replay_blob(data: bytes, game: str, file: str = "upload") -> GameReplay | No
 def _violation(info: _core.ViolationInfo) -> Violation:
     return Violation(info["seq"], Code(info["code"]), info["player"], info["message"],
                      info["file"], info["line"])
-
-
-def _key(info: _core.ViolationInfo) -> tuple[Any, ...]:
-    return (info["seq"], info["code"], info["player"], info["message"], info["file"], info["line"])
 
 
 def lines_digest(lines: Iterable[bytes]) -> str:
@@ -317,25 +356,25 @@ def lines_digest(lines: Iterable[bytes]) -> str:
 
 def build_replay(
     verdict: _core.Verdict, errors: Sequence[_core.ErrorInfo], line_of: LineLookup | None = None,
-    *, digest: bool = True,
+    *, digest: bool = True, hand: int | None = None,
 ) -> GameReplay:
     """Group a recorded verdict's steps by hand, say why each move happened and explain
     the scores. `line_of(file, line)` gives back a raw line: set-aside lines are shown as
-    read, and (with `digest`) the game's lines are digested for the dispute report."""
-    recorded = verdict.steps()
+    read, and (with `digest`) the game's lines are digested for the dispute report.
+
+    With `hand`, only that hand's steps are built (an API answering for one line need not
+    convert every state of a long game); their `index` is still the step's place in the
+    whole game (`outline` has every step), and the hand's first step, its deal, has no
+    state `before` it."""
+    outline = verdict.outline()
+    recorded = verdict.steps(hand) if hand is not None else verdict.steps()
     game = verdict.game
     # the verdict's violations no step carries (the reader's: sequence gaps, unusable seqs)
-    unplaced = Counter(_key(v) for v in verdict.violations)
-    unplaced.subtract(_key(v) for s in recorded for v in s["violations"])
-    notes = []
-    for v in verdict.violations:
-        if unplaced[_key(v)] > 0:
-            unplaced[_key(v)] -= 1
-            notes.append(_violation(v))
+    notes = [_violation(v) for v in verdict.unplaced_violations()]
     by_seq: dict[int, list[Violation]] = {}
     aside: dict[int, dict[tuple[str | None, int | None], list[Violation]]] = {}
     game_violations: list[Violation] = []
-    where = {s["seq"]: (s["file"], s["line"]) for s in recorded}
+    where = {seq: (file, line) for seq, _, file, line in outline}
     for note in notes:
         if note.seq is not None and note.seq in where:
             if note.line is not None and (note.file, note.line) != where[note.seq]:
@@ -348,12 +387,13 @@ def build_replay(
     effects = next((r["effects"] for r in _core.rulesets() if r["name"] == verdict.ruleset), {})
     reasons = MoveReasons({str(rank): str(effect) for rank, effect in effects.items()})
     digested: list[bytes] | None = [] if line_of is not None and digest else None
+    first = 0 if hand is None else next((i for i, entry in enumerate(outline) if entry[1] == hand), 0)
 
     steps: list[ReplayStep] = []
     by_hand: dict[int, list[ReplayStep]] = {}
     laid_aside: dict[int, dict[str, list[str]]] = {}  # hand -> player -> 7s laid aside
     before: dict[str, Any] | None = None
-    for index, s in enumerate(recorded):
+    for index, s in enumerate(recorded, first):
         state: dict[str, Any] | None = s["state"]
         hand = (state or {}).get("hand") or SETUP_HAND
         bucket = by_hand.setdefault(hand, [])
@@ -400,6 +440,7 @@ def build_replay(
         errors=list(errors),
         settings=dict(verdict.settings() or {}),
         digest=lines_digest(digested) if digested else None,
+        outline=outline,
         _by_hand=by_hand,
     )
 

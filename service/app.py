@@ -416,15 +416,15 @@ def create_app(settings: Settings) -> FastAPI:
         pile, suit, direction and stock; whose turn it is and their legal moves; the move's
         verdict with the rule's explanation, and why a forced move was forced. `links`
         holds the dashboard's deep link to the same step."""
-        replayed = gateway.replayed(game)
-        if replayed is None:
+        _, recorded = gateway.recorded(game)
+        if recorded is None:
             raise ApiError(404, "not_found", f"no game {game!r} in the warehouse")
-        viewer = viewer_for(who, list(replayed.replay.players), player)
-        found = views.step_view(replayed, seq, viewer, settings.dashboard_url)
+        viewer = viewer_for(who, list(recorded.players), player)
+        replayed = gateway.replayed_step(game, seq)  # only the hand holding the line
+        found = views.step_view(replayed, seq, viewer, settings.dashboard_url) if replayed else None
         if found is None:
-            seqs = sorted(replayed.by_seq)
-            span = f"{seqs[0]}–{seqs[-1]}" if seqs else "none"
-            raise ApiError(404, "not_found", f"game {game!r} has no line with seq {seq} (seqs: {span})")
+            raise ApiError(404, "not_found", f"game {game!r} has no line with seq {seq} "
+                           f"(seqs: {recorded.seq_span()})")
         return found
 
     @app.get("/v1/games/{game}/hands/{hand}/report", tags=["games"],

@@ -217,12 +217,11 @@ def step_view(replayed: Replayed, seq: int, viewer: str | None, dashboard: str) 
         "game": with_query(game_path(replay.game), player=viewer),
         "dashboard": dashboard_link(dashboard, replay.game, hand=step.hand, step=step.number, viewer=viewer),
     }
-    if step.index > 0:
-        links["previous"] = with_query(
-            f"{game_path(replay.game)}/steps/{replay.steps[step.index - 1].seq}", player=viewer)
-    if step.index + 1 < len(replay.steps):
-        links["next"] = with_query(
-            f"{game_path(replay.game)}/steps/{replay.steps[step.index + 1].seq}", player=viewer)
+    previous, following = replay.neighbours(step)  # in the whole game, across hands
+    if previous is not None:
+        links["previous"] = with_query(f"{game_path(replay.game)}/steps/{previous}", player=viewer)
+    if following is not None:
+        links["next"] = with_query(f"{game_path(replay.game)}/steps/{following}", player=viewer)
     if step.hand:  # the dispute report about this line, in the same view
         links["report"] = with_query(f"{game_path(replay.game)}/hands/{step.hand}/report",
                                      seq=step.seq, player=viewer)

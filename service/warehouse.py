@@ -27,14 +27,16 @@ import logging
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from dashboards import data
-from dashboards.game_replay import GameReplay, ReplayStep, replay_lines
+from dashboards.game_replay import GameReplay, RecordedGame, ReplayStep, record_lines
 from ingest.storage import Location
 from ingest.store import PartFile, Warehouse
 
@@ -243,7 +245,10 @@ class Gateway:
         self._problem: str | None = None
         self._seen: int | None = None  # the commit signal when the reader was opened
         self._lock = threading.Lock()
-        self._replays: OrderedDict[tuple[int, str], Replayed | None] = OrderedDict()
+        # per snapshot: games replayed in the core, and replays built of them (a whole game,
+        # hand None, or one hand for a step)
+        self._recorded: OrderedDict[tuple[int, str], RecordedGame | None] = OrderedDict()
+        self._replays: OrderedDict[tuple[int, str, int | None], Replayed] = OrderedDict()
         self._replay_limit = replays
         self._replay_lock = threading.Lock()
 
@@ -328,20 +333,45 @@ class Gateway:
                 return found
         return data.game_lines(reader, game)
 
-    def replayed(self, game: str) -> Replayed | None:
-        """`game` replayed from its stored lines at the current snapshot (None: no such game)."""
-        reader = self.reader()
-        key = (reader.batch, game)
+    def _cached(self, cache: OrderedDict, key: object, make: Callable[[], Any]) -> Any:
         with self._replay_lock:
-            if key in self._replays:
-                self._replays.move_to_end(key)
-                return self._replays[key]
-        replay = replay_lines(self.game_lines(reader, game), game)
-        found = Replayed.of(replay) if replay is not None else None
+            if key in cache:
+                cache.move_to_end(key)
+                return cache[key]
+        found = make()
         with self._replay_lock:
-            self._replays[key] = found
-            self._replays.move_to_end(key)
-            while len(self._replays) > self._replay_limit:
-                self._replays.popitem(last=False)
+            cache[key] = found
+            cache.move_to_end(key)
+            while len(cache) > self._replay_limit:
+                cache.popitem(last=False)
         return found
+
+    def recorded(self, game: str) -> tuple[int, RecordedGame | None]:
+        """`game` replayed in the core from its stored lines at the current snapshot, and
+        that snapshot's batch (None: no such game)."""
+        reader = self.reader()
+        found = self._cached(self._recorded, (reader.batch, game),
+                             lambda: record_lines(self.game_lines(reader, game), game))
+        return reader.batch, found
+
+    def replayed(self, game: str) -> Replayed | None:
+        """`game` replayed from its stored lines at the current snapshot, every step built
+        (None: no such game)."""
+        batch, recorded = self.recorded(game)
+        if recorded is None:
+            return None
+        return self._cached(self._replays, (batch, game, None),
+                            lambda: Replayed.of(recorded.build()))
+
+    def replayed_step(self, game: str, seq: int) -> Replayed | None:
+        """The hand of `game` that holds the line `seq`, its steps built (a step on a long
+        game converts one hand's states, not every one). None: no such game or line."""
+        batch, recorded = self.recorded(game)
+        if recorded is None:
+            return None
+        hand = recorded.hand_of(seq)
+        if hand is None:
+            return None
+        return self._cached(self._replays, (batch, game, hand),
+                            lambda: Replayed.of(recorded.build(hand=hand, digest=False)))
 

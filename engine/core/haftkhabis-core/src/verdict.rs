@@ -4,6 +4,7 @@
 //! the documented order, non-ASCII text as UTF-8, control characters escaped as orjson
 //! and serde_json escape them).
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::event::Header;
@@ -67,6 +68,44 @@ pub struct GameVerdict {
 }
 
 impl GameVerdict {
+    /// The verdict's violations that no recorded step carries, in verdict order: the
+    /// reader's (a sequence gap, a line without a usable seq, a conflicting line with a
+    /// taken seq, set aside). A replay shows these beside the steps, not on one.
+    pub fn unplaced_violations(&self) -> Vec<&Violation> {
+        type Key<'a> = (
+            Option<u64>,
+            Code,
+            Option<&'a str>,
+            &'a str,
+            Option<&'a str>,
+            Option<u64>,
+        );
+        fn key(v: &Violation) -> Key<'_> {
+            (
+                v.seq,
+                v.code,
+                v.player.as_deref(),
+                v.message.as_str(),
+                v.file.as_deref(),
+                v.line,
+            )
+        }
+        let mut on_steps: HashMap<Key<'_>, usize> = HashMap::new();
+        for violation in self.steps.iter().flat_map(|s| &s.violations) {
+            *on_steps.entry(key(violation)).or_insert(0) += 1;
+        }
+        self.violations
+            .iter()
+            .filter(|v| match on_steps.get_mut(&key(v)) {
+                Some(left) if *left > 0 => {
+                    *left -= 1;
+                    false
+                }
+                _ => true,
+            })
+            .collect()
+    }
+
     /// The match winners (empty when no hand is decided or the game is invalid).
     pub fn winners(&self) -> Vec<String> {
         match &self.table {

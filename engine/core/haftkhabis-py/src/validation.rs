@@ -192,11 +192,43 @@ impl Verdict {
         Ok(Some(list))
     }
 
-    /// Every replayed line with the state after it (empty unless the game was recorded).
-    fn steps<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+    /// Every replayed line with the state after it (empty unless the game was recorded);
+    /// with `hand`, only that hand's lines (0: the lines before the first deal), so a
+    /// caller showing one hand converts only its states.
+    #[pyo3(signature = (hand=None))]
+    fn steps<'py>(&self, py: Python<'py>, hand: Option<u64>) -> PyResult<Bound<'py, PyList>> {
         let list = PyList::empty(py);
         for step in &self.inner.steps {
-            list.append(convert::step(py, step)?)?;
+            if hand.is_none_or(|h| step.hand() == h) {
+                list.append(convert::step(py, step)?)?;
+            }
+        }
+        Ok(list)
+    }
+
+    /// Every replayed line in order, without its state: `(seq, hand, file, line)`, to
+    /// number and link steps without converting every state.
+    fn outline(&self) -> Vec<(u64, u64, Option<String>, Option<u64>)> {
+        self.inner
+            .steps
+            .iter()
+            .map(|s| {
+                (
+                    s.seq,
+                    s.hand(),
+                    s.file.as_deref().map(str::to_string),
+                    s.line,
+                )
+            })
+            .collect()
+    }
+
+    /// The violations no recorded step carries, in verdict order (the reader's: a
+    /// sequence gap, a line without a usable seq, a conflicting line set aside).
+    fn unplaced_violations<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let list = PyList::empty(py);
+        for violation in self.inner.unplaced_violations() {
+            list.append(convert::violation(py, violation)?)?;
         }
         Ok(list)
     }
