@@ -153,6 +153,11 @@ class GameReplay:
     def hand_steps(self, hand: int) -> list[ReplayStep]:
         return self._by_hand.get(hand, [])
 
+    def hand_size(self, hand: int) -> int:
+        """How many replayed lines `hand` has (from the outline: right even when only some
+        steps were built)."""
+        return sum(1 for _, in_hand, _, _ in self.outline if in_hand == hand)
+
     def step_at(self, hand: int, number: int) -> ReplayStep | None:
         """The `number`-th (1-based) step of `hand`, or None."""
         steps = self._by_hand.get(hand, [])
@@ -365,9 +370,16 @@ def build_replay(
     With `hand`, only that hand's steps are built (an API answering for one line need not
     convert every state of a long game); their `index` is still the step's place in the
     whole game (`outline` has every step), and the hand's first step, its deal, has no
-    state `before` it."""
+    state `before` it. (A step's why-text reads the hand's earlier steps, "neda's 7♦ and
+    parisa's 7♠", so one hand is the smallest replay that tells it right.)"""
     outline = verdict.outline()
-    recorded = verdict.steps(hand) if hand is not None else verdict.steps()
+    recorded = verdict.steps(hand)
+    # each step's place in its hand (1-based), from the outline: the same in every mode
+    place: list[int] = []
+    counted: dict[int, int] = {}
+    for _, in_hand, _, _ in outline:
+        counted[in_hand] = counted.get(in_hand, 0) + 1
+        place.append(counted[in_hand])
     game = verdict.game
     # the verdict's violations no step carries (the reader's: sequence gaps, unusable seqs)
     notes = [_violation(v) for v in verdict.unplaced_violations()]
@@ -395,8 +407,8 @@ def build_replay(
     before: dict[str, Any] | None = None
     for index, s in enumerate(recorded, first):
         state: dict[str, Any] | None = s["state"]
-        hand = (state or {}).get("hand") or SETUP_HAND
-        bucket = by_hand.setdefault(hand, [])
+        step_hand = (state or {}).get("hand") or SETUP_HAND
+        bucket = by_hand.setdefault(step_hand, [])
         encoded = s["event"]
         event = from_encoded(encoded) if encoded is not None else None
         violations = tuple(_violation(v) for v in s["violations"]) + tuple(by_seq.pop(s["seq"], []))
@@ -406,7 +418,7 @@ def build_replay(
         )
         fact = s.get("fact")
         step = ReplayStep(
-            index, hand, len(bucket) + 1, s["seq"], s["file"], s["line"], event, s["raw"],
+            index, step_hand, place[index] if index < len(place) else len(bucket) + 1, s["seq"], s["file"], s["line"], event, s["raw"],
             describe_event(event, s["raw"]), violations, before, state, fact,
             reasons.why(fact, s["raw"], before, state), set_aside,
         )
@@ -420,7 +432,7 @@ def build_replay(
         steps.append(step)
         before = state
         for player, cards in (s.get("fact") or {}).get("laid_aside") or ():
-            laid_aside.setdefault(hand, {}).setdefault(player, []).extend(sorted(cards))
+            laid_aside.setdefault(step_hand, {}).setdefault(player, []).extend(sorted(cards))
 
     header = verdict.header() or {}
     players = header.get("players")

@@ -230,7 +230,7 @@ def step_view(replayed: Replayed, seq: int, viewer: str | None, dashboard: str) 
         to_move = options(after.get("legal"), viewer)
     return models.StepView(
         game=replay.game, seq=step.seq, hand=step.hand, step=step.number,
-        steps_in_hand=len(replay.hand_steps(step.hand)),
+        steps_in_hand=replay.hand_size(step.hand),
         file=step.file if viewer is None else None, line=step.line if viewer is None else None,
         kind=step.kind, actor=step.actor,
         text=public_text(step.kind, step.raw, step.text, viewer) if viewer else step.text,
