@@ -95,7 +95,7 @@ def report(
         "--player", metavar="ID", help="The player view: only what this player could see, no server "
         "paths (default: the support view).")] = None,
     warehouse: Annotated[Path | None, typer.Option(
-        "--warehouse", metavar="DIR", help="Read the game from this warehouse [default: data/warehouse].",
+        "--warehouse", metavar="DIR", help="Read the game from this warehouse \\[default: data/warehouse].",
         show_default=False)] = None,
     log: Annotated[list[Path] | None, typer.Option(
         "--log", metavar="PATH", help="Read the game from these log files or folders (repeatable).")] = None,
