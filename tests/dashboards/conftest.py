@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from streamlit.testing.v1 import AppTest
 
 from tests.dashboards.loggen import corrupt, dump, random_game
 
@@ -94,3 +95,14 @@ def dashboard_server(warehouse: Path, log: Path, *extra: str) -> Iterator[int]:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+def open_page(at: AppTest, page: str, **params: str) -> AppTest:
+    """Open the dashboard page `page` with these query parameters (a deep link); the page
+    must render without an exception."""
+    at.run()
+    at.query_params.clear()
+    at.query_params.update(params)
+    at.switch_page(f"pages/{page}.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at

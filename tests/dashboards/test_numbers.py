@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 from cli.app import app as cli
 from dashboards import data
 from ingest.queries import open_warehouse
-from tests.dashboards.conftest import DISPUTED
+from tests.dashboards.conftest import DISPUTED, open_page
 from tests.dashboards.loggen import dump, random_game
 
 APP = Path(__file__).resolve().parents[2] / "dashboards" / "app.py"
@@ -86,15 +86,6 @@ def reader(sample_warehouse: Path) -> Iterator[data.Reader]:
     opened.close()
 
 
-def _open(at: AppTest, page: str, **params: str) -> AppTest:
-    at.run()
-    at.query_params.clear()
-    at.query_params.update(params)
-    at.switch_page(f"pages/{page}.py").run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
-
-
 def _charts(at: AppTest) -> list[dict[str, Any]]:
     return [json.loads(chart.proto.spec) for chart in at.get("vega_lite_chart")]
 
@@ -126,7 +117,7 @@ def _fouls(warehouse: Path) -> dict[tuple[str, str], int]:
 
 
 def _board(at: AppTest) -> dict[tuple[str, str], int]:
-    _open(at, "players", players_tab="Leaderboard")
+    open_page(at, "players", players_tab="Leaderboard")
     at.number_input(key="players_min_hands").set_value(0).run()
     assert at.selectbox(key="players_measure").value == "wins"
     board = at.dataframe[0].value
@@ -136,7 +127,7 @@ def _board(at: AppTest) -> dict[tuple[str, str], int]:
 def _profile(at: AppTest, player: str) -> dict[tuple[str, str], int]:
     """The per-ruleset violations of one player's profile, checked against its metric and
     its table of fouls by code. A fresh session each (`at`): the tabs follow the URL."""
-    _open(at, "players", player=player)
+    open_page(at, "players", player=player)
     table = at.dataframe[0].value
     mine = {(r.ruleset, player): int(r.violations) for r in table.itertuples()}
     metric = int(next(m.value for m in at.metric if m.label == "Violations").replace(",", ""))
@@ -183,7 +174,7 @@ def test_a_retried_line_counts_against_nobody(edge_warehouse: Path) -> None:
 
 
 def test_the_leaderboard_ranks_by_a_stated_measure_with_its_sample(app: AppTest) -> None:
-    _open(app, "players", players_tab="Leaderboard")
+    open_page(app, "players", players_tab="Leaderboard")
     app.number_input(key="players_min_hands").set_value(0).run()
     for measure, spec in data.MEASURES.items():
         app.selectbox(key="players_measure").set_value(measure).run()
@@ -213,7 +204,7 @@ def test_the_leaderboard_ranks_by_a_stated_measure_with_its_sample(app: AppTest)
 def test_hands_won_ranks_as_the_cli_does(app: AppTest, sample_warehouse: Path) -> None:
     result = CliRunner().invoke(cli, ["stats", "players", "-w", str(sample_warehouse), "-f", "json", "-n", "100"])
     ranks = {(r["ruleset"], r["player"]): r["rank"] for r in json.loads(result.output)}
-    _open(app, "players", players_tab="Leaderboard")
+    open_page(app, "players", players_tab="Leaderboard")
     app.number_input(key="players_min_hands").set_value(0).run()
     board = app.dataframe[0].value
     assert {(r.ruleset, r.player): int(r.rank) for r in board.itertuples()} == ranks
@@ -235,7 +226,7 @@ def test_wilson_interval() -> None:
 
 
 def test_first_seat_by_ruleset_play_and_table_size(app: AppTest, sample_warehouse: Path) -> None:
-    _open(app, "players", players_tab="First seat")
+    open_page(app, "players", players_tab="First seat")
     first = app.dataframe[0].value
     assert (first["turn_order"] == 0).all()
     keys = {(r.ruleset, r.mode, int(r.players)) for r in first.itertuples()}
@@ -264,7 +255,7 @@ def test_first_seat_by_ruleset_play_and_table_size(app: AppTest, sample_warehous
 
 
 def test_a_profile_splits_points_and_elimination_play(app: AppTest, sample_warehouse: Path) -> None:
-    _open(app, "players", player="ali")
+    open_page(app, "players", player="ali")
     table = app.dataframe[0].value.set_index("ruleset")
     persian = table.loc["persian"]
     assert (persian["points_hands"], persian["elimination_hands"], persian["hands"]) == (2, 1, 3)
@@ -283,7 +274,7 @@ def test_a_profile_splits_points_and_elimination_play(app: AppTest, sample_wareh
 
 
 def test_two_card_lift_only_above_a_minimum(app: AppTest, reader: data.Reader) -> None:
-    _open(app, "players", players_tab="2-card targeting")
+    open_page(app, "players", players_tab="2-card targeting")
     app.radio(key="players_two_metric").set_value("lift").run()
     assert app.number_input(key="players_two_min_expected").value == 20
     caption = next(c.value for c in app.caption if c.value.startswith("Lift:"))
@@ -297,7 +288,7 @@ def test_two_card_lift_only_above_a_minimum(app: AppTest, reader: data.Reader) -
 
 
 def test_the_heatmap_labels_every_row_and_column(app: AppTest, reader: data.Reader) -> None:
-    _open(app, "players", players_tab="2-card targeting")
+    open_page(app, "players", players_tab="2-card targeting")
     spec = next(s for s in _charts(app) if _title(s).startswith("Who gives 2s"))
     matrix = data.two_targets(reader, (), 25)
     rows, columns = matrix["player"].n_unique(), matrix["target"].n_unique()
@@ -312,7 +303,7 @@ def test_the_heatmap_labels_every_row_and_column(app: AppTest, reader: data.Read
 
 def test_a_heatmap_cell_drills_down_to_its_games(app: AppTest, reader: data.Reader,
                                                 sample_warehouse: Path) -> None:
-    _open(app, "players", players_tab="2-card targeting")
+    open_page(app, "players", players_tab="2-card targeting")
     matrix = data.two_targets(reader, (), 25)
     top = matrix.sort(["twos", "player", "target"], descending=[True, False, False]).row(0, named=True)
     app.selectbox(key="players_two_giver").set_value(top["player"]).run()
@@ -332,7 +323,7 @@ def test_a_heatmap_cell_drills_down_to_its_games(app: AppTest, reader: data.Read
 
 
 def test_compliance_shows_every_code(app: AppTest, reader: data.Reader) -> None:
-    _open(app, "compliance")
+    open_page(app, "compliance")
     spec = next(s for s in _charts(app) if _title(s).startswith("Violations by code and ruleset"))
     codes = len(data.violations_by(reader, data.GameFilter(), "ruleset")["code"].unique())
     assert f"({codes} codes)" in _title(spec)
@@ -342,7 +333,7 @@ def test_compliance_shows_every_code(app: AppTest, reader: data.Reader) -> None:
 
 
 def test_the_winning_cards_have_a_row_to_themselves(app: AppTest) -> None:
-    _open(app, "scoring", scoring_tab="Across games")
+    open_page(app, "scoring", scoring_tab="Across games")
     rulesets = {"bazito", "persian", "pis-yedili"}
     rows = [block for block in app.main.children.values()]
 
@@ -369,7 +360,7 @@ def test_the_winning_cards_have_a_row_to_themselves(app: AppTest) -> None:
 
 
 def test_games_search_is_partial_case_blind_and_in_the_url(app: AppTest) -> None:
-    _open(app, "games", player="SA", status="violations")
+    open_page(app, "games", player="SA", status="violations")
     assert app.text_input(key="games_player").value == "SA"
     assert app.multiselect(key="games_statuses").value == ["violations"]
     assert "**1** game match" in app.markdown[0].value
@@ -387,7 +378,7 @@ def test_games_search_is_partial_case_blind_and_in_the_url(app: AppTest) -> None
 
 
 def test_a_shared_search_link_restores_every_filter(app: AppTest) -> None:
-    _open(app, "games", ruleset="persian", status="violations,invalid", code="must_play", build="hk-server/2.3.1",
+    open_page(app, "games", ruleset="persian", status="violations,invalid", code="must_play", build="hk-server/2.3.1",
           **{"from": "2026-11-01"})
     assert app.multiselect(key="games_rulesets").value == ["persian"]
     assert app.multiselect(key="games_statuses").value == ["violations"]  # no invalid game to offer
@@ -395,7 +386,7 @@ def test_a_shared_search_link_restores_every_filter(app: AppTest) -> None:
     assert app.multiselect(key="games_builds").value == ["hk-server/2.3.1"]
     assert list(app.dataframe[0].value["game_id"]) == ["t41-elim-1"]
     assert app.query_params["from"] == "2026-11-01"
-    _open(app, "games", status="no-such-status", player="zz")
+    open_page(app, "games", status="no-such-status", player="zz")
     assert app.multiselect(key="games_statuses").value == []
     assert "**0** games match" in app.markdown[0].value
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.dashboards.conftest import DISPUTED
+from tests.dashboards.conftest import DISPUTED, open_page
 
 APP = Path(__file__).resolve().parents[2] / "dashboards" / "app.py"
 
@@ -30,15 +30,6 @@ def app(monkeypatch: pytest.MonkeyPatch, sample_warehouse: Path) -> Iterator[App
     yield at
 
 
-def _open(at: AppTest, page: str, **params: str) -> AppTest:
-    at.run()
-    at.query_params.clear()
-    at.query_params.update(params)
-    at.switch_page(f"pages/{page}.py").run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
-
-
 def test_overview(app: AppTest) -> None:
     app.run()  # the default page
     assert not app.exception
@@ -52,7 +43,7 @@ def test_overview(app: AppTest) -> None:
 
 
 def test_games_filters(app: AppTest) -> None:
-    _open(app, "games")
+    open_page(app, "games")
     assert "**5** games match" in app.markdown[0].value
     app.multiselect(key="games_statuses").set_value(["violations"]).run()
     assert "**2** games match" in app.markdown[0].value
@@ -64,7 +55,7 @@ def test_games_filters(app: AppTest) -> None:
 
 
 def test_scoring_for_a_game(app: AppTest) -> None:
-    _open(app, "scoring", game=DISPUTED)
+    open_page(app, "scoring", game=DISPUTED)
     html = _html(app)
     assert html.count('class="hk-scores"') == 2  # two decided hands
     assert "Multiplier:" in html
@@ -76,12 +67,12 @@ def test_scoring_for_a_game(app: AppTest) -> None:
 
 
 def test_players(app: AppTest) -> None:
-    _open(app, "players")
+    open_page(app, "players")
     assert app.info  # every sample player has fewer than the default 5 hands
     app.number_input(key="players_min_hands").set_value(0).run()
     board = app.dataframe[0].value
     assert {"rank", "player", "measure", "sample", "violations"} <= set(board.columns)
-    _open(app, "players", player="ali")
+    open_page(app, "players", player="ali")
     metrics = {m.label: m.value for m in app.metric}
     assert int(metrics["Hands"]) >= 3
     assert app.selectbox(key="players_player").value == "ali"
@@ -96,7 +87,7 @@ def test_players(app: AppTest) -> None:
 
 
 def test_compliance_drill_down_links(app: AppTest) -> None:
-    _open(app, "compliance")
+    open_page(app, "compliance")
     table = app.dataframe[-1].value
     # 12: with the card not held taken from the discard pile (decisions.md), the elimination
     # game's next reshuffle no longer matches the pile
@@ -107,7 +98,7 @@ def test_compliance_drill_down_links(app: AppTest) -> None:
 
 
 def test_replay_deep_link_and_stepping(app: AppTest) -> None:
-    _open(app, "replay", game=DISPUTED, hand="1", step="5")
+    open_page(app, "replay", game=DISPUTED, hand="1", step="5")
     assert _step_caption(app).startswith("Step 5 of")
     assert 'class="hk-card' in _html(app)
     app.button(key="replay_next").click().run()
@@ -127,7 +118,7 @@ def test_replay_deep_link_and_stepping(app: AppTest) -> None:
 
 
 def test_replay_player_view_hides_other_hands(app: AppTest) -> None:
-    _open(app, "replay", game=DISPUTED, hand="1", step="3", view="player", player="bita")
+    open_page(app, "replay", game=DISPUTED, hand="1", step="3", view="player", player="bita")
     assert app.radio(key="replay_view").value == "Player view"
     assert app.selectbox(key="replay_viewer").value == "bita"
     html = _html(app)
@@ -140,15 +131,15 @@ def test_replay_player_view_hides_other_hands(app: AppTest) -> None:
 
 
 def test_replay_drill_down_by_seq(app: AppTest) -> None:
-    _open(app, "replay", game=DISPUTED, seq="7")
+    open_page(app, "replay", game=DISPUTED, seq="7")
     assert "seq 7" in _step_caption(app)
     assert app.query_params["hand"] == "1"
 
 
 def test_replay_bad_links(app: AppTest) -> None:
-    _open(app, "replay", game="no-such-game")
+    open_page(app, "replay", game="no-such-game")
     assert app.error
-    _open(app, "replay", game=DISPUTED, hand="abc", step="9999")
+    open_page(app, "replay", game=DISPUTED, hand="abc", step="9999")
     assert _step_caption(app).startswith("Step ")
 
 
@@ -162,7 +153,7 @@ def test_pages_without_a_warehouse(monkeypatch: pytest.MonkeyPatch, tmp_path: Pa
 
 
 def test_picking_a_game_opens_its_replay(app: AppTest) -> None:
-    _open(app, "games")
+    open_page(app, "games")
     app.multiselect(key="games_statuses").set_value(["violations"]).run()
     first = app.dataframe[0].value["game_id"][0]
     app.session_state["games_table"] = {"selection": {"rows": [0], "columns": [], "cells": []}}
@@ -173,7 +164,7 @@ def test_picking_a_game_opens_its_replay(app: AppTest) -> None:
 
 
 def test_a_compliance_row_opens_the_replay_at_that_line(app: AppTest) -> None:
-    _open(app, "compliance")
+    open_page(app, "compliance")
     table = app.dataframe[-1].value
     game, seq = table["game_id"][0], int(table["seq"][0])
     app.session_state["compliance_table"] = {"selection": {"rows": [0], "columns": [], "cells": []}}
@@ -188,7 +179,7 @@ def _buttons(at: AppTest, prefix: str = "replay_move_") -> list[tuple[str, str]]
 
 
 def test_replay_move_list_jumps_and_filters(app: AppTest) -> None:
-    _open(app, "replay", game=DISPUTED, hand="1", step="5")
+    open_page(app, "replay", game=DISPUTED, hand="1", step="5")
     moves = _buttons(app)
     assert len(moves) == 21  # every line of hand 1, numbered by seq
     assert moves[0][1].startswith("  1 ✓ hand 1 dealt")
@@ -204,7 +195,7 @@ def test_replay_move_list_jumps_and_filters(app: AppTest) -> None:
 
 
 def test_replay_by_seq_and_the_why_of_a_forced_draw(app: AppTest) -> None:
-    _open(app, "replay", game=DISPUTED, seq="19")
+    open_page(app, "replay", game=DISPUTED, seq="19")
     assert _step_caption(app).startswith("Step 19 of 21 · hand 1 · seq 19")
     assert app.query_params["hand"] == "1" and app.query_params["step"] == "19"
     html = _html(app)
@@ -216,25 +207,25 @@ def test_replay_by_seq_and_the_why_of_a_forced_draw(app: AppTest) -> None:
 
 
 def test_replay_bad_deep_links_say_what_exists(app: AppTest) -> None:
-    _open(app, "replay", game=DISPUTED, hand="9", step="999")
+    open_page(app, "replay", game=DISPUTED, hand="9", step="999")
     warning = app.warning[0].value
     assert "hand=9, step=999" in warning and "no hand 9" in warning
     assert "1 (21 steps), 2 (33 steps)" in warning
     assert _step_caption(app).startswith("Step 1 of 21 · hand 1")
-    _open(app, "replay", game=DISPUTED, hand="1", step="999")
+    open_page(app, "replay", game=DISPUTED, hand="1", step="999")
     assert "hand 1 has steps 1–21" in app.warning[0].value
-    _open(app, "replay", game=DISPUTED, seq="999")
+    open_page(app, "replay", game=DISPUTED, seq="999")
     assert "seqs 1–" in app.warning[0].value or "seqs 0–" in app.warning[0].value
-    _open(app, "replay", game=f"  {DISPUTED} ", hand="2", step="3")  # a pasted id, spaces and all
+    open_page(app, "replay", game=f"  {DISPUTED} ", hand="2", step="3")  # a pasted id, spaces and all
     assert not app.warning
     assert app.text_input(key="replay_game").value == DISPUTED
     assert _step_caption(app).startswith("Step 3 of 33 · hand 2")
-    _open(app, "replay", game="t41-disput")
+    open_page(app, "replay", game="t41-disput")
     assert app.error and DISPUTED in app.error[0].value  # what exists, close to what was asked
 
 
 def test_replay_report_download_is_the_step_and_view(app: AppTest) -> None:
-    _open(app, "replay", game=DISPUTED, seq="13", view="player", player="bita")
+    open_page(app, "replay", game=DISPUTED, seq="13", view="player", player="bita")
     from dashboards import cache
 
     html = cache.hand_report(DISPUTED, 1, 13, "bita")

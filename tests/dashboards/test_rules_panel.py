@@ -9,8 +9,8 @@ from streamlit.testing.v1 import AppTest
 
 from dashboards import data
 from dashboards.inference import game_what_if, infer_builds
-from tests.dashboards.conftest import DISPUTED
-from tests.dashboards.test_pages import _html, _open, app
+from tests.dashboards.conftest import DISPUTED, open_page
+from tests.dashboards.test_pages import _html, app
 
 __all__ = ["app"]  # the fixture, shared with test_pages
 
@@ -34,7 +34,7 @@ def test_inference_per_build_reads_the_warehouse(sample_warehouse: Path) -> None
 
 
 def test_the_compliance_panel_renders(app: AppTest) -> None:
-    _open(app, "compliance")
+    open_page(app, "compliance")
     app.toggle(key="compliance_infer").set_value(True).run()
     assert not app.exception, [e.value for e in app.exception]
     assert any("sampled games play what their headers say" in s.value for s in app.success)
@@ -43,7 +43,7 @@ def test_the_compliance_panel_renders(app: AppTest) -> None:
 
 
 def test_the_replay_what_if_plays_a_branch(app: AppTest) -> None:
-    _open(app, "replay", game="t41-bazito-1", hand="1", step="2")
+    open_page(app, "replay", game="t41-bazito-1", hand="1", step="2")
     buttons = [b for b in app.button if b.key and b.key.startswith("replay_whatif_")]
     assert buttons, "the legal moves at the step are offered"
     buttons[0].click().run()

@@ -52,6 +52,21 @@ def two_batches_of(games: dict[str, list[SimulatedGame]], root: Path) -> tuple[P
     return first, second
 
 
+@pytest.fixture(scope="session")
+def two_batches(games: dict[str, list[SimulatedGame]],
+                tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Any]:
+    """The two batches' files (`two_batches_of`), and the tables after ingesting them
+    undisturbed: what a failed, killed or retried batch must end up as."""
+    from ingest.pipeline import ingest
+
+    root = tmp_path_factory.mktemp("batches")
+    first, second = two_batches_of(games, root)
+    reference = root / "reference"
+    ingest([str(first)], str(reference), workers=1)
+    ingest([str(second)], str(reference), workers=1)
+    return first, second, contents(reference)
+
+
 def interleave(games: Sequence[SimulatedGame]) -> list[bytes]:
     """The games' lines written as concurrent tables would: round robin, line by line."""
     out: list[bytes] = []

@@ -26,21 +26,9 @@ from tests.ingest.conftest import (
     contents,
     game_lines,
     raw_latest,
-    two_batches_of,
     unreferenced_parts,
     write_lines,
 )
-
-
-@pytest.fixture(scope="module")
-def two_batches(games: dict[str, list[SimulatedGame]],
-                tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Any]:
-    root = tmp_path_factory.mktemp("failures")
-    first, second = two_batches_of(games, root)
-    reference = root / "reference"
-    ingest([str(first)], str(reference), workers=1)
-    ingest([str(second)], str(reference), workers=1)
-    return first, second, contents(reference)
 
 
 def _fail_commit_of(table: str, error: OSError, monkeypatch: pytest.MonkeyPatch) -> list[str]:

@@ -37,18 +37,6 @@ from tests.ingest.conftest import (
 from tests.ingest.services import poll
 
 
-@pytest.fixture(scope="module")
-def two_batches(games: dict[str, list[SimulatedGame]],
-                tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Any]:
-    """The two batches' files, and the tables after ingesting them undisturbed."""
-    root = tmp_path_factory.mktemp("batches")
-    first, second = two_batches_of(games, root)
-    reference = root / "reference"
-    ingest([str(first)], str(reference), workers=1)
-    ingest([str(second)], str(reference), workers=1)
-    return first, second, contents(reference)
-
-
 @pytest.mark.parametrize(("point", "workers"), [
     ("after-pass", "2"), ("after-commit:events", "1"), ("before-batches", "1")])
 def test_a_killed_batch_leaves_the_warehouse_as_before(
