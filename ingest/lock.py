@@ -55,9 +55,18 @@ def _next_token(previous: Any) -> int:
     return max(now, previous + 1) if isinstance(previous, int) else now
 
 
+def _pid_namespace() -> int | None:
+    """This process's PID namespace (the inode of `/proc/self/ns/pid`), None where there is
+    no such file: a PID means this process only to a reader in the same namespace."""
+    try:
+        return os.stat("/proc/self/ns/pid").st_ino
+    except OSError:
+        return None
+
+
 def _record(owner: str, token: int, expires: float | None = None) -> dict[str, Any]:
     record: dict[str, Any] = {"owner": owner, "token": token, "host": socket.gethostname(),
-                              "pid": os.getpid()}
+                              "pid": os.getpid(), "pid_namespace": _pid_namespace()}
     if expires is not None:
         record["expires"] = expires
     return record
@@ -255,7 +264,13 @@ def _stale(holder: dict[str, Any]) -> bool:
     expires = holder.get("expires")
     if not isinstance(expires, int | float) or expires < time.time():
         return True
-    if holder.get("host") == socket.gethostname() and isinstance(holder.get("pid"), int):
+    # A dead holder's lock is taken before it expires only when its PID can be checked:
+    # the same host *and* the same PID namespace. Containers sharing a host name (host
+    # networking) but not PIDs cannot see each other's processes; there, only expiry counts.
+    same_pids = holder.get("pid_namespace") is not None \
+        and holder.get("pid_namespace") == _pid_namespace()
+    if holder.get("host") == socket.gethostname() and same_pids \
+            and isinstance(holder.get("pid"), int):
         return not _alive(holder["pid"])
     return False
 

@@ -215,6 +215,35 @@ def test_the_lock_object_expires_and_is_renewed(moto: Any) -> None:
     assert client.list_objects_v2(Bucket=bucket, Prefix=key)["KeyCount"] == 0
 
 
+def test_a_dead_holder_is_judged_by_its_pid_only_in_our_pid_namespace(moto: Any) -> None:
+    """A holder on this host name whose PID is gone is taken over at once, but only when it
+    lived in this PID namespace: containers sharing a host name (host networking) but not
+    PIDs cannot see each other's processes, so there the lock holds until it expires."""
+    location = Warehouse(f"s3://{moto.bucket()}/wh", moto.options).location
+    client = location.s3_client()
+    bucket, key = location.bucket_key(location.join(LOCK_NAME))
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    dead_pid = int(gone.stdout)
+    namespace = os.stat("/proc/self/ns/pid").st_ino
+
+    def holder(pid_namespace: int | None) -> None:
+        client.put_object(Bucket=bucket, Key=key, Body=json.dumps(
+            {"owner": "x", "token": 1, "host": socket.gethostname(), "pid": dead_pid,
+             "pid_namespace": pid_namespace, "expires": time.time() + 60}).encode())
+
+    holder(namespace + 1)  # another namespace's PID: it cannot be checked from here
+    with pytest.raises(LockBusy):
+        ObjectLock(location).acquire()
+    holder(None)  # a record that does not say
+    with pytest.raises(LockBusy):
+        ObjectLock(location).acquire()
+    holder(namespace)  # ours, and the process is gone: taken over before it expires
+    lock = ObjectLock(location)
+    lock.acquire()
+    lock.release()
+
+
 def test_a_retried_commit_never_appends_twice(moto: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     store = Warehouse(f"s3://{moto.bucket()}/wh", moto.options)
     store.ensure()
