@@ -289,13 +289,15 @@ class RecordedGame:
     verdict: _core.Verdict
     errors: tuple[_core.ErrorInfo, ...]
     lines: dict[tuple[str, int], bytes]  # the raw lines by (file, line), for set-aside ones
+    #: every replayed line, (seq, hand, file, line): `Verdict.outline()`, converted once
+    outline: tuple[tuple[int, int, str | None, int | None], ...] = ()
 
     def line_of(self, file: str | None, line: int | None) -> bytes | None:
         return self.lines.get((file or "", line or 0))
 
     def hand_of(self, seq: int) -> int | None:
         """The hand of the replayed line numbered `seq` (the kept one of a conflict)."""
-        return next((hand for s, hand, _, _ in self.verdict.outline() if s == seq), None)
+        return next((hand for s, hand, _, _ in self.outline if s == seq), None)
 
     @property
     def players(self) -> tuple[str, ...]:
@@ -304,7 +306,7 @@ class RecordedGame:
 
     def seq_span(self) -> str:
         """ "0–76": the seqs the game's replayed lines carry."""
-        seqs = [seq for seq, _, _, _ in self.verdict.outline()]
+        seqs = [seq for seq, _, _, _ in self.outline]
         return f"{min(seqs)}–{max(seqs)}" if seqs else "none"
 
     def build(self, *, hand: int | None = None, digest: bool = True) -> GameReplay:
@@ -328,7 +330,7 @@ def record_lines(
     verdict = done[0] if done else validator.finish_game(game)
     if verdict is None:
         return None
-    return RecordedGame(verdict, tuple(validator.take_errors()), read)
+    return RecordedGame(verdict, tuple(validator.take_errors()), read, tuple(verdict.outline()))
 
 
 def replay_lines(

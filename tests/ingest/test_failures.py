@@ -63,6 +63,14 @@ def _worker_dies_after_its_parts(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return written
 
 
+def _as_before(root: Path, before: Any) -> None:
+    """The failed second batch left the warehouse as it was: every table at its version,
+    no part it wrote (finished or temporary) anywhere."""
+    assert raw_latest(root) == before
+    assert unreferenced_parts(root) == []
+    assert not list(root.rglob("part-b000002-*")) and not list(root.rglob(".part-*"))
+
+
 def test_a_commit_the_storage_refuses_leaves_the_warehouse_as_before(
         two_batches: tuple[Path, Path, Any], tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:
@@ -75,9 +83,7 @@ def test_a_commit_the_storage_refuses_leaves_the_warehouse_as_before(
     with pytest.raises(OSError, match="No space left"):
         ingest([str(second)], str(root), workers=2)
     assert committed == ["games", "hands", "hand_players", "events"]  # those were undone
-    assert raw_latest(root) == before
-    assert unreferenced_parts(root) == []
-    assert not list(root.rglob("part-b000002-*")) and not list(root.rglob(".part-*"))
+    _as_before(root, before)
     assert [b["id"] for b in batches(root)] == [1]
 
     monkeypatch.undo()
@@ -96,9 +102,7 @@ def test_a_worker_that_died_after_writing_its_parts_leaves_none(
     with pytest.raises(IngestError, match="died"):
         ingest([str(second)], str(root), workers=2)
     assert written and written[0] > 0, "the workers wrote no part: nothing to clean up"
-    assert raw_latest(root) == before
-    assert unreferenced_parts(root) == []
-    assert not list(root.rglob("part-b000002-*"))
+    _as_before(root, before)
 
     monkeypatch.undo()
     ingest([str(second)], str(root), workers=2)
