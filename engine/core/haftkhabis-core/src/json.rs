@@ -295,7 +295,7 @@ fn string_stops_in(word: u64) -> u64 {
 /// up to [`FAST_PARSE_DEPTH`]. It gives up (None) on anything else, valid or not, and
 /// [`parse_line`] then runs the full parser, so every value, and every error message, is
 /// the full parser's.
-struct FastParser<'t> {
+pub(crate) struct FastParser<'t> {
     text: &'t str,
     pos: usize,
 }
@@ -304,7 +304,7 @@ impl<'t> FastParser<'t> {
     /// The whole text as one value with only whitespace around it, and the value's
     /// [`node_hash`].
     fn parse(text: &'t str) -> Option<(Value, u64)> {
-        let mut parser = FastParser { text, pos: 0 };
+        let mut parser = FastParser::new(text);
         parser.skip_whitespace();
         let mut value = Value::Null;
         let root = parser.value(&mut value, 1)?;
@@ -312,13 +312,31 @@ impl<'t> FastParser<'t> {
         (parser.pos == text.len()).then_some((value, root))
     }
 
+    /// A parser at the start of `text`.
     #[inline]
-    fn peek(&self) -> Option<u8> {
+    pub(crate) fn new(text: &'t str) -> FastParser<'t> {
+        FastParser { text, pos: 0 }
+    }
+
+    /// Whether the whole text has been read.
+    #[inline]
+    pub(crate) fn at_end(&self) -> bool {
+        self.pos == self.text.len()
+    }
+
+    /// Step over the next byte when it is `b`.
+    #[inline]
+    pub(crate) fn byte(&mut self, b: u8) -> Option<()> {
+        (self.peek()? == b).then(|| self.pos += 1)
+    }
+
+    #[inline]
+    pub(crate) fn peek(&self) -> Option<u8> {
         self.text.as_bytes().get(self.pos).copied()
     }
 
     #[inline]
-    fn skip_whitespace(&mut self) {
+    pub(crate) fn skip_whitespace(&mut self) {
         let bytes = self.text.as_bytes();
         while let Some(b' ' | b'\t' | b'\n' | b'\r') = bytes.get(self.pos) {
             self.pos += 1;
@@ -335,7 +353,7 @@ impl<'t> FastParser<'t> {
     /// Read the value starting here into `slot` (values are built in place, not moved
     /// up through the recursion); its node hash. `depth` is its own depth (the line's
     /// value is at 1).
-    fn value(&mut self, slot: &mut Value, depth: usize) -> Option<u64> {
+    pub(crate) fn value(&mut self, slot: &mut Value, depth: usize) -> Option<u64> {
         let scalar = match self.peek()? {
             b'"' => {
                 let text = self.string()?;
@@ -363,7 +381,7 @@ impl<'t> FastParser<'t> {
 
     /// An integer of 1-18 digits without a leading zero, not followed by a fraction or
     /// an exponent (those are floats).
-    fn integer(&mut self) -> Option<i64> {
+    pub(crate) fn integer(&mut self) -> Option<i64> {
         let bytes = self.text.as_bytes();
         let start = self.pos;
         let mut n: i64 = 0;
@@ -387,7 +405,7 @@ impl<'t> FastParser<'t> {
 
     /// A string without escapes or control characters, the opening quote next: its text.
     #[inline]
-    fn string(&mut self) -> Option<&'t str> {
+    pub(crate) fn string(&mut self) -> Option<&'t str> {
         let bytes = self.text.as_bytes();
         let start = self.pos + 1;
         let mut end = start;
@@ -418,7 +436,7 @@ impl<'t> FastParser<'t> {
     /// After an item: step over the `,` before the next one (true) or the closing `close`
     /// (false).
     #[inline]
-    fn next_item(&mut self, close: u8) -> Option<bool> {
+    pub(crate) fn next_item(&mut self, close: u8) -> Option<bool> {
         self.skip_whitespace();
         let b = self.peek()?;
         self.pos += 1;
@@ -787,7 +805,7 @@ pub(crate) fn same_text(a: &str, b: &str) -> bool {
 /// The canonical order of keys for [`Value::fingerprint`]: any fixed total order does, so
 /// this one is cheap (length, then [`key_word`], then the bytes).
 #[inline]
-fn canonical_cmp(a: &str, b: &str) -> std::cmp::Ordering {
+pub(crate) fn canonical_cmp(a: &str, b: &str) -> std::cmp::Ordering {
     a.len()
         .cmp(&b.len())
         .then_with(|| key_word(a.as_bytes()).cmp(&key_word(b.as_bytes())))
@@ -998,8 +1016,8 @@ const TAG_INT: u64 = 4;
 const TAG_UINT: u64 = 5;
 const TAG_FLOAT: u64 = 6;
 const TAG_STR: u64 = 7;
-const TAG_ARRAY: u64 = 8;
-const TAG_OBJECT: u64 = 9;
+pub(crate) const TAG_ARRAY: u64 = 8;
+pub(crate) const TAG_OBJECT: u64 = 9;
 /// how deep [`node_hash`] recurses before the iterative walk takes over
 const FAST_DEPTH: usize = 128;
 /// a string of 0-7 bytes is one word: its bytes, and this bit with its length on top
@@ -1019,24 +1037,24 @@ fn fold(a: u64, b: u64) -> u64 {
 /// order ([`canonical_cmp`], a stable sort), each its key's words and its value's node
 /// hash, and then its length. Tags and lengths make each node's word stream uniquely
 /// decodable, so only a hash collision can confuse two values.
-struct Fingerprint {
+pub(crate) struct Fingerprint {
     h: u64,
 }
 
 impl Fingerprint {
-    fn new() -> Fingerprint {
+    pub(crate) fn new() -> Fingerprint {
         Fingerprint { h: K2 }
     }
 
     #[inline]
-    fn word(&mut self, w: u64) {
+    pub(crate) fn word(&mut self, w: u64) {
         self.h = fold(self.h ^ w ^ K0, K1);
     }
 
     /// header words: a tag in the low byte, a length above it (the top byte stays clear
     /// for any real length, unlike a short string's word)
     #[inline]
-    fn header(&mut self, tag: u64, len: usize) {
+    pub(crate) fn header(&mut self, tag: u64, len: usize) {
         self.word(tag | ((len as u64) << 8));
     }
 
@@ -1084,7 +1102,7 @@ impl Fingerprint {
     }
 
     #[inline]
-    fn finish(&self) -> u64 {
+    pub(crate) fn finish(&self) -> u64 {
         let h = fold(self.h ^ K3, K1);
         h ^ (h >> 29)
     }
@@ -1100,9 +1118,25 @@ fn scalar_hash(value: &Value) -> u64 {
 
 /// The node hash of a string (the same as [`scalar_hash`] of `Value::Str`).
 #[inline]
-fn text_hash(text: &str) -> u64 {
+pub(crate) fn text_hash(text: &str) -> u64 {
     let mut hasher = Fingerprint::new();
     hasher.text(text);
+    hasher.finish()
+}
+
+/// The word an object's node hash holds for a key of under 8 bytes (None for a longer
+/// one, hashed as text).
+pub(crate) fn short_key_word(key: &str) -> Option<u64> {
+    let len = key.len();
+    (len < 8).then(|| key_word(key.as_bytes()) | SHORT_STR | ((len as u64) << 56))
+}
+
+/// The node hash of an integer (the same as [`scalar_hash`] of `Value::Int`).
+#[inline]
+pub(crate) fn int_hash(n: i64) -> u64 {
+    let mut hasher = Fingerprint::new();
+    hasher.word(TAG_INT);
+    hasher.word(n as u64);
     hasher.finish()
 }
 
@@ -1110,7 +1144,7 @@ fn text_hash(text: &str) -> u64 {
 /// [`key_word`] (the canonical order compares these first; a key of up to 7 bytes is
 /// hashed as that word), and its value's node hash.
 #[derive(Clone, Copy, Default)]
-struct EntryHash {
+pub(crate) struct EntryHash {
     key_len: usize,
     key_word: u64,
     value: u64,
@@ -1118,7 +1152,7 @@ struct EntryHash {
 
 impl EntryHash {
     #[inline]
-    fn new(key: &str, value: u64) -> EntryHash {
+    pub(crate) fn new(key: &str, value: u64) -> EntryHash {
         EntryHash {
             key_len: key.len(),
             key_word: key_word(key.as_bytes()),
@@ -1172,6 +1206,17 @@ impl EntryHashes {
 /// written order): each entry's key words and value hash in canonical key order (a
 /// stable sort), then the length.
 fn object_hash(entries: &[(Text, Value)], hashes: &[EntryHash]) -> u64 {
+    object_hash_by(hashes.len().min(entries.len()), |i| &entries[i].0, hashes)
+}
+
+/// [`object_hash`] of an object whose keys are `keys` (in written order, one per hash).
+pub(crate) fn object_hash_of(keys: &[&str], hashes: &[EntryHash]) -> u64 {
+    object_hash_by(hashes.len().min(keys.len()), |i| keys[i], hashes)
+}
+
+/// [`object_hash`] of `len` entries, the key of entry `i` being `key_at(i)`.
+#[inline]
+fn object_hash_by<'k>(len: usize, key_at: impl Fn(usize) -> &'k str, hashes: &[EntryHash]) -> u64 {
     let mut hasher = Fingerprint::new();
     let mut entry = |e: &EntryHash, key: &str| {
         if e.key_len < 8 {
@@ -1181,13 +1226,12 @@ fn object_hash(entries: &[(Text, Value)], hashes: &[EntryHash]) -> u64 {
         }
         hasher.word(e.value);
     };
-    let len = hashes.len().min(entries.len());
     let prefix = |i: usize| (hashes[i].key_len, hashes[i].key_word);
     if len <= SMALL_OBJECT {
         // a stable insertion sort of the entry indices, on the stack, comparing
         // (length, key word) first and the keys only when those tie
         let after = |a: usize, b: usize| match prefix(a).cmp(&prefix(b)) {
-            std::cmp::Ordering::Equal => entries[a].0 > entries[b].0,
+            std::cmp::Ordering::Equal => key_at(a) > key_at(b),
             other => other == std::cmp::Ordering::Greater,
         };
         let mut order = [0u8; SMALL_OBJECT];
@@ -1201,17 +1245,17 @@ fn object_hash(entries: &[(Text, Value)], hashes: &[EntryHash]) -> u64 {
         }
         for &i in &order[..len] {
             let i = usize::from(i);
-            entry(&hashes[i], &entries[i].0);
+            entry(&hashes[i], key_at(i));
         }
     } else {
         let mut order: Vec<usize> = (0..len).collect();
         order.sort_by(|&a, &b| {
             prefix(a)
                 .cmp(&prefix(b))
-                .then_with(|| entries[a].0.cmp(&entries[b].0))
+                .then_with(|| key_at(a).cmp(key_at(b)))
         });
         for i in order {
-            entry(&hashes[i], &entries[i].0);
+            entry(&hashes[i], key_at(i));
         }
     }
     hasher.header(TAG_OBJECT, len);

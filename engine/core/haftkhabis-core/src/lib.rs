@@ -7,6 +7,7 @@
 
 pub mod cards;
 pub mod event;
+pub mod fastline;
 pub mod json;
 pub mod machine;
 pub mod notation;

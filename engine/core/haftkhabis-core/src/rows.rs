@@ -17,6 +17,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use crate::cards::{self, Card, Rank};
+use crate::event::{Draw, Event, Kind, Penalty};
 use crate::json::{Text, Value};
 use crate::machine::{DrawKind, HandRecord, LineFact};
 use crate::notation;
@@ -83,6 +84,43 @@ impl LineCells {
             target: text("target"),
             kind,
         }
+    }
+}
+
+impl LineCells {
+    /// The cells of a clean line read straight to its event (`fastline`): what
+    /// [`LineCells::of`] reads off its JSON object, every value being in notation form.
+    pub fn of_event(event: &Event) -> LineCells {
+        let code = |card: &Card| {
+            let [rank, suit] = card.notation();
+            let mut text = Text::default();
+            text.push(char::from(rank));
+            text.push(char::from(suit));
+            text
+        };
+        let mut cells = LineCells {
+            ts: event.common.ts.as_deref().and_then(notation::ts_micros),
+            kind: Some(Text::from(event.kind.type_name())),
+            player: event.kind.actor().map(Text::from),
+            ..LineCells::default()
+        };
+        match &event.kind {
+            Kind::Deal(deal) => cells.card = deal.starter.as_ref().map(code),
+            Kind::Play(play) => {
+                cells.card = Some(code(&play.card));
+                cells.suit = play.suit.map(|suit| {
+                    let mut letter = Text::default();
+                    letter.push(suit.letter());
+                    letter
+                });
+                cells.target = play.target.clone();
+            }
+            Kind::Draw(Draw { cards, .. }) | Kind::Penalty(Penalty { cards, .. }) => {
+                cells.cards = Some(cards.iter().map(code).collect());
+            }
+            _ => {}
+        }
+        cells
     }
 }
 

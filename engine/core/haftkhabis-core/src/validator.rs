@@ -42,7 +42,8 @@ use std::hash::{BuildHasher, Hasher};
 use std::sync::Arc;
 
 use crate::event::{Event, Header, Kind};
-use crate::json::{self, Value};
+use crate::fastline;
+use crate::json::{self, ParseError, Value};
 use crate::machine::{read_header, Closure, LineFact, Snapshot, Table};
 use crate::notation;
 use crate::reader::{display_name, expand_paths, InputPathError, LineReader};
@@ -151,6 +152,70 @@ fn repr_of(value: Option<&Value>) -> String {
     value.map_or_else(|| "None".to_string(), Value::repr)
 }
 
+/// One line as a game takes it.
+#[derive(Debug)]
+pub enum Line {
+    /// its JSON value, decoded where it is replayed (`notation::decode`)
+    Json(Value),
+    /// its event, read straight from a clean line ([`fastline`]): what decoding its value
+    /// would give, with no issue
+    Event(Event),
+}
+
+impl Line {
+    /// Read `raw`: straight to its event when the line is clean and `fast`, else to its
+    /// JSON value; with the line's fingerprint.
+    pub fn read(raw: &[u8], fast: bool) -> Result<(Line, u64), ParseError> {
+        if fast {
+            if let Some((event, fingerprint)) = fastline::read(raw) {
+                return Ok((Line::Event(event), fingerprint));
+            }
+        }
+        json::parse_line_fingerprinted(raw)
+            .map(|(value, fingerprint)| (Line::Json(value), fingerprint))
+    }
+
+    /// The line's `seq` when usable.
+    fn seq(&self) -> Option<u64> {
+        match self {
+            Line::Json(obj) => notation::seq(obj),
+            Line::Event(event) => Some(event.common.seq),
+        }
+    }
+
+    /// The line's `player` when it is a string: the actor a violation is attributed to.
+    fn player(&self) -> Option<String> {
+        match self {
+            Line::Json(obj) => player_of(obj),
+            Line::Event(event) => event.kind.actor().map(str::to_string),
+        }
+    }
+
+    /// The line's `game` when usable, else the error that sets it apart.
+    fn game(&self) -> Result<&str, (Code, String)> {
+        match self {
+            Line::Json(obj) => game_of_line(obj),
+            Line::Event(event) => Ok(&event.common.game),
+        }
+    }
+
+    /// The line's `seq` for a message: as written.
+    fn seq_repr(&self) -> String {
+        match self {
+            Line::Json(obj) => repr_of(obj.get("seq")),
+            Line::Event(event) => event.common.seq.to_string(),
+        }
+    }
+
+    /// The warehouse cells of the line.
+    fn cells(&self) -> LineCells {
+        match self {
+            Line::Json(obj) => LineCells::of(obj),
+            Line::Event(event) => LineCells::of_event(event),
+        }
+    }
+}
+
 impl GameRun {
     pub fn new(game: &str, options: RunOptions) -> GameRun {
         GameRun {
@@ -251,14 +316,31 @@ impl GameRun {
         file: Option<&Arc<str>>,
         line: Option<u64>,
     ) -> Result<(), ReplayError> {
+        self.feed_line(seq, Line::Json(obj), file, line)
+    }
+
+    /// [`GameRun::feed`] of a line read either way ([`Line::read`]).
+    pub fn feed_line(
+        &mut self,
+        seq: u64,
+        input: Line,
+        file: Option<&Arc<str>>,
+        line: Option<u64>,
+    ) -> Result<(), ReplayError> {
         if self.invalid {
             return Ok(());
         }
         // taken apart where it lands: the event is not moved again
-        let notation::Decoded { event, issues } = notation::decode(&obj, &self.game, seq);
+        let (event, issues, obj) = match input {
+            Line::Json(obj) => {
+                let notation::Decoded { event, issues } = notation::decode(&obj, &self.game, seq);
+                (event, issues, Some(obj))
+            }
+            Line::Event(event) => (Some(event), Vec::new(), None),
+        };
         let mut found: Vec<Violation> = Vec::new();
         if !issues.is_empty() {
-            let player = player_of(&obj);
+            let player = obj.as_ref().and_then(player_of);
             for message in issues {
                 found.push(Violation::new(
                     Some(seq),
@@ -289,7 +371,11 @@ impl GameRun {
                         None,
                         format!(
                             "the line at seq 0 is a {}, not the game header",
-                            repr_of(obj.get("type"))
+                            match (&obj, &event) {
+                                (Some(obj), _) => repr_of(obj.get("type")),
+                                (None, Some(event)) => Value::from(event.kind.type_name()).repr(),
+                                (None, None) => repr_of(None),
+                            }
                         ),
                     ));
                     self.invalid = true;
@@ -322,12 +408,14 @@ impl GameRun {
         }
         if self.options.record {
             let state = self.table.as_ref().and_then(Table::snapshot);
+            // a line read straight to its event is shown as the notation writes it
+            let raw = obj.unwrap_or_else(|| event.as_ref().map_or(Value::Null, notation::encode));
             self.steps.push(Step {
                 seq,
                 file: file.cloned(),
                 line,
                 event,
-                raw: obj,
+                raw,
                 violations: self.violations[start..].to_vec(),
                 state,
                 fact: detail,
@@ -434,12 +522,12 @@ impl Pending {
     }
 
     /// Replay `obj` at `next_seq`, then whatever waits right behind it.
-    fn replay(&mut self, fingerprint: u64, obj: Value, file: &Arc<str>, line: u64) {
+    fn replay(&mut self, fingerprint: u64, input: Line, file: &Arc<str>, line: u64) {
         let seq = self.next_seq;
         self.seen.push(fingerprint);
         self.next_seq = seq.saturating_add(1);
         // validator runs are never strict: feed cannot fail
-        let _ = self.run.feed(seq, obj, Some(file), Some(line));
+        let _ = self.run.feed_line(seq, input, Some(file), Some(line));
         while !self.waiting.is_empty() {
             let seq = self.next_seq;
             let Some(w) = self.waiting.remove(&seq) else {
@@ -448,8 +536,8 @@ impl Pending {
             self.seen.push(w.fingerprint);
             self.next_seq = seq.saturating_add(1);
             // it parsed when it came; parsing is deterministic
-            if let Ok(obj) = json::parse_line(&w.raw) {
-                let _ = self.run.feed(seq, obj, Some(&w.file), Some(w.line));
+            if let Ok((input, _)) = Line::read(&w.raw, !self.run.options.record) {
+                let _ = self.run.feed_line(seq, input, Some(&w.file), Some(w.line));
             }
         }
     }
@@ -490,8 +578,8 @@ impl Pending {
                 });
             }
             if !no_header {
-                if let Ok(obj) = json::parse_line(&w.raw) {
-                    let _ = self.run.feed(seq, obj, Some(&w.file), Some(w.line));
+                if let Ok((input, _)) = Line::read(&w.raw, !self.run.options.record) {
+                    let _ = self.run.feed_line(seq, input, Some(&w.file), Some(w.line));
                 }
             }
             self.next_seq = seq.saturating_add(1);
@@ -834,8 +922,10 @@ impl Validator {
     /// One raw line (without its ending) from `file` at `line`.
     pub fn feed_line(&mut self, raw: &[u8], file: &Arc<str>, line: u64) {
         self.lines_read += 1;
-        match json::parse_line_fingerprinted(raw) {
-            Ok((obj, fingerprint)) => self.route(obj, fingerprint, raw, file, line),
+        // a recorded game keeps every line's value as parsed (its steps show it)
+        let fast = self.options.record.is_empty();
+        match Line::read(raw, fast) {
+            Ok((input, fingerprint)) => self.route(input, fingerprint, raw, file, line),
             Err(error) => self.error(
                 (file, line, raw),
                 Code::MalformedJson,
@@ -862,8 +952,8 @@ impl Validator {
         (u128::from(high) << 64) | u128::from(low)
     }
 
-    fn route(&mut self, obj: Value, fingerprint: u64, raw: &[u8], file: &Arc<str>, line: u64) {
-        let game = match game_of_line(&obj) {
+    fn route(&mut self, input: Line, fingerprint: u64, raw: &[u8], file: &Arc<str>, line: u64) {
+        let game = match input.game() {
             Ok(game) => game,
             Err((code, message)) => {
                 self.error((file, line, raw), code, message);
@@ -873,7 +963,7 @@ impl Validator {
         let now = self.lines_read;
         let hold = self.options.hold_lines;
         if let Some(pending) = self.games.get_mut(game) {
-            if let Some(key) = Self::accept(pending, obj, fingerprint, raw, file, line, now) {
+            if let Some(key) = Self::accept(pending, input, fingerprint, raw, file, line, now) {
                 self.hold.push(Reverse((now.saturating_add(hold), key)));
                 self.finished_held += 1;
             }
@@ -925,7 +1015,7 @@ impl Validator {
                 .then(|| (Vec::new(), HashSet::with_hasher(self.line_hashing.clone()))),
         });
         self.next_order += 1;
-        if let Some(key) = Self::accept(&mut pending, obj, fingerprint, raw, file, line, now) {
+        if let Some(key) = Self::accept(&mut pending, input, fingerprint, raw, file, line, now) {
             self.hold.push(Reverse((now.saturating_add(hold), key)));
             self.finished_held += 1;
         }
@@ -938,7 +1028,7 @@ impl Validator {
     /// when it has just finished.
     fn accept(
         pending: &mut Pending,
-        obj: Value,
+        input: Line,
         fingerprint: u64,
         raw: &[u8],
         file: &Arc<str>,
@@ -947,7 +1037,7 @@ impl Validator {
     ) -> Option<Arc<str>> {
         pending.last_line = now;
         pending.run.saw_line(file);
-        let seq = notation::seq(&obj);
+        let seq = input.seq();
         if pending.kept.is_some() {
             let seen = seq.map_or(0, |s| pending.fingerprint_at(s));
             // every distinct line is kept; an identical repeat of one kept is not
@@ -964,7 +1054,7 @@ impl Validator {
                     fingerprint,
                     seq,
                     set_aside: seq.is_none() || seen != 0,
-                    cells: LineCells::of(&obj),
+                    cells: input.cells(),
                 });
             }
         }
@@ -977,12 +1067,12 @@ impl Validator {
             pending.set_aside.insert(fingerprint);
             let message = format!(
                 "'seq' must be a whole number 0 or more, got {}; the line is set aside",
-                repr_of(obj.get("seq"))
+                input.seq_repr()
             );
             let _ = run.note(Violation {
                 seq: None,
                 code: Code::Schema,
-                player: player_of(&obj),
+                player: input.player(),
                 message,
                 file: Some(file.clone()),
                 line: Some(line),
@@ -994,7 +1084,7 @@ impl Validator {
             let _ = pending.run.note(Violation {
                 seq: Some(seq),
                 code: Code::Sequence,
-                player: player_of(&obj),
+                player: input.player(),
                 message: format!(
                     "another, different line already has seq {seq}; this one is set aside"
                 ),
@@ -1015,7 +1105,7 @@ impl Validator {
             );
             return None;
         }
-        pending.replay(fingerprint, obj, file, line);
+        pending.replay(fingerprint, input, file, line);
         if !pending.finished && pending.run.is_finished() {
             pending.finished = true;
             return Some(pending.key.clone());
