@@ -14,10 +14,12 @@
 //! INTERFACE (implemented in this module):
 //! - `read(bytes) -> Option<(Event, u64)>`: the event and the line's fingerprint.
 
-use crate::cards::{Card, Suit};
-use crate::event::{Common, Deal, Draw, End, Event, Kind, Penalty, PenaltyReason, Play, Points};
 use std::sync::OnceLock;
 
+use crate::cards::{Card, Suit};
+use crate::event::{
+    Common, Deal, Draw, End, Event, Kind, Penalty, PenaltyReason, Play, Points, EVENT_TYPES,
+};
 use crate::json::{self, EntryHash, FastParser, Fingerprint, Text, TAG_ARRAY, TAG_OBJECT};
 use crate::notation::{self, CALLS, EVENT_FIELDS, MAX_HAND};
 
@@ -452,24 +454,51 @@ fn hand_number(n: i64) -> Option<u64> {
     u64::try_from(n).ok().filter(|n| (1..=MAX_HAND).contains(n))
 }
 
+/// The place of `name` in [`EVENT_TYPES`] (and so in [`EVENT_FIELDS`]).
+const fn type_at(name: &str) -> usize {
+    let mut i = 0;
+    while i < EVENT_TYPES.len() {
+        let (a, b) = (EVENT_TYPES[i].as_bytes(), name.as_bytes());
+        if a.len() == b.len() {
+            let mut j = 0;
+            while j < a.len() && a[j] == b[j] {
+                j += 1;
+            }
+            if j == a.len() {
+                return i;
+            }
+        }
+        i += 1;
+    }
+    panic!("not an event type")
+}
+
+const DEAL: usize = type_at("deal");
+const PLAY: usize = type_at("play");
+const DRAW: usize = type_at("draw");
+const PASS: usize = type_at("pass");
+const ANNOUNCE: usize = type_at("announce");
+const PENALTY: usize = type_at("penalty");
+const RESHUFFLE: usize = type_at("reshuffle");
+const END: usize = type_at("end");
+
 /// The event the fields make, when the line is clean for its type: its fields are those
 /// of the type's table (every required one present), and every value is one `decode`
 /// takes without an issue.
 #[inline]
 fn event(f: &mut Fields<'_>, seen: u32, tables: &Tables) -> Option<Event> {
-    let at = EVENT_FIELDS
+    let at = EVENT_TYPES
         .iter()
-        .position(|spec| spec.type_name == f.kind)?;
-    let (allowed, required) = tables.types[at];
+        .position(|t| json::same_text(t, f.kind))?;
+    let (allowed, required) = *tables.types.get(at)?;
     if seen & !allowed != 0 || seen & required != required {
         return None;
     }
-    let spec = &EVENT_FIELDS[at];
     if !notation::valid_game_id(f.game) || f.ts.is_some_and(|ts| !notation::valid_ts(ts)) {
         return None;
     }
-    let kind = match spec.type_name {
-        "play" => Kind::Play(Play {
+    let kind = match at {
+        PLAY => Kind::Play(Play {
             player: player(f.player)?,
             card: Card::parse(f.card)?,
             suit: match f.suit {
@@ -482,23 +511,23 @@ fn event(f: &mut Fields<'_>, seen: u32, tables: &Tables) -> Option<Event> {
             target: f.target.map(Text::new),
             target_given: f.target.is_some(),
         }),
-        "draw" if !f.cards.is_empty() => Kind::Draw(Draw {
+        DRAW if !f.cards.is_empty() => Kind::Draw(Draw {
             player: player(f.player)?,
             cards: std::mem::take(&mut f.cards),
         }),
-        "pass" => Kind::Pass {
+        PASS => Kind::Pass {
             player: player(f.player)?,
         },
-        "announce" if CALLS.contains(&f.call) => Kind::Announce {
+        ANNOUNCE if CALLS.contains(&f.call) => Kind::Announce {
             player: player(f.player)?,
             call: f.call.to_owned(),
         },
-        "penalty" if f.cards.len() == 1 => Kind::Penalty(Penalty {
+        PENALTY if f.cards.len() == 1 => Kind::Penalty(Penalty {
             player: player(f.player)?,
             cards: std::mem::take(&mut f.cards),
             reason: PenaltyReason::parse(f.reason)?,
         }),
-        "deal" => Kind::Deal(Deal {
+        DEAL => Kind::Deal(Deal {
             hand: hand_number(f.hand)?,
             dealer: player(f.dealer)?,
             hands: std::mem::take(&mut f.hands),
@@ -509,10 +538,10 @@ fn event(f: &mut Fields<'_>, seen: u32, tables: &Tables) -> Option<Event> {
             starter_unreadable: false,
             stock: f.stock.take(),
         }),
-        "reshuffle" => Kind::Reshuffle {
+        RESHUFFLE => Kind::Reshuffle {
             stock: f.stock.take(),
         },
-        "end" => Kind::End(End {
+        END => Kind::End(End {
             hand: hand_number(f.hand)?,
             winners: f.winners.take(),
             scores: f.scores.take(),

@@ -381,7 +381,8 @@ impl Hand {
 pub struct Table {
     pub game: String,
     pub settings: Settings,
-    hand: Option<Hand>,
+    /// boxed: a turn takes the hand out and puts it back, a pointer and not its cards
+    hand: Option<Box<Hand>>,
     /// a hand is dealt and not yet closed by its `end`
     hand_open: bool,
     last_hand_number: u64,
@@ -459,6 +460,9 @@ fn points_differences(claim: &[(String, Points)], computed: Option<&[(String, i6
                 }
             }
         }
+        if written.is_empty() {
+            return "claimed an empty score table, but this play scores no points".to_string();
+        }
         return format!(
             "claimed {}, but this play scores no points",
             names_text(&written)
@@ -529,6 +533,9 @@ fn winners_differences(claimed: &[String], computed: &[String]) -> String {
 /// first place where they part.
 fn order_differences(claimed: &[String], computed: Option<&[String]>) -> String {
     let Some(computed) = computed else {
+        if claimed.is_empty() {
+            return "claimed an empty order, but this hand has no finishing order".to_string();
+        }
         return format!(
             "claimed {}, but this hand has no finishing order",
             order_text(claimed)
@@ -1145,7 +1152,7 @@ impl Table {
 
     /// Every card accounted for in the running hand: hands, pile, stock and laid-aside 7s.
     pub fn card_count(&self) -> Option<usize> {
-        self.hand.as_ref().map(Hand::card_count)
+        self.hand.as_deref().map(Hand::card_count)
     }
 
     /// Every hand dealt so far, the running one brought up to date.
@@ -1218,7 +1225,7 @@ impl Table {
 
     fn open_hand(&self) -> Option<&Hand> {
         if self.hand_open {
-            self.hand.as_ref()
+            self.hand.as_deref()
         } else {
             None
         }
@@ -1602,7 +1609,7 @@ impl Table {
             closed: false,
         });
         self.start_turn(&mut hand, first, !rules.has_starter);
-        self.hand = Some(hand);
+        self.hand = Some(Box::new(hand));
     }
 
     // ------------------------------------------------------------------ turn flow
@@ -1746,6 +1753,11 @@ impl Table {
                             self.name(player)
                         ),
                     );
+                    if player == hand.mover {
+                        // the target is also the player to move: "a wrong `pass` ends
+                        // the turn" (docs/decisions.md)
+                        self.end_turn(hand, player);
+                    }
                     return;
                 }
                 // the target plays instead of drawing
@@ -1837,7 +1849,9 @@ impl Table {
                 hand.hands[player].remove(i);
             }
         }
-        let opening = phase == Phase::Opening;
+        // "The opening club's effect is not applied"; any other opening card is illegal,
+        // and "an illegal card takes its normal effect" (docs/decisions.md)
+        let opening = phase == Phase::Opening && Some(card.suit()) == self.rules().opening_suit;
         let previous_suit = hand.current_suit;
         hand.pile.push(card);
         hand.gift_target = None;
@@ -2677,7 +2691,7 @@ impl Table {
             return;
         };
         self.fact.draw_kind = Some(DrawKind::Penalty);
-        let decided = self.hand.as_ref().is_none_or(Hand::decided);
+        let decided = self.hand.as_deref().is_none_or(Hand::decided);
         if !self.hand_open || decided {
             self.flag_seat(
                 Code::UnexpectedEvent,
@@ -3156,9 +3170,10 @@ impl Table {
                 );
             }
         }
+        // "`order` null otherwise", "`scores` null … in elimination play": where nothing
+        // is computed, any claim differs, an empty one too
         if let Some(order) = &event.order {
-            let computed = outcome.order.clone().unwrap_or_default();
-            if *order != computed {
+            if outcome.order.as_ref() != Some(order) {
                 self.flag(
                     Code::WinnerMismatch,
                     None,
@@ -3171,8 +3186,11 @@ impl Table {
             }
         }
         if let Some(scores) = &event.scores {
-            let computed = outcome.scores.clone().unwrap_or_default();
-            if !claim_equals(scores, &computed) {
+            let equal = outcome
+                .scores
+                .as_ref()
+                .is_some_and(|computed| claim_equals(scores, computed));
+            if !equal {
                 self.flag(
                     Code::ScoreMismatch,
                     None,
