@@ -1153,8 +1153,11 @@ class _GameSim:
         other = sorted({c for c in hand.hands[opts.player] if c[1] != self.rules.opening_suit})
         if not other:
             return None
-        return self._fault_play(opts.player, self.rng.choice(other), "non_club_opening",
-                                {Code.ILLEGAL_CARD})
+        card = self.rng.choice(other)
+        # an illegal card takes its normal effect: a J other than the opening club declares
+        suit = self.rng.choice("CDHS") if card[0] == "J" else None
+        return self._fault_play(opts.player, card, "non_club_opening", {Code.ILLEGAL_CARD},
+                                suit=suit)
 
     def _fault_pass_before_draw(self, hand: _HandView, opts: _Options) -> _Move:
         if opts.phase != "turn":
