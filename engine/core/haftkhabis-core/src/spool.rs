@@ -17,9 +17,8 @@ use std::io::{self, BufReader, BufWriter, Read, Write};
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::json;
 use crate::reader::{display_name, LineError, LineReader};
-use crate::validator::game_of_line;
+use crate::validator::Line;
 use crate::verdict::ErrorRecord;
 use crate::violation::Code;
 
@@ -103,14 +102,16 @@ where
                 message,
                 raw: Some(raw.into()),
             };
-            let obj = match json::parse_line(raw) {
-                Ok(obj) => obj,
+            // read as the validator reads it (a clean line straight to its event), so the
+            // router and the validator never disagree on a line's game
+            let line = match Line::read(raw, true) {
+                Ok((line, _)) => line,
                 Err(error) => {
                     errors.push(refused(Code::MalformedJson, format!("the line is {error}")));
                     continue;
                 }
             };
-            let shard = match game_of_line(&obj) {
+            let shard = match line.game() {
                 Ok(game) => shard_of(game, shards) as usize,
                 Err((code, message)) => {
                     errors.push(refused(code, message));

@@ -192,7 +192,7 @@ impl Line {
     }
 
     /// The line's `game` when usable, else the error that sets it apart.
-    fn game(&self) -> Result<&str, (Code, String)> {
+    pub fn game(&self) -> Result<&str, (Code, String)> {
         match self {
             Line::Json(obj) => game_of_line(obj),
             Line::Event(event) => Ok(&event.common.game),
