@@ -563,6 +563,7 @@ fn event(f: &mut Fields<'_>, seen: u32, tables: &Tables) -> Option<Event> {
 mod tests {
     use super::*;
     use crate::json::parse_line_fingerprinted;
+    use crate::rows::LineCells;
 
     /// What the full path makes of a line: (event, fingerprint) when it decodes with no
     /// issue, else None.
@@ -575,11 +576,16 @@ mod tests {
         Some((decoded.event?, fingerprint))
     }
 
-    /// Whenever this reader takes a line, the full path agrees with it exactly.
+    /// Whenever this reader takes a line, the full path agrees with it exactly (and so do
+    /// the line's warehouse cells).
     fn agrees(line: &str) -> bool {
         match read(line.as_bytes()) {
             Some(fast) => {
                 assert_eq!(Some(&fast), full(line).as_ref(), "{line}");
+                // the warehouse's cells of the line, too (ingest keeps them per line)
+                let value = json::parse_line(line.as_bytes()).ok();
+                let cells = value.as_ref().map(LineCells::of);
+                assert_eq!(cells, Some(LineCells::of_event(&fast.0)), "{line}");
                 true
             }
             None => false,
