@@ -4,15 +4,18 @@ serve` (started here on a free loopback port), printing figures — never assert
     .venv/bin/python bench/bench_dashboard.py build --hands 1000000   # the big warehouse, once
     .venv/bin/python bench/bench_api.py                                # both phases, 20 s each
     .venv/bin/python bench/bench_api.py --phase step --clients 4 --seconds 30 --warehouse DIR
+    .venv/bin/python bench/bench_api.py --phase game --clients 1 --seconds 30 --warehouse DIR
 
 Phase `validate`: each client POSTs the bundled sample logs (`data/sample/*`, one file a
 request, in turn) to `/v1/validate` and reads the whole answer. Phase `step`: each client
 GETs `/v1/games/{id}/steps/{seq}` for (game, seq) pairs drawn at random from the
 warehouse's events (seeded), so most requests open a game not seen before (its lines read
-and replayed) and some step through one already replayed. The step phase starts once the
-server's game index covers the warehouse (`/v1/health`'s `games_indexed`; the time it took
-is printed): before that, a step scans its game's partition, which is what the index is
-there to avoid on a large warehouse. For each phase: requests a second, events (log lines)
+and replayed) and some step through one already replayed. Phase `game` (only when asked
+for): each client GETs `/v1/games/{id}` for the games of such lines. The step and game
+phases start once the server's game index covers the warehouse (`/v1/health`'s
+`games_indexed`; the time it took is printed): before that, a step scans its game's
+partition, which is what the index is there to avoid on a large warehouse (and a game's
+partition is looked up in `games`, which the index names too). For each phase: requests a second, events (log lines)
 a second for validate, p50/p99/max latency, and errors (any status but 200, or a transport
 failure: there must be none, and the script exits 1 if there are). The server, the clients
 and whatever else runs on the machine share its cores: `load_average_1m` is printed and
@@ -167,7 +170,9 @@ def wait_for_index(url: str, timeout: float) -> float:
     return time.monotonic() - started
 
 
-def step_phase(url: str, key: str, warehouse: Path, clients: int, seconds: float, lines: int) -> dict[str, Any]:
+def draw_lines(warehouse: Path, lines: int) -> tuple[list[tuple[str, int]], tuple[int, int], float]:
+    """(game, seq) pairs drawn at random from the warehouse's replayed lines (seeded), its
+    (hands, games), and the seconds the draw took."""
     from dashboards import data
 
     began = time.monotonic()
@@ -177,7 +182,11 @@ def step_phase(url: str, key: str, warehouse: Path, clients: int, seconds: float
         "SELECT game_id, seq FROM events WHERE seq IS NOT NULL AND NOT set_aside "
         f"USING SAMPLE reservoir({lines} ROWS) REPEATABLE (7)")
     reader.close()
-    drawn = time.monotonic() - began
+    return [(g, s) for g, s in picks], (total[0], total[1]), time.monotonic() - began
+
+
+def step_phase(url: str, key: str, warehouse: Path, clients: int, seconds: float, lines: int) -> dict[str, Any]:
+    picks, total, drawn = draw_lines(warehouse, lines)
     indexed = wait_for_index(url, timeout=1800)
     print(f"step: {len(picks)} lines drawn in {drawn:.1f} s; the server's game index was ready "
           f"{indexed:.1f} s later")
@@ -201,6 +210,35 @@ def step_phase(url: str, key: str, warehouse: Path, clients: int, seconds: float
     return result
 
 
+def game_phase(url: str, key: str, warehouse: Path, clients: int, seconds: float, lines: int) -> dict[str, Any]:
+    """`GET /v1/games/{id}` (the game's verdict, hands, players and violations) for the
+    games of lines drawn at random, once the game index is ready (it names the game's
+    partition)."""
+    picks, total, drawn = draw_lines(warehouse, lines)
+    games = sorted({game for game, _ in picks})
+    indexed = wait_for_index(url, timeout=1800)
+    print(f"game: {len(games)} games drawn in {drawn:.1f} s; the server's game index was ready "
+          f"{indexed:.1f} s later")
+    headers = {"Authorization": f"Bearer {key}"}
+
+    def one(client: httpx.Client, rng: random.Random, tally: Tally) -> None:
+        game = games[rng.randrange(len(games))]
+        began = time.perf_counter()
+        try:
+            response = client.get(f"{url}/v1/games/{game}", headers=headers)
+            ok, kind = response.status_code == 200, str(response.status_code)
+        except httpx.HTTPError as exc:
+            ok, kind = False, type(exc).__name__
+        tally.add(time.perf_counter() - began, ok, 0, kind)
+
+    print(f"game: {clients} clients for {seconds:.0f} s over {warehouse} ({total[0]:,} hands, "
+          f"{total[1]:,} games)")
+    result = figures("game", *run_clients(clients, seconds, one))
+    result["hands"], result["games"] = total
+    result["index_wait_s"] = round(indexed, 2)
+    return result
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--warehouse", type=Path, default=None,
@@ -210,7 +248,8 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=20.0)
     parser.add_argument("--validate-threads", type=int, default=2)
     parser.add_argument("--lines", type=int, default=2000, help="lines drawn for the step phase")
-    parser.add_argument("--phase", choices=("validate", "step", "both"), default="both")
+    parser.add_argument("--phase", choices=("validate", "step", "game", "both"), default="both",
+                        help="both: validate, then step")
     args = parser.parse_args()
     warehouse = args.warehouse or next((w for w in (OUT / "wh-1000000", ROOT / "data" / "warehouse")
                                         if (w / "batches").exists()), OUT / "wh-1000000")
@@ -229,6 +268,11 @@ def main() -> None:
                     results["step"] = step_phase(url, key, warehouse, args.clients, args.seconds, args.lines)
                 else:
                     print(f"step: no warehouse at {warehouse} (bench/bench_dashboard.py build makes one)")
+            if args.phase == "game":
+                if (warehouse / "batches").exists():
+                    results["game"] = game_phase(url, key, warehouse, args.clients, args.seconds, args.lines)
+                else:
+                    print(f"game: no warehouse at {warehouse} (bench/bench_dashboard.py build makes one)")
         finally:
             process.terminate()
             process.wait(timeout=30)
@@ -238,7 +282,7 @@ def main() -> None:
     out = OUT / f"api-{datetime.now(UTC):%Y%m%dT%H%M%S}.json"
     out.write_text(json.dumps(results, indent=2), encoding="utf-8")
     print(f"written to {out.relative_to(ROOT)}")
-    errors = sum(results[p]["errors"] for p in ("validate", "step") if p in results)
+    errors = sum(results[p]["errors"] for p in ("validate", "step", "game") if p in results)
     if errors:
         raise SystemExit(f"{errors} requests failed: the figures above do not count")
 

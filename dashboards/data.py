@@ -350,38 +350,57 @@ def find_games(reader: Reader, search: GameSearch, limit: int = 200, offset: int
     return total, rows
 
 
-def game_row(reader: Reader, game: str) -> dict[str, Any] | None:
-    frame = reader.frame("SELECT * FROM games WHERE game_id = ?", [game])
+#: a game's partition, (ruleset, month): every row of the game, in every game table, has it
+Partition = tuple[str, str]
+
+
+def _one_game(game: str, partition: Partition | None) -> tuple[str, list[Any]]:
+    """The condition that picks one game's rows: with its partition, DuckDB reads only that
+    partition's files (game ids are not ordered within a part, so nothing prunes a search by
+    `game_id` alone: it reads the whole table)."""
+    if partition is None:
+        return "game_id = ?", [game]
+    return "ruleset = ? AND month = ? AND game_id = ?", [*partition, game]
+
+
+def game_partition(reader: Reader, game: str) -> Partition | None:
+    """The game's partition, from its `games` row (a scan of `games`; None: no such game)."""
+    found = reader.rows("SELECT ruleset, month FROM games WHERE game_id = ?", [game])
+    return (found[0][0], found[0][1]) if found else None
+
+
+def game_row(reader: Reader, game: str, partition: Partition | None = None) -> dict[str, Any] | None:
+    """The game's `games` row (None: none there); `partition`, when known, prunes the read."""
+    where, params = _one_game(game, partition)
+    frame = reader.frame(f"SELECT * FROM games WHERE {where}", params)
     return frame.row(0, named=True) if frame.height else None
 
 
 def game_lines(reader: Reader, game: str) -> list[tuple[bytes, str | None, int | None]]:
     """A game's raw lines as received (input order), with their file and line. The games
     row names the partition (ruleset, month), so the events scan reads one folder."""
-    where = reader.rows("SELECT ruleset, month FROM games WHERE game_id = ?", [game])
-    if where:
-        rows = reader.rows(
-            "SELECT raw, file, line FROM events WHERE ruleset = ? AND month = ? AND game_id = ? "
-            "ORDER BY ordinal", [*where[0], game])
-    else:
-        rows = reader.rows("SELECT raw, file, line FROM events WHERE game_id = ? ORDER BY ordinal", [game])
+    partition = game_partition(reader, game)
+    where, params = _one_game(game, partition)
+    rows = reader.rows(f"SELECT raw, file, line FROM events WHERE {where} ORDER BY ordinal", params)
     return [(raw.encode("utf-8"), file, line) for raw, file, line in rows]
 
 
 # ------------------------------------------------------------------------ scoring
 
 
-def game_hands(reader: Reader, game: str) -> pl.DataFrame:
-    return reader.frame("""
+def game_hands(reader: Reader, game: str, partition: Partition | None = None) -> pl.DataFrame:
+    where, params = _one_game(game, partition)
+    return reader.frame(f"""
         SELECT hand, dealer, first_player, winners, reason, winning_card, multiplier, decided, closed,
                events, reshuffles, violations
-        FROM hands WHERE game_id = ? ORDER BY hand""", [game])
+        FROM hands WHERE {where} ORDER BY hand""", params)
 
 
-def game_hand_players(reader: Reader, game: str) -> pl.DataFrame:
-    return reader.frame("""
+def game_hand_players(reader: Reader, game: str, partition: Partition | None = None) -> pl.DataFrame:
+    where, params = _one_game(game, partition)
+    return reader.frame(f"""
         SELECT hand, player, seat, turn_order, points, won, finishing_position, cards_left, left_cards
-        FROM hand_players WHERE game_id = ? ORDER BY hand, seat""", [game])
+        FROM hand_players WHERE {where} ORDER BY hand, seat""", params)
 
 
 def scoring_summary(reader: Reader, flt: GameFilter) -> pl.DataFrame:
@@ -730,11 +749,12 @@ def violation_rows(reader: Reader, flt: GameFilter, codes: Sequence[str], limit:
 # most `limit` rows in the key's order, so a page costs the same wherever it starts.
 
 
-def game_violations(reader: Reader, game: str) -> pl.DataFrame:
+def game_violations(reader: Reader, game: str, partition: Partition | None = None) -> pl.DataFrame:
     """One game's violations as the warehouse holds them, in line order."""
-    return reader.frame("""
+    where, params = _one_game(game, partition)
+    return reader.frame(f"""
         SELECT seq, hand, code, player, message, file, line FROM violations
-        WHERE game_id = ? ORDER BY seq NULLS FIRST, line NULLS FIRST, code""", [game])
+        WHERE {where} ORDER BY seq NULLS FIRST, line NULLS FIRST, code""", params)
 
 
 def leaderboard_page(reader: Reader, rulesets: Sequence[str], min_hands: int,

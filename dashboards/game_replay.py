@@ -137,7 +137,7 @@ class GameReplay:
     digest: str | None = None  # sha256 of the game's lines (`lines_digest`), when known
     #: every replayed line in order, (seq, hand, file, line): all of them even when `steps`
     #: holds one hand (`build_replay(hand=…)`)
-    outline: list[tuple[int, int, str | None, int | None]] = field(default_factory=list)
+    outline: Sequence[tuple[int, int, str | None, int | None]] = field(default_factory=list)
     _by_hand: dict[int, list[ReplayStep]] = field(default_factory=dict)
 
     @property
@@ -284,16 +284,21 @@ def validate_lines_bounded(
 @dataclass(frozen=True, slots=True)
 class RecordedGame:
     """One game replayed by the core with every step recorded, not yet turned into
-    `ReplayStep`s: `build` makes the replay (of the whole game, or of one hand)."""
+    `ReplayStep`s: `build` makes the replay (of the whole game, or of one hand), `step`
+    the replay of one line."""
 
     verdict: _core.Verdict
     errors: tuple[_core.ErrorInfo, ...]
-    lines: dict[tuple[str, int], bytes]  # the raw lines by (file, line), for set-aside ones
+    #: the raw lines by file, then line number: set-aside lines are shown as read, and the
+    #: report digests them. (Not keyed by (file, line) tuples: a dict of strings, numbers and
+    #: bytes is never tracked by the garbage collector, which would walk every line of every
+    #: game kept at each full collection.)
+    lines: dict[str, dict[int, bytes]]
     #: every replayed line, (seq, hand, file, line): `Verdict.outline()`, converted once
     outline: tuple[tuple[int, int, str | None, int | None], ...] = ()
 
     def line_of(self, file: str | None, line: int | None) -> bytes | None:
-        return self.lines.get((file or "", line or 0))
+        return self.lines.get(file or "", {}).get(line or 0)
 
     def hand_of(self, seq: int) -> int | None:
         """The hand of the replayed line numbered `seq` (the kept one of a conflict)."""
@@ -312,6 +317,10 @@ class RecordedGame:
     def build(self, *, hand: int | None = None, digest: bool = True) -> GameReplay:
         return build_replay(self.verdict, self.errors, self.line_of, digest=digest, hand=hand)
 
+    def step(self, seq: int) -> GameReplay | None:
+        """The replay of the line numbered `seq` alone (`build_step`); None: no such line."""
+        return build_step(self.verdict, self.errors, seq, self.line_of, self.outline)
+
 
 def record_lines(
     lines: Iterable[tuple[bytes, str | None, int | None]], game: str
@@ -320,11 +329,14 @@ def record_lines(
     recorded. The lines may hold other games and come in any order: the validator routes
     and orders them exactly as `haftkhabis validate` does. None when `game` has no line."""
     validator = _core.Validator(record={game}, only={game}, facts=True)
-    read: dict[tuple[str, int], bytes] = {}  # references to the lines, for set-aside ones
+    read: dict[str, dict[int, bytes]] = {}  # references to the lines, for set-aside ones
     for raw, file, line in lines:
         if raw.strip():
             name, number = file or "warehouse", line or 0
-            read[(name, number)] = raw
+            in_file = read.get(name)
+            if in_file is None:
+                in_file = read[name] = {}
+            in_file[number] = raw
             validator.feed_line(raw, name, number)
     done = [v for v in validator.take_verdicts() if v.game == game]
     verdict = done[0] if done else validator.finish_game(game)
@@ -373,33 +385,13 @@ def build_replay(
     convert every state of a long game); their `index` is still the step's place in the
     whole game (`outline` has every step), and the hand's first step, its deal, has no
     state `before` it. (A step's why-text reads the hand's earlier steps, "neda's 7♦ and
-    parisa's 7♠", so one hand is the smallest replay that tells it right.)"""
+    parisa's 7♠", so one hand is the smallest replay that tells it right; `build_step`
+    builds one step and feeds the narration only what it reads of the lines before.)"""
     outline = verdict.outline()
     recorded = verdict.steps(hand)
-    # each step's place in its hand (1-based), from the outline: the same in every mode
-    place: list[int] = []
-    counted: dict[int, int] = {}
-    for _, in_hand, _, _ in outline:
-        counted[in_hand] = counted.get(in_hand, 0) + 1
-        place.append(counted[in_hand])
-    game = verdict.game
-    # the verdict's violations no step carries (the reader's: sequence gaps, unusable seqs)
-    notes = [_violation(v) for v in verdict.unplaced_violations()]
-    by_seq: dict[int, list[Violation]] = {}
-    aside: dict[int, dict[tuple[str | None, int | None], list[Violation]]] = {}
-    game_violations: list[Violation] = []
-    where = {seq: (file, line) for seq, _, file, line in outline}
-    for note in notes:
-        if note.seq is not None and note.seq in where:
-            if note.line is not None and (note.file, note.line) != where[note.seq]:
-                # another line with this seq, set aside: shown as itself, not on the kept line
-                aside.setdefault(note.seq, {}).setdefault((note.file, note.line), []).append(note)
-            else:
-                by_seq.setdefault(note.seq, []).append(note)
-        else:
-            game_violations.append(note)
-    effects = next((r["effects"] for r in _core.rulesets() if r["name"] == verdict.ruleset), {})
-    reasons = MoveReasons({str(rank): str(effect) for rank, effect in effects.items()})
+    place = _places(outline)
+    by_seq, aside, game_violations = _placed_notes(verdict, outline)
+    reasons = _move_reasons(verdict.ruleset)
     digested: list[bytes] | None = [] if line_of is not None and digest else None
     first = 0 if hand is None else next((i for i, entry in enumerate(outline) if entry[1] == hand), 0)
 
@@ -409,21 +401,10 @@ def build_replay(
     before: dict[str, Any] | None = None
     for index, s in enumerate(recorded, first):
         state: dict[str, Any] | None = s["state"]
-        step_hand = (state or {}).get("hand") or SETUP_HAND
-        bucket = by_hand.setdefault(step_hand, [])
-        encoded = s["event"]
-        event = from_encoded(encoded) if encoded is not None else None
-        violations = tuple(_violation(v) for v in s["violations"]) + tuple(by_seq.pop(s["seq"], []))
-        set_aside = tuple(
-            SetAsideLine(s["seq"], file, line, line_of(file, line) if line_of else None, tuple(found))
-            for (file, line), found in aside.pop(s["seq"], {}).items()
-        )
-        fact = s.get("fact")
-        step = ReplayStep(
-            index, step_hand, place[index] if index < len(place) else len(bucket) + 1, s["seq"], s["file"], s["line"], event, s["raw"],
-            describe_event(event, s["raw"]), violations, before, state, fact,
-            reasons.why(fact, s["raw"], before, state), set_aside,
-        )
+        bucket = by_hand.setdefault(_hand_of_state(state), [])
+        number = place[index] if index < len(place) else len(bucket) + 1
+        why = reasons.why(s.get("fact"), s["raw"], before, state)
+        step = _replay_step(index, number, s, before, why, by_seq, aside, line_of)
         if digested is not None and line_of is not None:
             raw_line = line_of(s["file"], s["line"])
             if raw_line is None:
@@ -434,13 +415,154 @@ def build_replay(
         steps.append(step)
         before = state
         for player, cards in (s.get("fact") or {}).get("laid_aside") or ():
-            laid_aside.setdefault(step_hand, {}).setdefault(player, []).extend(sorted(cards))
+            laid_aside.setdefault(step.hand, {}).setdefault(player, []).extend(sorted(cards))
 
+    return _game_replay(verdict, errors, outline, steps, by_hand, game_violations,
+                        _hand_scores(verdict, by_hand, laid_aside),
+                        lines_digest(digested) if digested else None)
+
+
+def build_step(
+    verdict: _core.Verdict, errors: Sequence[_core.ErrorInfo], seq: int,
+    line_of: LineLookup | None = None,
+    outline: Sequence[tuple[int, int, str | None, int | None]] | None = None,
+) -> GameReplay | None:
+    """The replay of one line, the replayed line numbered `seq` (the kept one of a
+    conflict), with nothing else built: the step the whole game's replay has for it, word
+    for word (its place, verdict, the states before and after it, why it happened), in a
+    `GameReplay` whose `steps` hold that step alone. It has no `scores` and no `digest`;
+    `outline` (`Verdict.outline()`, when the caller has it converted) links it to its
+    neighbours. None when no replayed line has that seq.
+
+    Only the step's own states are converted. Its why-text needs the plays before it in
+    its hand ("neda's 7♦ and parisa's 7♠"): the narration is fed those lines from their
+    last `deal` (where `MoveReasons` forgets everything, so the words are the whole game's)
+    in the few fields it reads of them (`Verdict.narration`), not as whole states."""
+    outline = verdict.outline() if outline is None else outline
+    index = next((i for i, entry in enumerate(outline) if entry[0] == seq), None)
+    recorded = verdict.step(index) if index is not None else None
+    if index is None or recorded is None:
+        return None
+    before = verdict.state(index - 1) if index > 0 else None
+    state: dict[str, Any] | None = recorded["state"]
+    reasons = _move_reasons(verdict.ruleset)
+    raw = recorded["raw"]
+    if MoveReasons.explains(raw):  # other lines are not explained: no need of the lines before
+        _narrate_before(reasons, verdict, outline, index)
+    why = reasons.why(recorded.get("fact"), raw, before, state)
+    by_seq, aside, game_violations = _placed_notes(verdict, outline)
+    in_hand = outline[index][1]  # its place in its hand, as `_places` counts
+    number = sum(1 for entry in outline[:index + 1] if entry[1] == in_hand)
+    step = _replay_step(index, number, recorded, before, why, by_seq, aside, line_of)
+    return _game_replay(verdict, errors, outline, [step], {step.hand: [step]}, game_violations,
+                        [], None)
+
+
+def _narrate_before(reasons: MoveReasons, verdict: _core.Verdict,
+                    outline: Sequence[tuple[int, int, str | None, int | None]], index: int) -> None:
+    """Feed `reasons` the lines before the one at `index`, from the last `deal` among them
+    (or from the game's first line): what the whole game's narration knows at that line."""
+    first = index  # the first line of the hand holding `index`: its deal, usually
+    while first > 0 and outline[first - 1][1] == outline[index][1]:
+        first -= 1
+    notes = verdict.narration(first, index)
+    start = _last_reset(notes)
+    if start is None and first > 0:  # no deal in this hand's lines before it: look further back
+        notes = verdict.narration(0, index)
+        start = _last_reset(notes)
+    before: dict[str, Any] | None = None  # a deal (or the game's first line) reads no state before it
+    for raw, fact, state in notes[start or 0:]:
+        reasons.why(fact, raw, before, state)
+        before = state
+
+
+def _last_reset(notes: Sequence[tuple[dict[str, Any] | None, Any, Any]]) -> int | None:
+    """The place of the last line in `notes` where `MoveReasons` forgets everything."""
+    return next((i for i in range(len(notes) - 1, -1, -1) if MoveReasons.resets(notes[i][0])), None)
+
+
+def _hand_of_state(state: Mapping[str, Any] | None) -> int:
+    """The hand a step falls in: its state's (SETUP_HAND before the first deal)."""
+    return (state or {}).get("hand") or SETUP_HAND
+
+
+def _places(outline: Sequence[tuple[int, int, str | None, int | None]]) -> list[int]:
+    """Each step's place in its hand (1-based), from the outline: the same in every mode."""
+    place: list[int] = []
+    counted: dict[int, int] = {}
+    for _, in_hand, _, _ in outline:
+        counted[in_hand] = counted.get(in_hand, 0) + 1
+        place.append(counted[in_hand])
+    return place
+
+
+#: the violations of a seq's kept line (by seq), those of its set-aside lines (by seq, then
+#: (file, line)), and those of no replayed line
+PlacedNotes = tuple[dict[int, list[Violation]],
+                    dict[int, dict[tuple[str | None, int | None], list[Violation]]],
+                    list[Violation]]
+
+
+def _placed_notes(verdict: _core.Verdict,
+                  outline: Sequence[tuple[int, int, str | None, int | None]]) -> PlacedNotes:
+    """The verdict's violations no step carries (the reader's: sequence gaps, unusable
+    seqs), placed on the replayed line of their seq, on a set-aside line, or on the game."""
+    by_seq: dict[int, list[Violation]] = {}
+    aside: dict[int, dict[tuple[str | None, int | None], list[Violation]]] = {}
+    game_violations: list[Violation] = []
+    notes = verdict.unplaced_violations()
+    if not notes:
+        return by_seq, aside, game_violations
+    where = {seq: (file, line) for seq, _, file, line in outline}
+    for note in (_violation(v) for v in notes):
+        if note.seq is not None and note.seq in where:
+            if note.line is not None and (note.file, note.line) != where[note.seq]:
+                # another line with this seq, set aside: shown as itself, not on the kept line
+                aside.setdefault(note.seq, {}).setdefault((note.file, note.line), []).append(note)
+            else:
+                by_seq.setdefault(note.seq, []).append(note)
+        else:
+            game_violations.append(note)
+    return by_seq, aside, game_violations
+
+
+def _move_reasons(ruleset: str | None) -> MoveReasons:
+    effects = next((r["effects"] for r in _core.rulesets() if r["name"] == ruleset), {})
+    return MoveReasons({str(rank): str(effect) for rank, effect in effects.items()})
+
+
+def _replay_step(
+    index: int, number: int, s: Mapping[str, Any], before: dict[str, Any] | None, why: str | None,
+    by_seq: dict[int, list[Violation]],
+    aside: dict[int, dict[tuple[str | None, int | None], list[Violation]]],
+    line_of: LineLookup | None,
+) -> ReplayStep:
+    """One recorded step (`Verdict.steps()`'s) as shown; takes its seq's placed notes."""
+    state: dict[str, Any] | None = s["state"]
+    encoded = s["event"]
+    event = from_encoded(encoded) if encoded is not None else None
+    violations = tuple(_violation(v) for v in s["violations"]) + tuple(by_seq.pop(s["seq"], []))
+    set_aside = tuple(
+        SetAsideLine(s["seq"], file, line, line_of(file, line) if line_of else None, tuple(found))
+        for (file, line), found in aside.pop(s["seq"], {}).items()
+    )
+    return ReplayStep(
+        index, _hand_of_state(state), number, s["seq"], s["file"], s["line"], event, s["raw"],
+        describe_event(event, s["raw"]), violations, before, state, s.get("fact"), why, set_aside,
+    )
+
+
+def _game_replay(
+    verdict: _core.Verdict, errors: Sequence[_core.ErrorInfo],
+    outline: Sequence[tuple[int, int, str | None, int | None]], steps: list[ReplayStep],
+    by_hand: dict[int, list[ReplayStep]], game_violations: list[Violation],
+    scores: list[HandScore], digest: str | None,
+) -> GameReplay:
     header = verdict.header() or {}
     players = header.get("players")
     meta = header.get("meta")
     return GameReplay(
-        game=game,
+        game=verdict.game,
         ruleset=verdict.ruleset,
         status=verdict.status,
         players=tuple(players) if isinstance(players, list) else (),
@@ -448,12 +570,12 @@ def build_replay(
         steps=steps,
         violations=[_violation(v) for v in verdict.violations],
         game_violations=game_violations,
-        scores=_hand_scores(verdict, by_hand, laid_aside),
+        scores=scores,
         totals=verdict.totals,
         match_winners=list(verdict.winners),
         errors=list(errors),
         settings=dict(verdict.settings() or {}),
-        digest=lines_digest(digested) if digested else None,
+        digest=digest,
         outline=outline,
         _by_hand=by_hand,
     )

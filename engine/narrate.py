@@ -128,7 +128,29 @@ class MoveReasons:
     ruleset's rank → effect table (`_core.rulesets()`), which names the skip card. The
     only memory it keeps is who played what: which plays raised the pending total (the
     7s a forced draw pays for), who gave a 2 to whom, and a skip card's victims.
+
+    Of a line it reads only the raw line's `type`, `player`, `card`, `cards` and `reason`;
+    the fact's `phase`, `draw_kind`, `expected` and `gift_to`; and of the states around it
+    the pending total, the follow-up card, the next mover, the players still in, the
+    direction and the legal moves' `player`, `play` and `pass`. So the lines before one
+    being explained may be fed as just that (`Verdict.narration`), and only from the last
+    deal before it (`resets`).
     """
+
+    #: the lines it explains; any other line's reason is None, whatever came before it
+    EXPLAINED = ("play", "draw", "pass", "penalty")
+
+    @staticmethod
+    def explains(raw: dict[str, Any] | None) -> bool:
+        """Whether a line of this kind can have a reason (`why` reads the lines before it)."""
+        return bool(raw) and raw is not None and raw.get("type") in MoveReasons.EXPLAINED
+
+    @staticmethod
+    def resets(raw: dict[str, Any] | None) -> bool:
+        """Whether the line makes it forget everything (a `deal`): the reasons of the lines
+        after it are the same whatever came before it, so a caller explaining one line
+        need feed it only the lines from the last deal before that line."""
+        return bool(raw) and raw is not None and raw.get("type") == "deal"
 
     def __init__(self, effects: dict[str, str] | None = None) -> None:
         self.effects = effects or {}
@@ -146,12 +168,12 @@ class MoveReasons:
     ) -> str | None:
         """The reason for one line, or None when there is nothing to explain."""
         kind = raw.get("type") if raw else None
-        if kind == "deal":
+        if kind == "deal":  # `resets`
             self.stack.clear()
             self.gifts.clear()
             self.skipped.clear()
             self.last_play.clear()
-        if fact is None or raw is None or kind not in ("play", "draw", "pass", "penalty"):
+        if fact is None or raw is None or kind not in self.EXPLAINED:  # `explains`
             return None
         player = raw.get("player")
         if not isinstance(player, str):

@@ -232,9 +232,17 @@ def scan_polars(root: str, table: str,
 
 
 def game_lines(reader: WarehouseReader, game: str) -> Iterator[tuple[bytes, str, int]]:
-    """A game's raw lines as received (input order), with their file and line."""
-    rows = reader.rows(
-        "SELECT raw, file, line FROM events WHERE game_id = ? ORDER BY ordinal", [game])
+    """A game's raw lines as received (input order), with their file and line. The game's
+    `games` row names its partition, so only that partition's `events` parts are read (game
+    ids are not ordered within a part: a filter on the id alone reads every part)."""
+    found = reader.rows("SELECT ruleset, month FROM games WHERE game_id = ?", [game])
+    if found:
+        rows = reader.rows(
+            "SELECT raw, file, line FROM events WHERE ruleset = ? AND month = ? AND game_id = ? "
+            "ORDER BY ordinal", [found[0]["ruleset"], found[0]["month"], game])
+    else:  # no games row (a warehouse being repaired?): every part
+        rows = reader.rows(
+            "SELECT raw, file, line FROM events WHERE game_id = ? ORDER BY ordinal", [game])
     for row in rows:
         yield row["raw"].encode(), row["file"] or "<warehouse>", row["line"] or 0
 

@@ -10,6 +10,7 @@ malformed line in a validated body is a verdict (an error record), not an error.
 
 # no `from __future__ import annotations`: FastAPI reads the routes' annotations, which
 # name dependencies made inside create_app
+import gc
 import json
 import logging
 import os
@@ -140,12 +141,20 @@ def create_app(settings: Settings) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        # What is loaded by now (the libraries, the routes and their validators) lives as
+        # long as the server: out of the garbage collector's sight, a full collection walks
+        # only what requests made since. Walking it all took about 140 ms (polars alone
+        # about 100), and a full collection came every few seconds of steps: a request that
+        # met one waited for it (the step benchmark's slowest requests).
+        gc.collect()
+        gc.freeze()
         queue.start()
         # open the warehouse (and so start the game index) now, not at the first request
         threading.Thread(target=gateway.problem, name="haftkhabis-open", daemon=True).start()
         yield
         queue.stop()
         pool.shutdown()
+        gc.unfreeze()
 
     app = FastAPI(
         title="Haft Khabis log service",
@@ -396,7 +405,8 @@ def create_app(settings: Settings) -> FastAPI:
         """A game as the warehouse holds it: its verdict, every hand with its scores, and
         every violation. A player's token sees its own view, of its own games."""
         current = reader()
-        row = data.game_row(current, game)
+        # the game index knows the game's partition: the games row is read from it alone
+        row = data.game_row(current, game, gateway.partition_of(current, game))
         if row is None:
             raise ApiError(404, "not_found", f"no game {game!r} in the warehouse")
         viewer = viewer_for(who, list(row["players"] or []), player)
@@ -420,7 +430,7 @@ def create_app(settings: Settings) -> FastAPI:
         if recorded is None:
             raise ApiError(404, "not_found", f"no game {game!r} in the warehouse")
         viewer = viewer_for(who, list(recorded.players), player)
-        replayed = gateway.replayed_step(game, seq)  # only the hand holding the line
+        replayed = gateway.replayed_step(game, seq)  # only that line's step is built
         found = views.step_view(replayed, seq, viewer, settings.dashboard_url) if replayed else None
         if found is None:
             raise ApiError(404, "not_found", f"game {game!r} has no line with seq {seq} "

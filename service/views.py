@@ -143,19 +143,21 @@ def with_query(path: str, **params: object) -> str:
 def game_view(reader: data.Reader, game: str, viewer: str | None, dashboard: str,
               row: Mapping[str, Any] | None = None) -> models.GameView | None:
     """The game as the warehouse holds it (None: no such game); `row` is its `games` row
-    when the caller has read it already."""
+    when the caller has read it already. Its hands, players and violations are read from
+    the game's partition only (the row names it)."""
     row = row if row is not None else data.game_row(reader, game)
     if row is None:
         return None
+    partition = (row["ruleset"], row["month"])
     hand_players: dict[int, list[models.HandPlayerView]] = {}
-    for p in data.game_hand_players(reader, game).to_dicts():
+    for p in data.game_hand_players(reader, game, partition).to_dicts():
         if viewer is not None and p["player"] != viewer:
             p["left_cards"] = None
         hand_players.setdefault(p["hand"], []).append(models.HandPlayerView.model_validate(p))
     hands = [models.HandView.model_validate({**h, "players": hand_players.get(h["hand"], [])})
-             for h in data.game_hands(reader, game).to_dicts()]
+             for h in data.game_hands(reader, game, partition).to_dicts()]
     violations = []
-    for v in data.game_violations(reader, game).to_dicts():
+    for v in data.game_violations(reader, game, partition).to_dicts():
         violation = Violation(v["seq"], Code(v["code"]), v["player"], v["message"], v["file"], v["line"])
         violations.append(violation_view(violation, viewer, hand=v["hand"]))
     links = {"self": game_path(game), "dashboard": dashboard_link(dashboard, game, viewer=viewer),

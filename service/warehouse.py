@@ -39,11 +39,15 @@ from dashboards import data
 from dashboards.game_replay import GameReplay, RecordedGame, ReplayStep, record_lines
 from ingest.storage import Location
 from ingest.store import PartFile, Warehouse
+from service.footers import FooterMap, FooterUnreadable, footer_bytes, map_footer
 
 log = logging.getLogger("haftkhabis.service")
 
 #: a game's lines as the replay takes them: (raw line, file, line number)
 Lines = list[tuple[bytes, str | None, int | None]]
+
+#: the whole games' replays kept (a report's): each holds every state of its game
+WHOLE_REPLAYS = 16
 
 #: the columns a step reads of its game's rows
 LINE_COLUMNS = ["game_id", "ordinal", "raw", "file", "line"]
@@ -81,8 +85,11 @@ class _Generation:
     version: int
     parts: dict[int, PartFile]  # number → part
     numbers: dict[str, int]  # part path → number
-    games_of: dict[int, list[str]]  # number → the games in it (to drop them with the part)
+    # number → the games in it (to drop them with the part): tuples of strings, which the
+    # garbage collector stops tracking (a list of every game would be walked by each full collection)
+    games_of: dict[int, tuple[str, ...]]
     places: dict[str, int | tuple[int, ...]]  # game → packed place(s)
+    footers: dict[int, FooterMap | None]  # number → its footer's map (None: read it whole)
 
 
 def _pack(number: int, first: int, last: int) -> int:
@@ -112,6 +119,15 @@ class GameIndex:
     def version(self) -> int | None:
         current = self._current
         return current.version if current is not None else None
+
+    @property
+    def mapped(self) -> tuple[int, int]:
+        """(parts whose footer is mapped, parts indexed): the others' row groups are read
+        with their whole footer."""
+        current = self._current
+        if current is None:
+            return 0, 0
+        return sum(f is not None for f in current.footers.values()), len(current.parts)
 
     def follow(self, version: int) -> None:
         """Index `events` at `version` (in a background thread; returns at once)."""
@@ -155,35 +171,45 @@ class GameIndex:
         if old is None:
             numbers: dict[str, int] = {}
             by_number: dict[int, PartFile] = {}
-            games_of: dict[int, list[str]] = {}
+            games_of: dict[int, tuple[str, ...]] = {}
             places: dict[str, int | tuple[int, ...]] = {}
+            footers: dict[int, FooterMap | None] = {}
         else:
             numbers, by_number = dict(old.numbers), dict(old.parts)
-            games_of, places = dict(old.games_of), dict(old.places)
+            games_of, places, footers = dict(old.games_of), dict(old.places), dict(old.footers)
         present = {p.path for p in parts}
         for path in [p for p in numbers if p not in present]:
             number = numbers.pop(path)
-            del by_number[number]
+            del by_number[number], footers[number]
             for game in games_of.pop(number):
                 _drop(places, game, number)
         added = [p for p in parts if p.path not in numbers]
         for part in added:
             number = self._next_number
             self._next_number += 1
-            games = self._index_part(part, number, places)
+            games, footers[number] = self._index_part(part, number, places)
             numbers[part.path], by_number[number], games_of[number] = number, part, games
-        log.info("game index at events version %s: %s games in %s parts (%s indexed) in %.1fs",
-                 version, len(places), len(numbers), len(added), time.monotonic() - started)
-        return _Generation(version, by_number, numbers, games_of, places)
+        log.info("game index at events version %s: %s games in %s parts (%s indexed; %s footers "
+                 "mapped) in %.1fs", version, len(places), len(numbers), len(added),
+                 sum(f is not None for f in footers.values()), time.monotonic() - started)
+        return _Generation(version, by_number, numbers, games_of, places, footers)
 
-    def _index_part(self, part: PartFile, number: int,
-                    places: dict[str, int | tuple[int, ...]]) -> list[str]:
+    def _index_part(self, part: PartFile, number: int, places: dict[str, int | tuple[int, ...]],
+                    ) -> tuple[tuple[str, ...], FooterMap | None]:
+        """Index one part: which row groups hold each game (`places`), and the map of its
+        footer (`service.footers`: None when it cannot be mapped)."""
         seen: dict[str, tuple[int, int]] = {}
         with self.store.location.filesystem.open_input_file(self.store.part_fs_path("events", part)) as handle:
-            parquet = pq.ParquetFile(handle)
+            # ids read as a dictionary: each row group's distinct ids without decoding every row's
+            parquet = pq.ParquetFile(handle, read_dictionary=["game_id"])
+            try:
+                footer: FooterMap | None = map_footer(*footer_bytes(handle), parquet.metadata)
+            except FooterUnreadable as exc:
+                log.info("events part %s is read with its whole footer: %s", part.path, exc)
+                footer = None
             for group in range(parquet.num_row_groups):
-                ids = parquet.read_row_group(group, columns=["game_id"]).column(0)
-                for game in pc.unique(ids).to_pylist():
+                ids = parquet.read_row_group(group, columns=["game_id"], use_threads=False).column(0)
+                for game in _distinct(ids):
                     first = seen.get(game, (group, group))[0]
                     seen[game] = (first, group)
         for game, (first, last) in seen.items():
@@ -193,7 +219,21 @@ class GameIndex:
                 places[game] = place
             else:  # a game in two parts (not written so today, but read whole if it is)
                 places[game] = (*(known if isinstance(known, tuple) else (known,)), place)
-        return list(seen)
+        return tuple(seen), footer
+
+    def partition(self, game: str, version: int) -> tuple[str, str] | None:
+        """`game`'s partition, (ruleset, month), as its `events` part has it; None when the
+        index is not at `version`, or has no such game."""
+        current = self._current
+        if current is None or current.version != version:
+            return None
+        place = current.places.get(game)
+        if place is None:
+            return None
+        number, _ = _unpack(place[0] if isinstance(place, tuple) else place)
+        values = dict(current.parts[number].partition)
+        ruleset, month = values.get("ruleset"), values.get("month")
+        return (ruleset, month) if ruleset is not None and month is not None else None
 
     def lines(self, game: str, version: int) -> Lines | None:
         """`game`'s lines in input order (`ordinal`), read from the row groups that hold
@@ -210,12 +250,39 @@ class GameIndex:
             part = current.parts[number]
             with self.store.location.filesystem.open_input_file(
                     self.store.part_fs_path("events", part)) as handle:
-                rows = pq.ParquetFile(handle).read_row_groups(list(groups), columns=LINE_COLUMNS)
+                rows = _read_groups(handle, current.footers.get(number), groups)
             pieces.append(rows.filter(pc.equal(rows["game_id"], game)))
         rows = pa.concat_tables(pieces).sort_by("ordinal")
-        return [(raw.encode("utf-8"), file, line) for raw, file, line in
-                zip(rows["raw"].to_pylist(), rows["file"].to_pylist(), rows["line"].to_pylist(),
-                    strict=True)]
+        raws = rows["raw"].cast(pa.binary())  # the lines as bytes, without decoding them
+        return list(zip(raws.to_pylist(), rows["file"].to_pylist(), rows["line"].to_pylist(),
+                        strict=True))
+
+
+def _distinct(ids: pa.ChunkedArray) -> list[str]:
+    """The distinct values of a dictionary-encoded column's chunks."""
+    found: dict[str, None] = {}
+    for chunk in ids.chunks:
+        if isinstance(chunk, pa.DictionaryArray):
+            values = chunk.dictionary.take(pc.unique(chunk.indices))
+        else:
+            values = pc.unique(chunk)
+        found.update(dict.fromkeys(values.to_pylist()))
+    return list(found)
+
+
+def _read_groups(handle: pa.NativeFile, footer: FooterMap | None, groups: range) -> pa.Table:
+    """The line columns of a part's row groups `groups`: through its footer's map (only
+    those row groups' part of the footer parsed), else with its whole footer."""
+    if footer is not None:
+        try:
+            metadata = footer.metadata(handle, groups.start, groups.stop - 1)
+        except FooterUnreadable as exc:  # not what the index mapped: read as before
+            log.warning("the footer map of an events part failed (%s): reading its whole footer", exc)
+        else:
+            return pq.ParquetFile(handle, metadata=metadata).read_row_groups(
+                list(range(len(groups))), columns=LINE_COLUMNS, use_threads=False)
+    return pq.ParquetFile(handle).read_row_groups(list(groups), columns=LINE_COLUMNS,
+                                                  use_threads=False)
 
 
 def _drop(places: dict[str, int | tuple[int, ...]], game: str, number: int) -> None:
@@ -245,11 +312,12 @@ class Gateway:
         self._problem: str | None = None
         self._seen: int | None = None  # the commit signal when the reader was opened
         self._lock = threading.Lock()
-        # per snapshot: games replayed in the core, and replays built of them (a whole game,
-        # hand None, or one hand for a step)
+        # per snapshot: games replayed in the core (their states held by the core, a few
+        # Python objects each), and whole games' replays built of them (for reports: every
+        # state as Python objects, which each full garbage collection walks, so only a few)
         self._recorded: OrderedDict[tuple[int, str], RecordedGame | None] = OrderedDict()
-        self._replays: OrderedDict[tuple[int, str, int | None], Replayed] = OrderedDict()
-        self._replay_limit = replays
+        self._replays: OrderedDict[tuple[int, str], Replayed] = OrderedDict()
+        self._recorded_limit, self._replay_limit = replays, min(replays, WHOLE_REPLAYS)
         self._replay_lock = threading.Lock()
 
     def _signal(self, *, fresh: bool = False) -> int | None:
@@ -324,6 +392,11 @@ class Gateway:
             return str(exc)
         return None
 
+    def partition_of(self, reader: data.Reader, game: str) -> data.Partition | None:
+        """`game`'s partition (ruleset, month), when the game index at `reader`'s snapshot
+        knows it (None: not indexed yet, or no such game)."""
+        return self.index.partition(game, reader.snapshot.versions["events"]) if self.index else None
+
     def game_lines(self, reader: data.Reader, game: str) -> Lines:
         """`game`'s stored lines at `reader`'s snapshot: by the index when it is there, else
         by a scan of the game's partition."""
@@ -333,24 +406,27 @@ class Gateway:
                 return found
         return data.game_lines(reader, game)
 
-    def _cached(self, cache: OrderedDict, key: object, make: Callable[[], Any]) -> Any:
+    def _cached(self, cache: OrderedDict, limit: int, key: object, make: Callable[[], Any]) -> Any:
         with self._replay_lock:
             if key in cache:
                 cache.move_to_end(key)
                 return cache[key]
         found = make()
+        evicted = []
         with self._replay_lock:
             cache[key] = found
             cache.move_to_end(key)
-            while len(cache) > self._replay_limit:
-                cache.popitem(last=False)
+            while len(cache) > limit:
+                evicted.append(cache.popitem(last=False))
+        # freed outside the lock: a long game's recorded steps take milliseconds to free
+        del evicted
         return found
 
     def recorded(self, game: str) -> tuple[int, RecordedGame | None]:
         """`game` replayed in the core from its stored lines at the current snapshot, and
         that snapshot's batch (None: no such game)."""
         reader = self.reader()
-        found = self._cached(self._recorded, (reader.batch, game),
+        found = self._cached(self._recorded, self._recorded_limit, (reader.batch, game),
                              lambda: record_lines(self.game_lines(reader, game), game))
         return reader.batch, found
 
@@ -360,18 +436,16 @@ class Gateway:
         batch, recorded = self.recorded(game)
         if recorded is None:
             return None
-        return self._cached(self._replays, (batch, game, None),
+        return self._cached(self._replays, self._replay_limit, (batch, game),
                             lambda: Replayed.of(recorded.build()))
 
     def replayed_step(self, game: str, seq: int) -> Replayed | None:
-        """The hand of `game` that holds the line `seq`, its steps built (a step on a long
-        game converts one hand's states, not every one). None: no such game or line."""
-        batch, recorded = self.recorded(game)
+        """The line `seq` of `game`, its step alone built (`RecordedGame.step`: a step on a
+        long game converts that line's states, not a hand's). None: no such game or line.
+        Not kept: building it again costs less than keeping what it holds."""
+        _, recorded = self.recorded(game)
         if recorded is None:
             return None
-        hand = recorded.hand_of(seq)
-        if hand is None:
-            return None
-        return self._cached(self._replays, (batch, game, hand),
-                            lambda: Replayed.of(recorded.build(hand=hand, digest=False)))
+        found = recorded.step(seq)
+        return Replayed.of(found) if found is not None else None
 

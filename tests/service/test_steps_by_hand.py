@@ -1,7 +1,7 @@
-"""A step answered from its hand alone (`build_replay(hand=…)`, what the step endpoint
-builds so it need not convert every state of a long game) is the same answer as from the
-whole game's replay: for every line of the sample games, in the support view and in
-each player's own view."""
+"""A step answered from its hand alone (`build_replay(hand=…)`), or from its line alone
+(`build_step`, what the step endpoint builds so it need not convert every state of a long
+game), is the same answer as from the whole game's replay: for every line of the sample
+games, in the support view and in each player's own view."""
 
 from __future__ import annotations
 
@@ -60,3 +60,23 @@ def test_a_step_from_its_hand_equals_the_step_from_the_whole_game(recorded: Reco
             checked += 1
     assert checked >= len(whole.by_seq)
     assert recorded.hand_of(10**9) is None
+
+
+@pytest.mark.parametrize("recorded", _games(), ids=lambda r: r.verdict.game)
+def test_a_step_from_its_line_alone_equals_the_step_from_the_whole_game(recorded: RecordedGame) -> None:
+    whole = Replayed.of(recorded.build(digest=False))
+    viewers: list[str | None] = [None, *whole.replay.players]
+    for seq, step in whole.by_seq.items():
+        alone = recorded.step(seq)
+        assert alone is not None and [s.seq for s in alone.steps] == [seq]
+        one = Replayed.of(alone)
+        built = one.by_seq[seq]
+        # the step itself, field by field: its place, the states around it, its why-text
+        assert (built.index, built.hand, built.number, built.before, built.after, built.fact,
+                built.why, built.violations, built.set_aside, built.text) == (
+            step.index, step.hand, step.number, step.before, step.after, step.fact,
+            step.why, step.violations, step.set_aside, step.text), seq
+        for viewer in viewers:
+            expected = views.step_view(whole, seq, viewer, "http://127.0.0.1:8501")
+            assert views.step_view(one, seq, viewer, "http://127.0.0.1:8501") == expected, (seq, viewer)
+    assert recorded.step(10**9) is None

@@ -1,6 +1,7 @@
 """The service's game index (service.warehouse): a game's lines read from the row groups it
-names are exactly the partition scan's, at every snapshot — after a batch that replaces a
-stored game (its old part removed from the table) as after the first."""
+names (through the part's footer map, service.footers) are exactly the partition scan's, at
+every snapshot — after a batch that replaces a stored game (its old part removed from the
+table) as after the first."""
 
 from __future__ import annotations
 
@@ -20,12 +21,21 @@ def _every_game_agrees(gateway: Gateway) -> int:
     version = reader.snapshot.versions["events"]
     assert gateway.index is not None and gateway.index.wait(version, INDEX_TIMEOUT)
     assert gateway.indexed
+    mapped, parts = gateway.index.mapped  # every part read through its footer's map
+    assert parts and mapped == parts
     games = [g for (g,) in reader.rows("SELECT game_id FROM games ORDER BY game_id")]
     for game in games:
         indexed = gateway.index.lines(game, version)
         assert indexed, game
         assert indexed == data.game_lines(reader, game), game
+        # the index names the game's partition, which prunes every read of its rows
+        partition = gateway.partition_of(reader, game)
+        assert partition is not None and partition == data.game_partition(reader, game)
+        assert data.game_row(reader, game, partition) == data.game_row(reader, game)
+        for rows in (data.game_hands, data.game_hand_players, data.game_violations):
+            assert rows(reader, game, partition).equals(rows(reader, game)), (rows.__name__, game)
     assert gateway.index.lines("no-such-game", version) == []
+    assert gateway.partition_of(reader, "no-such-game") is None
     assert gateway.index.lines(games[0], version + 1) is None  # another version: not known
     return version
 

@@ -1,13 +1,16 @@
 //! The validator's Python face: `Validator`, `Verdict`, and the streaming `validate_to`
 //! the CLI writes `validate --json` with.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
 use pyo3::exceptions::PyFileNotFoundError;
+use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList};
+use pyo3::types::{PyBytes, PyDict, PyList, PyString};
 
+use haftkhabis_core::cards::Card;
+use haftkhabis_core::json::Value;
 use haftkhabis_core::reader::LineReader;
 use haftkhabis_core::validator::{self, ValidatorOptions};
 use haftkhabis_core::verdict::{ErrorRecord, GameVerdict, Status};
@@ -206,6 +209,111 @@ impl Verdict {
         Ok(list)
     }
 
+    /// The replayed line at `index` (its place in `outline()`), as `steps()` gives it:
+    /// one step converted, not a hand's. None past the last line.
+    fn step<'py>(&self, py: Python<'py>, index: usize) -> PyResult<Option<Bound<'py, PyDict>>> {
+        self.inner
+            .steps
+            .get(index)
+            .map(|step| convert::step(py, step))
+            .transpose()
+    }
+
+    /// The state after the line at `index` (the `state` of `step(index)`, without
+    /// converting the line); None past the last line or when the line has no state.
+    fn state<'py>(&self, py: Python<'py>, index: usize) -> PyResult<Option<Bound<'py, PyDict>>> {
+        self.inner
+            .steps
+            .get(index)
+            .and_then(|step| step.state.as_ref())
+            .map(|state| convert::snapshot(py, state))
+            .transpose()
+    }
+
+    /// What `engine.narrate.MoveReasons` reads of the replayed lines `start..stop` (places
+    /// in `outline()`), one `(raw, fact, state)` each, without converting whole states:
+    /// `raw` holds only the line's `type`, `player`, `card`, `cards` and `reason` (those it
+    /// has, as `steps()` gives them; None when the line is not an object), `fact` its
+    /// `phase`, `draw_kind`, `expected` and `gift_to`, and `state` (None when the line has
+    /// none) the state after it reduced to `pending_total`, `follow_card`, `mover`,
+    /// `active`, `direction` and `legal` (its `player`, `play` and `pass`, or None).
+    fn narration<'py>(
+        &self,
+        py: Python<'py>,
+        start: usize,
+        stop: usize,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let list = PyList::empty(py);
+        let steps = &self.inner.steps;
+        let raw_keys = [
+            ("type", intern!(py, "type")),
+            ("player", intern!(py, "player")),
+            ("card", intern!(py, "card")),
+            ("cards", intern!(py, "cards")),
+            ("reason", intern!(py, "reason")),
+        ];
+        let mut names = Names::new(py);
+        for step in &steps[start.min(steps.len())..stop.min(steps.len())] {
+            let raw = match step.raw.as_object() {
+                Some(_) => {
+                    let d = PyDict::new(py);
+                    for (name, key) in &raw_keys {
+                        if let Some(value) = step.raw.get(name) {
+                            d.set_item(key, names.value(value)?)?;
+                        }
+                    }
+                    Some(d)
+                }
+                None => None,
+            };
+            let fact = PyDict::new(py);
+            let known = step.fact.as_ref();
+            fact.set_item(intern!(py, "phase"), known.and_then(|f| f.phase))?;
+            fact.set_item(
+                intern!(py, "draw_kind"),
+                known.and_then(|f| f.draw_kind).map(|k| k.name()),
+            )?;
+            let expected = known.and_then(|f| f.expected.as_deref());
+            fact.set_item(intern!(py, "expected"), names.text_or_none(expected))?;
+            let gift_to = known.and_then(|f| f.gift_to.as_deref());
+            fact.set_item(intern!(py, "gift_to"), names.text_or_none(gift_to))?;
+            let state = match &step.state {
+                Some(s) => {
+                    let d = PyDict::new(py);
+                    d.set_item(intern!(py, "pending_total"), s.pending_total)?;
+                    let follow = s.follow_card.map(|c| names.card(c));
+                    d.set_item(intern!(py, "follow_card"), follow)?;
+                    let mover = names.text_or_none(s.mover.as_deref());
+                    d.set_item(intern!(py, "mover"), mover)?;
+                    let active: Vec<_> = s.active.iter().map(|p| names.text(p)).collect();
+                    d.set_item(intern!(py, "active"), PyList::new(py, active)?)?;
+                    let direction = if s.clockwise {
+                        intern!(py, "clockwise")
+                    } else {
+                        intern!(py, "counter-clockwise")
+                    };
+                    d.set_item(intern!(py, "direction"), direction)?;
+                    match &s.legal {
+                        Some(legal) => {
+                            let l = PyDict::new(py);
+                            l.set_item(intern!(py, "player"), names.text(&legal.player))?;
+                            let play: Vec<_> =
+                                legal.playable.iter().map(|&c| names.card(c)).collect();
+                            l.set_item(intern!(py, "play"), PyList::new(py, play)?)?;
+                            l.set_item(intern!(py, "pass"), legal.may_pass)?;
+                            d.set_item(intern!(py, "legal"), l)?;
+                        }
+                        None => d.set_item(intern!(py, "legal"), py.None())?,
+                    }
+                    Some(d)
+                }
+                None => None,
+            };
+            list.append((raw, fact, state))?;
+        }
+        Ok(list)
+    }
+
     /// Every replayed line in order, without its state: `(seq, hand, file, line)`, to
     /// number and link steps without converting every state.
     fn outline(&self) -> Vec<(u64, u64, Option<String>, Option<u64>)> {
@@ -271,6 +379,59 @@ impl Verdict {
             self.inner.status.name(),
             self.inner.violations.len()
         )
+    }
+}
+
+/// Python strings made once per call (`Verdict.narration`): the lines of a long hand name
+/// the same players and cards again and again.
+struct Names<'py, 'a> {
+    py: Python<'py>,
+    text: HashMap<&'a str, Bound<'py, PyString>>,
+    cards: HashMap<Card, Bound<'py, PyString>>,
+}
+
+impl<'py, 'a> Names<'py, 'a> {
+    fn new(py: Python<'py>) -> Self {
+        Names {
+            py,
+            text: HashMap::new(),
+            cards: HashMap::new(),
+        }
+    }
+
+    fn text(&mut self, text: &'a str) -> Bound<'py, PyString> {
+        let py = self.py;
+        self.text
+            .entry(text)
+            .or_insert_with(|| PyString::new(py, text))
+            .clone()
+    }
+
+    fn text_or_none(&mut self, text: Option<&'a str>) -> Option<Bound<'py, PyString>> {
+        text.map(|t| self.text(t))
+    }
+
+    fn card(&mut self, card: Card) -> Bound<'py, PyString> {
+        let py = self.py;
+        self.cards
+            .entry(card)
+            .or_insert_with(|| PyString::new(py, &card.code()))
+            .clone()
+    }
+
+    /// A JSON value as `convert::value` gives it, its strings made once.
+    fn value(&mut self, value: &'a Value) -> PyResult<Bound<'py, PyAny>> {
+        Ok(match value {
+            Value::Str(s) => self.text(s.as_str()).into_any(),
+            Value::Array(items) => {
+                let list = PyList::empty(self.py);
+                for item in items {
+                    list.append(self.value(item)?)?;
+                }
+                list.into_any()
+            }
+            other => convert::value(self.py, other)?,
+        })
     }
 }
 
