@@ -185,6 +185,18 @@ def draw_lines(warehouse: Path, lines: int) -> tuple[list[tuple[str, int]], tupl
     return [(g, s) for g, s in picks], (total[0], total[1]), time.monotonic() - began
 
 
+def timed_get(client: httpx.Client, url: str, headers: dict[str, str], tally: Tally) -> None:
+    """GET `url` and count its latency: a success is a 200, anything else (another status,
+    a transport failure) an error of that kind."""
+    began = time.perf_counter()
+    try:
+        response = client.get(url, headers=headers)
+        ok, kind = response.status_code == 200, str(response.status_code)
+    except httpx.HTTPError as exc:
+        ok, kind = False, type(exc).__name__
+    tally.add(time.perf_counter() - began, ok, 0, kind)
+
+
 def step_phase(url: str, key: str, warehouse: Path, clients: int, seconds: float, lines: int) -> dict[str, Any]:
     picks, total, drawn = draw_lines(warehouse, lines)
     indexed = wait_for_index(url, timeout=1800)
@@ -194,13 +206,7 @@ def step_phase(url: str, key: str, warehouse: Path, clients: int, seconds: float
 
     def one(client: httpx.Client, rng: random.Random, tally: Tally) -> None:
         game, seq = picks[rng.randrange(len(picks))]
-        began = time.perf_counter()
-        try:
-            response = client.get(f"{url}/v1/games/{game}/steps/{seq}", headers=headers)
-            ok, kind = response.status_code == 200, str(response.status_code)
-        except httpx.HTTPError as exc:
-            ok, kind = False, type(exc).__name__
-        tally.add(time.perf_counter() - began, ok, 0, kind)
+        timed_get(client, f"{url}/v1/games/{game}/steps/{seq}", headers, tally)
 
     print(f"step: {clients} clients for {seconds:.0f} s over {warehouse} ({total[0]:,} hands, "
           f"{total[1]:,} games), {len(picks)} lines drawn")
@@ -222,14 +228,7 @@ def game_phase(url: str, key: str, warehouse: Path, clients: int, seconds: float
     headers = {"Authorization": f"Bearer {key}"}
 
     def one(client: httpx.Client, rng: random.Random, tally: Tally) -> None:
-        game = games[rng.randrange(len(games))]
-        began = time.perf_counter()
-        try:
-            response = client.get(f"{url}/v1/games/{game}", headers=headers)
-            ok, kind = response.status_code == 200, str(response.status_code)
-        except httpx.HTTPError as exc:
-            ok, kind = False, type(exc).__name__
-        tally.add(time.perf_counter() - began, ok, 0, kind)
+        timed_get(client, f"{url}/v1/games/{games[rng.randrange(len(games))]}", headers, tally)
 
     print(f"game: {clients} clients for {seconds:.0f} s over {warehouse} ({total[0]:,} hands, "
           f"{total[1]:,} games)")
