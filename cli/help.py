@@ -1,13 +1,33 @@
 """Help text for people: option values named by what they are (`ID`, `N`, `PATH`), not by
-Python types (`<str>`, `<list[Path]>`), and flags shown without a value."""
+Python types (`<str>`, `<list[Path]>`), flags shown without a value, and paragraphs wrapped
+to the terminal."""
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 import typer
 from typer import _click
+from typer._click.types import ParamType
 from typer.core import TyperArgument, TyperCommand, TyperGroup
+
+
+class _Unnamed(ParamType):
+    """An argument's type, converting as before, with no type name for the help's type column."""
+
+    def __init__(self, typed: ParamType) -> None:
+        self.typed = typed
+        self.name = typed.name
+
+    def convert(self, value: Any, param: _click.Parameter | None, ctx: _click.Context | None) -> Any:
+        return self.typed.convert(value, param, ctx)
+
+    def get_metavar(self, param: _click.Parameter, ctx: _click.Context) -> str:
+        return ""
+
+    def shell_complete(self, ctx: _click.Context, param: _click.Parameter, incomplete: str) -> Any:
+        return self.typed.shell_complete(ctx, param, incomplete)
 
 
 def _metavar(param: Any) -> str:
@@ -24,18 +44,35 @@ def _plain(params: list[Any]) -> list[Any]:
     for param in params:
         if param.metavar is None:
             param.metavar = _metavar(param)
-        if isinstance(param, TyperArgument):
-            # an argument's name column already says what it is: no `<list[str]>` beside it
-            param.display_type_rich = lambda ctx: None  # type: ignore[method-assign]
+        if isinstance(param, TyperArgument) and not isinstance(param.type, _Unnamed):
+            # an argument's name column already says what it is: no `<str>` beside it
+            param.type = _Unnamed(param.type)
     return params
 
 
+def _reflowed(text: str | None) -> str | None:
+    """A docstring's paragraphs as flowing text: the terminal wraps them, not the source's
+    line breaks (a paragraph opening with click's `\\b` keeps its lines)."""
+    if text is None:
+        return None
+    paragraphs = inspect.cleandoc(text).split("\n\n")
+    return "\n\n".join(p if p.startswith("\b") else " ".join(p.split("\n")) for p in paragraphs)
+
+
 class Command(TyperCommand):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.help = _reflowed(self.help)
+
     def get_params(self, ctx: _click.Context) -> list[_click.Parameter]:
         return _plain(super().get_params(ctx))
 
 
 class Group(TyperGroup):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.help = _reflowed(self.help)
+
     def get_params(self, ctx: _click.Context) -> list[_click.Parameter]:
         return _plain(super().get_params(ctx))
 
