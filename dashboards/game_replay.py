@@ -323,12 +323,14 @@ class RecordedGame:
 
 
 def record_lines(
-    lines: Iterable[tuple[bytes, str | None, int | None]], game: str
+    lines: Iterable[tuple[bytes, str | None, int | None]], game: str, *, states: bool = True
 ) -> RecordedGame | None:
     """Replay `game` from (raw line, file, line number) triples in the core, every step
     recorded. The lines may hold other games and come in any order: the validator routes
-    and orders them exactly as `haftkhabis validate` does. None when `game` has no line."""
-    validator = _core.Validator(record={game}, only={game}, facts=True)
+    and orders them exactly as `haftkhabis validate` does. None when `game` has no line.
+    `states=False` keeps no state per step: the core replays the steps for the states a
+    view asks for (the same states; cheaper when one step of a long game is shown)."""
+    validator = _core.Validator(record={game}, only={game}, facts=True, states=states)
     read: dict[str, dict[int, bytes]] = {}  # references to the lines, for set-aside ones
     for raw, file, line in lines:
         if raw.strip():

@@ -424,10 +424,13 @@ class Gateway:
 
     def recorded(self, game: str) -> tuple[int, RecordedGame | None]:
         """`game` replayed in the core from its stored lines at the current snapshot, and
-        that snapshot's batch (None: no such game)."""
+        that snapshot's batch (None: no such game). No state is kept per step: a step
+        view replays the steps for the two states it shows (`record_lines(states=False)`;
+        keeping 2,000 states of a long game cost more than its whole replay)."""
         reader = self.reader()
         found = self._cached(self._recorded, self._recorded_limit, (reader.batch, game),
-                             lambda: record_lines(self.game_lines(reader, game), game))
+                             lambda: record_lines(self.game_lines(reader, game), game,
+                                                  states=False))
         return reader.batch, found
 
     def replayed(self, game: str) -> Replayed | None:

@@ -1,7 +1,9 @@
 """A step answered from its hand alone (`build_replay(hand=…)`), or from its line alone
 (`build_step`, what the step endpoint builds so it need not convert every state of a long
 game), is the same answer as from the whole game's replay: for every line of the sample
-games, in the support view and in each player's own view."""
+games, in the support view and in each player's own view. So is a step of a game recorded
+without its states (`record_lines(states=False)`, what the service keeps), whose states
+the core replays when asked."""
 
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ from service.warehouse import Replayed
 SAMPLE = Path(__file__).resolve().parents[2] / "data" / "sample"
 
 
-def _games() -> list[RecordedGame]:
+def _games(*, states: bool = True) -> list[RecordedGame]:
     games: list[RecordedGame] = []
     for path in sorted(SAMPLE.glob("*.jsonl*")):
         if path.name.endswith(".json"):
@@ -27,7 +29,7 @@ def _games() -> list[RecordedGame]:
         lines = [(raw, path.name, n) for n, raw in enumerate(parse_lines(data), 1)]
         ids = sorted({game for raw, _, _ in lines if (game := _game_of(raw)) is not None})
         for game in ids[:2]:  # a few games per ruleset, violations among them
-            recorded = record_lines(lines, game)
+            recorded = record_lines(lines, game, states=states)
             assert recorded is not None
             games.append(recorded)
     return games
@@ -80,3 +82,20 @@ def test_a_step_from_its_line_alone_equals_the_step_from_the_whole_game(recorded
             expected = views.step_view(whole, seq, viewer, "http://127.0.0.1:8501")
             assert views.step_view(one, seq, viewer, "http://127.0.0.1:8501") == expected, (seq, viewer)
     assert recorded.step(10**9) is None
+
+
+@pytest.mark.parametrize(("kept", "replayed"), list(zip(_games(), _games(states=False), strict=True)),
+                         ids=lambda r: r.verdict.game)
+def test_a_game_kept_without_states_answers_as_one_kept_with_them(
+        kept: RecordedGame, replayed: RecordedGame) -> None:
+    assert kept.verdict.game == replayed.verdict.game and kept.outline == replayed.outline
+    whole = Replayed.of(kept.build(digest=False))
+    assert Replayed.of(replayed.build(digest=False)).replay == whole.replay
+    viewers: list[str | None] = [None, *whole.replay.players]
+    for seq in whole.by_seq:
+        alone = replayed.step(seq)
+        assert alone is not None
+        one = Replayed.of(alone)
+        for viewer in viewers:
+            expected = views.step_view(whole, seq, viewer, "http://127.0.0.1:8501")
+            assert views.step_view(one, seq, viewer, "http://127.0.0.1:8501") == expected, (seq, viewer)

@@ -1171,6 +1171,11 @@ impl Table {
         records
     }
 
+    /// The number of the hand dealt last (None before the first deal).
+    pub fn hand_number(&self) -> Option<u64> {
+        self.hand.as_ref().map(|hand| hand.number)
+    }
+
     /// The state after the last line, for the replay views (None before the first deal).
     pub fn snapshot(&self) -> Option<Snapshot> {
         let hand = self.hand.as_ref()?;

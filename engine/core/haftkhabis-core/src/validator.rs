@@ -91,18 +91,81 @@ pub struct Step {
     /// the line's JSON object as parsed
     pub raw: Value,
     pub violations: Vec<Violation>,
-    /// the state after the line (None before the first deal or without a table)
+    /// the hand the line belongs to: the hand of the state after it (an `end` line is its
+    /// hand's last line), 0 for the lines before the first deal
+    pub hand: u64,
+    /// the state after the line (None before the first deal or without a table); None
+    /// too when the run did not keep states ([`RunOptions::states`]): [`replay_states`]
+    /// works them out again
     pub state: Option<Snapshot>,
     /// what the machine knew of the line (None when it was not applied)
     pub fact: Option<LineFact>,
 }
 
 impl Step {
-    /// The hand the line belongs to: the hand of the state after it (an `end` line is its
-    /// hand's last line), 0 for the lines before the first deal.
+    /// The hand the line belongs to (0 for the lines before the first deal).
     pub fn hand(&self) -> u64 {
-        self.state.as_ref().map_or(0, |state| state.hand)
+        self.hand
     }
+}
+
+/// The state after each of `steps[..stop]` (recorded without their states), worked out
+/// again by feeding the steps' events to a fresh table exactly as the run fed them: the
+/// header's settings make the table, every later step with an event is applied. `each`
+/// gets the step's index and the table after it (None before a usable header).
+///
+/// A long game's states take far more memory and time to keep than to replay: a support
+/// tool opening one step of a 2,000-line game needs two states, not 2,000.
+pub fn replay_states(
+    game: &str,
+    steps: &[Step],
+    stop: usize,
+    mut each: impl FnMut(usize, Option<&Table>),
+) {
+    let mut table: Option<Table> = None;
+    for (index, step) in steps[..stop.min(steps.len())].iter().enumerate() {
+        match (table.as_mut(), &step.event) {
+            (
+                None,
+                Some(Event {
+                    kind: Kind::Header(header),
+                    ..
+                }),
+            ) if step.seq == 0 => {
+                table = read_header(header)
+                    .settings
+                    .map(|settings| Table::new(settings, game));
+            }
+            (Some(table), Some(event)) => {
+                table.apply(event);
+            }
+            _ => {}
+        }
+        each(index, table.as_ref());
+    }
+}
+
+/// Visit `steps[range]` with the state after each: its kept state when `kept`, else the
+/// one [`replay_states`] works out.
+pub fn visit_states(
+    game: &str,
+    steps: &[Step],
+    kept: bool,
+    range: std::ops::Range<usize>,
+    mut each: impl FnMut(&Step, Option<&Snapshot>),
+) {
+    let range = range.start.min(steps.len())..range.end.min(steps.len());
+    if kept {
+        for step in &steps[range] {
+            each(step, step.state.as_ref());
+        }
+        return;
+    }
+    replay_states(game, steps, range.end, |index, table| {
+        if index >= range.start {
+            each(&steps[index], table.and_then(Table::snapshot).as_ref());
+        }
+    });
 }
 
 /// What the engine knew of one replayed line: the hand it fell in and the phase before
@@ -122,8 +185,10 @@ pub struct EventFact {
 /// How one game is replayed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct RunOptions {
-    /// keep every step (event, raw line, violations, state)
+    /// keep every step (event, raw line, violations, hand)
     pub record: bool,
+    /// with `record`: keep the state after each step too (else [`replay_states`])
+    pub states: bool,
     /// stop at the first violation: `feed`/`note` return it as an error
     pub strict: bool,
     /// keep an [`EventFact`] per replayed line
@@ -407,7 +472,15 @@ impl GameRun {
             });
         }
         if self.options.record {
-            let state = self.table.as_ref().and_then(Table::snapshot);
+            let state = match (self.options.states, self.table.as_ref()) {
+                (true, Some(table)) => table.snapshot(),
+                _ => None,
+            };
+            let hand = self
+                .table
+                .as_ref()
+                .and_then(Table::hand_number)
+                .unwrap_or(0);
             // a line read straight to its event is shown as the notation writes it
             let raw = obj.unwrap_or_else(|| event.as_ref().map_or(Value::Null, notation::encode));
             self.steps.push(Step {
@@ -417,6 +490,7 @@ impl GameRun {
                 event,
                 raw,
                 violations: self.violations[start..].to_vec(),
+                hand,
                 state,
                 fact: detail,
             });
@@ -475,6 +549,7 @@ impl GameRun {
             table: self.table,
             facts: self.facts,
             steps: self.steps,
+            states_kept: self.options.states,
             kept: Vec::new(),
         }
     }
@@ -617,6 +692,9 @@ pub fn game_of_line(obj: &Value) -> Result<&str, (Code, String)> {
 pub struct ValidatorOptions {
     /// games replayed with every step kept
     pub record: HashSet<String>,
+    /// a recorded game keeps the state after each step (else they are replayed when
+    /// asked for: [`GameVerdict::states`])
+    pub record_states: bool,
     /// only these games are replayed (others are skipped unread)
     pub only: Option<HashSet<String>>,
     /// keep an [`EventFact`] per replayed line
@@ -643,6 +721,7 @@ impl Default for ValidatorOptions {
     fn default() -> Self {
         ValidatorOptions {
             record: HashSet::new(),
+            record_states: true,
             only: None,
             facts: false,
             hold_lines: DEFAULT_HOLD_LINES,
@@ -996,6 +1075,7 @@ impl Validator {
         let key: Arc<str> = Arc::from(game);
         let options = RunOptions {
             record: self.options.record.contains(game),
+            states: self.options.record_states,
             strict: false,
             facts: self.options.facts,
         };
@@ -1249,6 +1329,7 @@ pub fn replay_lines<I: IntoIterator<Item = Value>>(
                 &game,
                 RunOptions {
                     record,
+                    states: true,
                     strict,
                     facts: false,
                 },

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::event::Header;
-use crate::machine::{HandOutcome, Table};
+use crate::machine::{HandOutcome, Snapshot, Table};
 use crate::rows::KeptLine;
 use crate::validator::{EventFact, Step};
 use crate::violation::{Code, Violation};
@@ -63,6 +63,8 @@ pub struct GameVerdict {
     pub facts: Option<Vec<EventFact>>,
     /// per replayed line, when the game is recorded
     pub steps: Vec<Step>,
+    /// the steps carry the state after them (else [`GameVerdict::states`] replays them)
+    pub states_kept: bool,
     /// ingest mode: every distinct line of the game as received, in input order
     pub kept: Vec<KeptLine>,
 }
@@ -104,6 +106,24 @@ impl GameVerdict {
                 _ => true,
             })
             .collect()
+    }
+
+    /// Visit the recorded steps `range` (places in `steps`) with the state after each: the
+    /// kept one, or worked out again from the steps' events
+    /// ([`crate::validator::replay_states`]).
+    pub fn visit_states(
+        &self,
+        range: std::ops::Range<usize>,
+        each: impl FnMut(&Step, Option<&Snapshot>),
+    ) {
+        crate::validator::visit_states(&self.game, &self.steps, self.states_kept, range, each);
+    }
+
+    /// The state after the recorded step at `index` (None past the last, or without one).
+    pub fn state(&self, index: usize) -> Option<Snapshot> {
+        let mut found = None;
+        self.visit_states(index..index + 1, |_, state| found = state.cloned());
+        found
     }
 
     /// The match winners (empty when no hand is decided or the game is invalid).
@@ -366,6 +386,7 @@ mod tests {
             table: None,
             facts: None,
             steps: vec![],
+            states_kept: true,
             kept: vec![],
         }
     }

@@ -211,7 +211,13 @@ pub fn event_fact<'py>(py: Python<'py>, f: &EventFact) -> PyResult<Bound<'py, Py
     Ok(d)
 }
 
-pub fn step<'py>(py: Python<'py>, s: &Step) -> PyResult<Bound<'py, PyDict>> {
+/// A recorded step as a dict, with `state` the state after it (the step's own when it
+/// kept one: `Some(s.state.as_ref())`).
+pub fn step<'py>(
+    py: Python<'py>,
+    s: &Step,
+    state: Option<&Snapshot>,
+) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     d.set_item("seq", s.seq)?;
     d.set_item("file", s.file.as_deref())?;
@@ -225,7 +231,7 @@ pub fn step<'py>(py: Python<'py>, s: &Step) -> PyResult<Bound<'py, PyDict>> {
     }
     d.set_item("raw", value(py, &s.raw)?)?;
     d.set_item("violations", violations(py, &s.violations)?)?;
-    match &s.state {
+    match state {
         Some(state) => d.set_item("state", snapshot(py, state)?)?,
         None => d.set_item("state", py.None())?,
     }

@@ -69,6 +69,7 @@ impl GameRun {
                 game,
                 RunOptions {
                     record,
+                    states: true,
                     strict,
                     facts: false,
                 },
@@ -205,7 +206,7 @@ impl GameRun {
     fn steps<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let list = PyList::empty(py);
         for step in self.run.steps() {
-            list.append(convert::step(py, step)?)?;
+            list.append(convert::step(py, step, step.state.as_ref())?)?;
         }
         Ok(list)
     }

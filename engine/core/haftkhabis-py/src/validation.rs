@@ -7,12 +7,13 @@ use std::sync::Arc;
 use pyo3::exceptions::PyFileNotFoundError;
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList, PyString};
+use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 
 use haftkhabis_core::cards::Card;
 use haftkhabis_core::json::Value;
+use haftkhabis_core::machine::Snapshot;
 use haftkhabis_core::reader::LineReader;
-use haftkhabis_core::validator::{self, ValidatorOptions};
+use haftkhabis_core::validator::{self, Step, ValidatorOptions};
 use haftkhabis_core::verdict::{ErrorRecord, GameVerdict, Status};
 
 use crate::convert;
@@ -201,32 +202,39 @@ impl Verdict {
     #[pyo3(signature = (hand=None))]
     fn steps<'py>(&self, py: Python<'py>, hand: Option<u64>) -> PyResult<Bound<'py, PyList>> {
         let list = PyList::empty(py);
-        for step in &self.inner.steps {
-            if hand.is_none_or(|h| step.hand() == h) {
-                list.append(convert::step(py, step)?)?;
+        let steps = &self.inner.steps;
+        let wanted = |step: &Step| hand.is_none_or(|h| step.hand() == h);
+        // the states of the lines shown: from the first to the last of them
+        let first = steps.iter().position(wanted).unwrap_or(steps.len());
+        let stop = steps
+            .iter()
+            .rposition(wanted)
+            .map_or(first, |last| last + 1);
+        let mut done = Ok(());
+        self.inner.visit_states(first..stop, |step, state| {
+            if done.is_ok() && wanted(step) {
+                done = convert::step(py, step, state).and_then(|d| list.append(d));
             }
-        }
-        Ok(list)
+        });
+        done.map(|()| list)
     }
 
     /// The replayed line at `index` (its place in `outline()`), as `steps()` gives it:
     /// one step converted, not a hand's. None past the last line.
     fn step<'py>(&self, py: Python<'py>, index: usize) -> PyResult<Option<Bound<'py, PyDict>>> {
-        self.inner
-            .steps
-            .get(index)
-            .map(|step| convert::step(py, step))
-            .transpose()
+        let Some(step) = self.inner.steps.get(index) else {
+            return Ok(None);
+        };
+        let state = self.inner.state(index);
+        convert::step(py, step, state.as_ref()).map(Some)
     }
 
     /// The state after the line at `index` (the `state` of `step(index)`, without
     /// converting the line); None past the last line or when the line has no state.
     fn state<'py>(&self, py: Python<'py>, index: usize) -> PyResult<Option<Bound<'py, PyDict>>> {
         self.inner
-            .steps
-            .get(index)
-            .and_then(|step| step.state.as_ref())
-            .map(|state| convert::snapshot(py, state))
+            .state(index)
+            .map(|state| convert::snapshot(py, &state))
             .transpose()
     }
 
@@ -253,65 +261,15 @@ impl Verdict {
             ("reason", intern!(py, "reason")),
         ];
         let mut names = Names::new(py);
-        for step in &steps[start.min(steps.len())..stop.min(steps.len())] {
-            let raw = match step.raw.as_object() {
-                Some(_) => {
-                    let d = PyDict::new(py);
-                    for (name, key) in &raw_keys {
-                        if let Some(value) = step.raw.get(name) {
-                            d.set_item(key, names.value(value)?)?;
-                        }
-                    }
-                    Some(d)
-                }
-                None => None,
-            };
-            let fact = PyDict::new(py);
-            let known = step.fact.as_ref();
-            fact.set_item(intern!(py, "phase"), known.and_then(|f| f.phase))?;
-            fact.set_item(
-                intern!(py, "draw_kind"),
-                known.and_then(|f| f.draw_kind).map(|k| k.name()),
-            )?;
-            let expected = known.and_then(|f| f.expected.as_deref());
-            fact.set_item(intern!(py, "expected"), names.text_or_none(expected))?;
-            let gift_to = known.and_then(|f| f.gift_to.as_deref());
-            fact.set_item(intern!(py, "gift_to"), names.text_or_none(gift_to))?;
-            let state = match &step.state {
-                Some(s) => {
-                    let d = PyDict::new(py);
-                    d.set_item(intern!(py, "pending_total"), s.pending_total)?;
-                    let follow = s.follow_card.map(|c| names.card(c));
-                    d.set_item(intern!(py, "follow_card"), follow)?;
-                    let mover = names.text_or_none(s.mover.as_deref());
-                    d.set_item(intern!(py, "mover"), mover)?;
-                    let active: Vec<_> = s.active.iter().map(|p| names.text(p)).collect();
-                    d.set_item(intern!(py, "active"), PyList::new(py, active)?)?;
-                    let direction = if s.clockwise {
-                        intern!(py, "clockwise")
-                    } else {
-                        intern!(py, "counter-clockwise")
-                    };
-                    d.set_item(intern!(py, "direction"), direction)?;
-                    match &s.legal {
-                        Some(legal) => {
-                            let l = PyDict::new(py);
-                            l.set_item(intern!(py, "player"), names.text(&legal.player))?;
-                            let play: Vec<_> =
-                                legal.playable.iter().map(|&c| names.card(c)).collect();
-                            l.set_item(intern!(py, "play"), PyList::new(py, play)?)?;
-                            l.set_item(intern!(py, "pass"), legal.may_pass)?;
-                            d.set_item(intern!(py, "legal"), l)?;
-                        }
-                        None => d.set_item(intern!(py, "legal"), py.None())?,
-                    }
-                    Some(d)
-                }
-                None => None,
-            };
-            list.append((raw, fact, state))?;
-        }
-        Ok(list)
+        let (start, stop) = (start.min(steps.len()), stop.min(steps.len()).max(start));
+        let mut done = Ok(());
+        self.inner.visit_states(start..stop, |step, state| {
+            if done.is_ok() {
+                done = narration_note(py, &mut names, &raw_keys, step, state)
+                    .and_then(|note| list.append(note));
+            }
+        });
+        done.map(|()| list)
     }
 
     /// Every replayed line in order, without its state: `(seq, hand, file, line)`, to
@@ -384,13 +342,13 @@ impl Verdict {
 
 /// Python strings made once per call (`Verdict.narration`): the lines of a long hand name
 /// the same players and cards again and again.
-struct Names<'py, 'a> {
+struct Names<'py> {
     py: Python<'py>,
-    text: HashMap<&'a str, Bound<'py, PyString>>,
+    text: HashMap<Box<str>, Bound<'py, PyString>>,
     cards: HashMap<Card, Bound<'py, PyString>>,
 }
 
-impl<'py, 'a> Names<'py, 'a> {
+impl<'py> Names<'py> {
     fn new(py: Python<'py>) -> Self {
         Names {
             py,
@@ -399,15 +357,16 @@ impl<'py, 'a> Names<'py, 'a> {
         }
     }
 
-    fn text(&mut self, text: &'a str) -> Bound<'py, PyString> {
-        let py = self.py;
-        self.text
-            .entry(text)
-            .or_insert_with(|| PyString::new(py, text))
-            .clone()
+    fn text(&mut self, text: &str) -> Bound<'py, PyString> {
+        if let Some(made) = self.text.get(text) {
+            return made.clone();
+        }
+        let made = PyString::new(self.py, text);
+        self.text.insert(text.into(), made.clone());
+        made
     }
 
-    fn text_or_none(&mut self, text: Option<&'a str>) -> Option<Bound<'py, PyString>> {
+    fn text_or_none(&mut self, text: Option<&str>) -> Option<Bound<'py, PyString>> {
         text.map(|t| self.text(t))
     }
 
@@ -420,7 +379,7 @@ impl<'py, 'a> Names<'py, 'a> {
     }
 
     /// A JSON value as `convert::value` gives it, its strings made once.
-    fn value(&mut self, value: &'a Value) -> PyResult<Bound<'py, PyAny>> {
+    fn value(&mut self, value: &Value) -> PyResult<Bound<'py, PyAny>> {
         Ok(match value {
             Value::Str(s) => self.text(s.as_str()).into_any(),
             Value::Array(items) => {
@@ -453,16 +412,18 @@ pub struct Validator {
 #[pymethods]
 impl Validator {
     #[new]
-    #[pyo3(signature = (*, record=None, only=None, facts=false, hold_lines=100_000))]
+    #[pyo3(signature = (*, record=None, only=None, facts=false, hold_lines=100_000, states=true))]
     fn new(
         record: Option<HashSet<String>>,
         only: Option<HashSet<String>>,
         facts: bool,
         hold_lines: u64,
+        states: bool,
     ) -> Validator {
         Validator {
             inner: validator::Validator::new(ValidatorOptions {
                 record: record.unwrap_or_default(),
+                record_states: states,
                 only,
                 facts,
                 hold_lines,
@@ -687,4 +648,69 @@ pub fn validate_to<'py>(
     }
     counts.set_item("statuses", by_status)?;
     Ok(counts)
+}
+
+/// One `(raw, fact, state)` of [`Verdict::narration`].
+fn narration_note<'py>(
+    py: Python<'py>,
+    names: &mut Names<'py>,
+    raw_keys: &[(&str, &Bound<'py, PyString>)],
+    step: &Step,
+    state: Option<&Snapshot>,
+) -> PyResult<Bound<'py, PyTuple>> {
+    let raw = match step.raw.as_object() {
+        Some(_) => {
+            let d = PyDict::new(py);
+            for (name, key) in raw_keys {
+                if let Some(value) = step.raw.get(name) {
+                    d.set_item(key, names.value(value)?)?;
+                }
+            }
+            Some(d)
+        }
+        None => None,
+    };
+    let fact = PyDict::new(py);
+    let known = step.fact.as_ref();
+    fact.set_item(intern!(py, "phase"), known.and_then(|f| f.phase))?;
+    fact.set_item(
+        intern!(py, "draw_kind"),
+        known.and_then(|f| f.draw_kind).map(|k| k.name()),
+    )?;
+    let expected = known.and_then(|f| f.expected.as_deref());
+    fact.set_item(intern!(py, "expected"), names.text_or_none(expected))?;
+    let gift_to = known.and_then(|f| f.gift_to.as_deref());
+    fact.set_item(intern!(py, "gift_to"), names.text_or_none(gift_to))?;
+    let state = match state {
+        Some(s) => {
+            let d = PyDict::new(py);
+            d.set_item(intern!(py, "pending_total"), s.pending_total)?;
+            let follow = s.follow_card.map(|c| names.card(c));
+            d.set_item(intern!(py, "follow_card"), follow)?;
+            let mover = names.text_or_none(s.mover.as_deref());
+            d.set_item(intern!(py, "mover"), mover)?;
+            let active: Vec<_> = s.active.iter().map(|p| names.text(p)).collect();
+            d.set_item(intern!(py, "active"), PyList::new(py, active)?)?;
+            let direction = if s.clockwise {
+                intern!(py, "clockwise")
+            } else {
+                intern!(py, "counter-clockwise")
+            };
+            d.set_item(intern!(py, "direction"), direction)?;
+            match &s.legal {
+                Some(legal) => {
+                    let l = PyDict::new(py);
+                    l.set_item(intern!(py, "player"), names.text(&legal.player))?;
+                    let play: Vec<_> = legal.playable.iter().map(|&c| names.card(c)).collect();
+                    l.set_item(intern!(py, "play"), PyList::new(py, play)?)?;
+                    l.set_item(intern!(py, "pass"), legal.may_pass)?;
+                    d.set_item(intern!(py, "legal"), l)?;
+                }
+                None => d.set_item(intern!(py, "legal"), py.None())?,
+            }
+            Some(d)
+        }
+        None => None,
+    };
+    (raw, fact, state).into_pyobject(py)
 }
