@@ -397,12 +397,26 @@ pub struct Table {
     /// seat → the fouls committed since their last penalty
     fouls: Vec<Vec<Code>>,
     last_type: Option<&'static str>,
-    hand_log: Vec<HandRecord>,
+    hand_log: Vec<HandLogEntry>,
     /// player id → seat (tables may be large: a header can name any number of players)
     seats: HashMap<String, usize>,
     out: Vec<Violation>,
     seq: Option<u64>,
     fact: LineFact,
+}
+
+/// What the table keeps of each hand dealt, by seat ([`Table::hand_records`] names them).
+#[derive(Clone, Debug)]
+struct HandLogEntry {
+    number: u64,
+    dealer: usize,
+    first_player: usize,
+    /// its outcome's place in `Table::outcomes`, once closed with one
+    outcome_at: Option<usize>,
+    /// cards left per seat, once the hand is closed
+    cards_left: Vec<Vec<Card>>,
+    reshuffles: u32,
+    closed: bool,
 }
 
 /// Up to this many players, [`Table::seat`] scans the seats instead of hashing the name.
@@ -877,12 +891,13 @@ pub fn read_header(header: &Header) -> HeaderReading {
 impl Table {
     pub fn new(settings: Settings, game: &str) -> Table {
         let n = settings.players.len();
-        let seats = settings
-            .players
-            .iter()
-            .enumerate()
-            .map(|(seat, p)| (p.clone(), seat))
-            .collect();
+        // only a large table looks seats up by name (`Table::seat` scans a small one)
+        let seats = if n > SCAN_SEATS {
+            let named = settings.players.iter().enumerate();
+            named.map(|(seat, p)| (p.clone(), seat)).collect()
+        } else {
+            HashMap::new()
+        };
         Table {
             game: game.to_string(),
             settings,
@@ -1157,18 +1172,35 @@ impl Table {
 
     /// Every hand dealt so far, the running one brought up to date.
     pub fn hand_records(&self) -> Vec<HandRecord> {
-        let mut records = self.hand_log.clone();
-        if let (Some(hand), true) = (&self.hand, self.hand_open) {
-            if let Some(record) = records.last_mut() {
-                if record.number == hand.number {
-                    record.outcome = hand.outcome.clone();
-                    record.cards_left = self.cards_left(hand);
-                    record.reshuffles = hand.reshuffles;
-                    record.closed = false;
+        let last = self.hand_log.len().saturating_sub(1);
+        self.hand_log
+            .iter()
+            .enumerate()
+            .map(|(index, entry)| {
+                let running = self
+                    .hand
+                    .as_deref()
+                    .filter(|hand| index == last && self.hand_open && hand.number == entry.number);
+                let (outcome, cards_left, reshuffles) = match running {
+                    Some(hand) => (hand.outcome.clone(), self.cards_left(hand), hand.reshuffles),
+                    None => {
+                        let outcome = entry.outcome_at.and_then(|at| self.outcomes.get(at));
+                        let left = self.settings.players.iter().cloned();
+                        let left = left.zip(entry.cards_left.iter().cloned()).collect();
+                        (outcome.cloned(), left, entry.reshuffles)
+                    }
+                };
+                HandRecord {
+                    number: entry.number,
+                    dealer: self.name(entry.dealer),
+                    first_player: self.name(entry.first_player),
+                    outcome,
+                    cards_left,
+                    reshuffles,
+                    closed: entry.closed && running.is_none(),
                 }
-            }
-        }
-        records
+            })
+            .collect()
     }
 
     /// The number of the hand dealt last (None before the first deal).
@@ -1489,15 +1521,36 @@ impl Table {
                 format!("deal: hand {}, expected hand {expected_number}", event.hand),
             );
         }
-        // player → cards dealt (a player named twice: the last hand counts, as in a dict)
-        let mut by_player: HashMap<&str, &Vec<Card>> = HashMap::with_capacity(event.hands.len());
-        let mut named: Vec<&str> = Vec::with_capacity(event.hands.len());
-        for (player, cards) in &event.hands {
-            if by_player.insert(player.as_str(), cards).is_none() {
-                named.push(player);
+        // player → cards dealt (a player named twice: the last hand counts, as in a dict);
+        // at a real table a scan beats hashing the names
+        let hands = &event.hands;
+        let mut by_player: HashMap<&str, &Vec<Card>> = HashMap::new();
+        let mut named: Vec<&str> = Vec::with_capacity(hands.len());
+        if hands.len() <= SCAN_SEATS {
+            for (i, (player, _)) in hands.iter().enumerate() {
+                if !hands[..i].iter().any(|(p, _)| same_text(p, player)) {
+                    named.push(player);
+                }
+            }
+        } else {
+            by_player.reserve(hands.len());
+            for (player, cards) in hands {
+                if by_player.insert(player.as_str(), cards).is_none() {
+                    named.push(player);
+                }
             }
         }
-        let dealt_to = |player: &str| -> Option<&Vec<Card>> { by_player.get(player).copied() };
+        let dealt_to = |player: &str| -> Option<&Vec<Card>> {
+            if hands.len() <= SCAN_SEATS {
+                hands
+                    .iter()
+                    .rev()
+                    .find(|(p, _)| same_text(p, player))
+                    .map(|(_, cards)| cards)
+            } else {
+                by_player.get(player).copied()
+            }
+        };
         let mut problems: Vec<String> = Vec::new();
         for player in &self.settings.players {
             match dealt_to(player) {
@@ -1604,11 +1657,11 @@ impl Table {
             }
         }
         hand.first_player = first;
-        self.hand_log.push(HandRecord {
+        self.hand_log.push(HandLogEntry {
             number: event.hand,
-            dealer: self.name(dealer),
-            first_player: self.name(first),
-            outcome: None,
+            dealer,
+            first_player: first,
+            outcome_at: None,
             cards_left: Vec::new(),
             reshuffles: 0,
             closed: false,
@@ -3066,14 +3119,8 @@ impl Table {
         self.hand_open = false;
         if let Some(record) = self.hand_log.last_mut() {
             if record.number == hand.number {
-                record.outcome = hand.outcome.clone();
-                record.cards_left = self
-                    .settings
-                    .players
-                    .iter()
-                    .cloned()
-                    .zip(hand.hands.iter().cloned())
-                    .collect();
+                record.outcome_at = hand.outcome.is_some().then_some(self.outcomes.len());
+                record.cards_left.clone_from(&hand.hands);
                 record.reshuffles = hand.reshuffles;
                 record.closed = true;
             }
