@@ -37,33 +37,59 @@ def _children(type_: pa.DataType) -> list[pa.DataType]:
     return []
 
 
+class _Plan:
+    """How one column of a declared type is built from the core's buffers: the type,
+    its children's plans, and whether it is a map (whose entries take the map's own field
+    names). Worked out once per type: a batch has thousands of columns to build."""
+
+    __slots__ = ("children", "map_fields", "type")
+
+    def __init__(self, type_: pa.DataType) -> None:
+        self.type = type_
+        self.children = [_Plan(kind) for kind in _children(type_)]
+        self.map_fields = ((type_.key_field, type_.item_field) if pa.types.is_map(type_)
+                           else None)
+
+    def build(self, data: ColumnData) -> pa.Array:
+        length, nulls, buffers, children = data
+        if len(self.children) != len(children):
+            raise ColumnMismatch(f"{self.type} takes {len(self.children)} child arrays, "
+                                 f"got {len(children)}")
+        kids = [plan.build(child) for plan, child in zip(self.children, children, strict=True)]
+        if self.map_fields is not None:
+            # a map is a list of key/value entries, with the map's own field names
+            kids = [pa.StructArray.from_arrays([kids[0].field(0), kids[0].field(1)],
+                                               fields=list(self.map_fields))]
+        return pa.Array.from_buffers(
+            self.type, length, [None if b is None else pa.py_buffer(b) for b in buffers],
+            null_count=nulls, children=kids or None)
+
+
 def to_array(type_: pa.DataType, data: ColumnData) -> pa.Array:
     """One column of the core as a pyarrow array of `type_`."""
-    length, nulls, buffers, children = data
-    kinds = _children(type_)
-    if len(kinds) != len(children):
-        raise ColumnMismatch(f"{type_} takes {len(kinds)} child arrays, got {len(children)}")
-    kids = [to_array(kind, child) for kind, child in zip(kinds, children, strict=True)]
-    if pa.types.is_map(type_):
-        # a map is a list of key/value entries, with the map's own field names
-        entries = pa.StructArray.from_arrays(
-            [kids[0].field(0), kids[0].field(1)],
-            fields=[type_.key_field, type_.item_field])
-        kids = [entries]
-    return pa.Array.from_buffers(
-        type_, length, [pa.py_buffer(b) if b is not None else None for b in buffers],
-        null_count=nulls, children=kids or None)
+    return _Plan(type_).build(data)
+
+
+#: table → (its file schema, a plan per column), worked out on first use
+_PLANS: dict[str, tuple[pa.Schema, list[tuple[str, _Plan]]]] = {}
+
+
+def _plans(name: str) -> tuple[pa.Schema, list[tuple[str, _Plan]]]:
+    found = _PLANS.get(name)
+    if found is None:
+        schema = TABLES[name].file_schema
+        found = _PLANS[name] = (schema, [(f.name, _Plan(f.type)) for f in schema])
+    return found
 
 
 def to_table(name: str, columns: Mapping[str, ColumnData]) -> pa.Table:
     """The core's columns of table `name` as a table of its file schema (the columns
     stored in the Parquet files, partition columns left out)."""
-    schema = TABLES[name].file_schema
-    missing = [f.name for f in schema if f.name not in columns]
-    extra = sorted(set(columns) - set(schema.names))
-    if missing or extra:
+    schema, plans = _plans(name)
+    if len(columns) != len(plans) or any(n not in columns for n, _ in plans):
+        missing = [n for n, _ in plans if n not in columns]
+        extra = sorted(set(columns) - set(schema.names))
         raise ColumnMismatch(f"table {name}: the engine gave no {missing} and extra {extra}")
-    arrays = [to_array(f.type, columns[f.name]) for f in schema]
-    table = pa.Table.from_arrays(arrays, schema=schema)
+    table = pa.Table.from_arrays([plan.build(columns[n]) for n, plan in plans], schema=schema)
     table.validate(full=False)
     return table

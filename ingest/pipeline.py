@@ -49,13 +49,13 @@ import time
 import traceback
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.dataset as pads
 
 from engine import ENGINE_VERSION, _core
 from engine.reader import InputPathError
@@ -63,6 +63,7 @@ from ingest import summaries
 from ingest.columns import to_table
 from ingest.schema import DATA_TABLES, GAME_TABLES, SUMMARY_TABLES
 from ingest.store import (
+    OpenBudget,
     PartFile,
     PartWriter,
     Snapshot,
@@ -74,11 +75,17 @@ from ingest.store import (
     rewrite_without,
 )
 
+if TYPE_CHECKING:  # a worker that reads nothing back never imports it (nor pandas)
+    import pyarrow.dataset as pads
+
 #: lines a worker reads after a game's match is over before the engine judges the game
 CLOSE_WINDOW = 20_000
 #: lines a worker reads without a line of an open game before the engine judges the game
 #: as it stands (a log with a gap never closes); should more of it come, it is merged
 IDLE_WINDOW = 250_000
+#: rows (of every game table, all partitions together) the engine gathers before it hands
+#: them over as column batches
+FLUSH_ROWS = 65_536
 #: a window that never passes (a merge replays one whole game)
 _NEVER = 2**64 - 1
 #: seconds between progress messages from a worker
@@ -142,6 +149,27 @@ class WorkerResult:
     #: table → the folders this worker wrote parts to (committed or not): where a dead
     #: earlier attempt of the same shard may have left some
     folders: dict[str, list[str]] = field(default_factory=dict)
+    #: what this worker's routing pass found (when the workers route: `RouteJob`)
+    routed: Routed | None = None
+
+
+#: a quarantine key: file sha256, line, code (a line quarantined once per file content)
+QuarantineKey = tuple[str | None, int | None, str]
+
+
+@dataclass(frozen=True, slots=True)
+class RouteJob:
+    """A worker's share of the routing pass, before it replays: a run of consecutive
+    input files, routed to one spool per shard (`spools[k]` for worker k)."""
+
+    files: tuple[InputFile, ...]
+    spools: tuple[str, ...]
+    #: quarantine keys of these files already in the warehouse (not written again)
+    seen: frozenset[QuarantineKey]
+    #: files whose content an earlier file of the batch has: their quarantine rows are
+    #: that file's, written once (as one routing pass over every file would)
+    suppressed: frozenset[str]
+    prefix: str  # of the quarantine parts this job writes
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,6 +184,11 @@ class WorkerTask:
     versions: dict[str, int]
     has_games: bool
     storage_options: dict[str, str] = field(default_factory=dict)
+    #: the spools to replay, in order, each with the files its records name; none: just
+    #: `spool`, naming `files`
+    sources: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    #: routing this worker does first (worker processes route in parallel)
+    route: RouteJob | None = None
 
 
 @dataclass(slots=True)
@@ -267,11 +300,13 @@ class ShardWorker:
         self.warehouse = Warehouse(task.warehouse, task.storage_options)
         self.report = report
         self.ingestor = _core.Ingestor(batch=task.batch, hold_lines=CLOSE_WINDOW,
-                                       idle_lines=IDLE_WINDOW)
-        self.writers = {name: PartWriter(self.warehouse, name, task.prefix) for name in DATA_TABLES}
+                                       idle_lines=IDLE_WINDOW, flush_rows=FLUSH_ROWS)
+        #: the writers' open parts share one bound on their Parquet metadata
+        self.budget = OpenBudget()
+        self.writers = {name: PartWriter(self.warehouse, name, task.prefix, budget=self.budget)
+                        for name in DATA_TABLES}
         self.counts = Counts()
-        #: game → (ruleset, month, content hash) of every game judged in the pass
-        self.judged: dict[str, tuple[str, str, str]] = {}
+        self.peak_open = 0
         self.late: dict[str, list[LateLine]] = defaultdict(list)
         self.redo_writers: dict[str, PartWriter] | None = None
         self._last_report = 0.0
@@ -281,11 +316,17 @@ class ShardWorker:
     def run(self) -> WorkerResult:
         try:
             task = self.task
-            files = [f.path for f in task.files]
-            self.ingestor.feed_spool(task.spool, files, self._sink, self._progress)
+            sources = task.sources or ((task.spool, tuple(f.path for f in task.files)),)
+            for spool, files in sources:
+                # the spools of consecutive runs of files, in order: the same lines in the
+                # same order as one routing pass would give
+                if task.sources and not os.path.exists(spool):
+                    continue  # no router had a line for this shard
+                self.ingestor.feed_spool(spool, list(files), self._sink, self._progress)
             self.ingestor.finish(self._sink)
-            for game, ruleset, month, hash_ in self.ingestor.take_judged():
-                self.judged[game] = (ruleset, month, hash_)
+            # the games judged are read back from the `games` parts written (`_judged`):
+            # the engine's own list of them would come as Python objects, 400 bytes a game
+            # (90 MiB a worker at a million hands, with the written rows still buffered)
             for game, raw, file, line, fp in self.ingestor.take_late():
                 self.late[game].append((raw, file, line, fp))
             # the router sent only game lines here; should the engine still refuse one,
@@ -295,6 +336,8 @@ class ShardWorker:
             self.counts.lines = self.ingestor.lines_read
             self.counts.games = self.ingestor.games
             self.counts.violations = self.ingestor.violations
+            self.peak_open = self.ingestor.peak_open_games
+            del self.ingestor  # and with it the engine's state of the pass
             base = {name: writer.close() for name, writer in self.writers.items()}
             self._report(force=True)
             if task.shard == 0:
@@ -335,20 +378,27 @@ class ShardWorker:
 
     def _reconcile(self, base: dict[str, list[PartFile]]) -> WorkerResult:
         task = self.task
-        batch_games = sorted(self.judged)
+        judged = self._judged(base["games"])
         existing: dict[str, tuple[str, str, str]] = {}  # game → (hash, ruleset, month)
-        if task.has_games and batch_games:
+        if task.has_games and judged.num_rows:
             data = self.warehouse.dataset("games", task.versions["games"]).to_table(
                 columns=["game_id", "content_hash", "ruleset", "month"],
-                filter=pc.field("game_id").isin(batch_games))
+                filter=pc.field("game_id").isin(judged["game_id"]))
             for row in data.to_pylist():
                 existing[row["game_id"]] = (row["content_hash"], row["ruleset"], row["month"])
+        # this pass's hash of the games already stored
+        hashes: dict[str, str] = {}
+        if existing:
+            stored = judged.filter(pc.is_in(judged["game_id"],
+                                            value_set=pa.array(list(existing), pa.string())))
+            hashes = dict(zip(stored["game_id"].to_pylist(),
+                              stored["content_hash"].to_pylist(), strict=True))
         unchanged: set[str] = set()
         merge: set[str] = set(self.late)
         for gid, (hash_, _, _) in existing.items():
             if gid in self.late:
                 continue
-            if self.judged[gid][2] == hash_:
+            if hashes[gid] == hash_:
                 unchanged.add(gid)
             else:
                 merge.add(gid)
@@ -371,14 +421,23 @@ class ShardWorker:
             for name, writer in self.redo_writers.items():
                 parts[name] = parts.get(name, []) + writer.close()
         updated = {g for g in existing if g not in unchanged}
-        new = len(self.judged) - len(existing)
+        new = judged.num_rows - len(existing)
         violations = self._count_violations(parts["games"])
         folders = {name: sorted({p.folder for p in [*base.get(name, []), *parts.get(name, [])]})
                    for name in parts}
         return WorkerResult(
             task.shard, parts, {g: (existing[g][1], existing[g][2]) for g in updated},
             new, len(updated), len(unchanged), violations, self.counts.quarantined,
-            self.counts.lines, self.ingestor.peak_open_games, folders)
+            self.counts.lines, self.peak_open, folders)
+
+    def _judged(self, parts: Sequence[PartFile]) -> pa.Table:
+        """Every game judged in the pass (one `games` row each, in the parts its writer
+        wrote): `game_id`, `content_hash`."""
+        columns = ["game_id", "content_hash"]
+        tables = [self._read_base("games", part, columns) for part in parts]
+        if not tables:
+            return pa.Table.from_pydict({c: pa.array([], pa.string()) for c in columns})
+        return pa.concat_tables(tables).combine_chunks()
 
     def _count_violations(self, parts: Sequence[PartFile]) -> int:
         total = 0
@@ -493,15 +552,31 @@ def run_shard(task: WorkerTask) -> WorkerResult:
         return ShardWorker(dataclasses.replace(task, spool=local)).run()
 
 
-def _worker_main(task: WorkerTask, messages: Any) -> None:
+def _worker_main(task: WorkerTask, messages: Any, go: Any = None) -> None:
+    """A worker process: its share of the routing (if any), then, once every worker has
+    routed (`go` is set by the coordinator), the replay of its shard."""
     _set_parent_death_signal()
 
     def report(counts: Counts, final: bool) -> None:
         messages.put(("progress", task.shard, (counts.files, counts.lines, counts.games,
                                                counts.violations)))
 
+    def routing(files: int, lines: int) -> None:
+        messages.put(("routing", task.shard, (files, lines)))
+
     try:
+        routed = None
+        if task.route is not None:
+            job = task.route
+            store = Warehouse(task.warehouse, task.storage_options)
+            routed = route_files(store, job.files, job.spools, job.seen, job.suppressed,
+                                 task.batch, job.prefix, routing)
+        if go is not None:
+            messages.put(("routed", task.shard, routed))
+            while not go.wait(1.0):
+                pass  # the coordinator kills this process if the batch fails meanwhile
         result = ShardWorker(task, report).run()
+        result.routed = routed
     except BaseException as exc:
         messages.put(("error", task.shard, WorkerFailure.of(exc)))
         raise SystemExit(1) from None
@@ -598,8 +673,12 @@ def _ingest_locked(store: Warehouse, files: list[str], workers: int, force: bool
     snapshot = store.snapshot()
     known = set() if force else _known_files(store, snapshot)
     inputs: list[InputFile] = []
-    for path in dict.fromkeys(files):
-        size, sha, error = _hash_file(path)
+    paths = list(dict.fromkeys(files))
+    # hashing reads every file: a thread per core (hashlib and reads release the GIL)
+    threads = max(1, min(len(paths), workers, os.cpu_count() or 1))
+    with ThreadPoolExecutor(threads) as pool:
+        hashed = list(pool.map(_hash_file, paths))
+    for path, (size, sha, error) in zip(paths, hashed, strict=True):
         inputs.append(InputFile(path, size, sha, skip=sha is not None and sha in known,
                                 error=error))
     batch = snapshot.batch + 1
@@ -644,6 +723,13 @@ def _replay(store: Warehouse, snapshot: Snapshot, to_read: tuple[InputFile, ...]
     # folder, and put in its staging prefix only for a cluster's workers to fetch
     spool_dir = staged if store.location.local else tempfile.mkdtemp(prefix="haftkhabis-")
     try:
+        if client is None and workers > 1 and to_read:
+            # the worker processes route the input themselves, all at once, then replay
+            jobs = _route_jobs(store, snapshot, to_read, spool_dir, workers, prefix)
+            results = _run_workers(store, snapshot, to_read,
+                                   [jobs[0].spools[k] for k in range(workers)], batch,
+                                   prefix, state, progress, jobs)
+            return results, _merge_routed([r.routed for r in results if r.routed is not None])
         routed = _route(store, snapshot, to_read, spool_dir, workers, batch, prefix,
                         state, progress)
         if not to_read:
@@ -746,12 +832,14 @@ def _run_cluster(client: Any, store: Warehouse, snapshot: Snapshot,
 
 def _known_files(store: Warehouse, snapshot: Snapshot) -> set[str]:
     """sha256 of every file an earlier batch read whole."""
-    data = store.table("batches", snapshot.versions["batches"]).to_pyarrow_table(columns=["files"])
     known = set()
-    for files in data["files"].to_pylist():
-        for item in files or ():
-            if item["status"] in ("ok", "skipped") and item["sha256"]:
-                known.add(item["sha256"])
+    # the parts read one by one (a Delta scan would import pyarrow.dataset and pandas into
+    # the coordinator, which then holds them through the whole replay)
+    for part in store.committed_files("batches", snapshot.versions["batches"]):
+        for files in read_part(store, "batches", part, ["files"])["files"].to_pylist():
+            for item in files or ():
+                if item["status"] in ("ok", "skipped") and item["sha256"]:
+                    known.add(item["sha256"])
     return known
 
 
@@ -772,14 +860,33 @@ def _route(store: Warehouse, snapshot: Snapshot, files: tuple[InputFile, ...], s
     """Read every file once: route game lines to the workers' spools, quarantine the rest
     (once: a line already quarantined from the same file content is not written again)."""
     spools = [os.path.join(spool_dir, f"shard-{k}.spool") for k in range(workers)]
-    by_path = {f.path: f for f in files}
-    seen = _quarantined_keys(store, snapshot, files)
-    writer = PartWriter(store, "quarantine", f"{prefix}-q")
-    reports: dict[str, FileReport] = {}
-    counts = {"quarantined": 0, "lines": 0}
     state.phase = "routing"
 
-    def on_file(read: Mapping[str, Any], found: Sequence[Mapping[str, Any]]) -> None:
+    def on_file(files_read: int, lines: int) -> None:
+        state.files += 1
+        state.lines = lines
+        if progress is not None:
+            progress(state)
+
+    return route_files(store, files, spools, _quarantined_keys(store, snapshot, files),
+                       frozenset(), batch, f"{prefix}-q", on_file)
+
+
+def route_files(store: Warehouse, files: Sequence[InputFile], spools: Sequence[str],
+                seen: set[QuarantineKey] | frozenset[QuarantineKey],
+                suppressed: frozenset[str], batch: int, prefix: str,
+                on_file: Callable[[int, int], None] | None = None) -> Routed:
+    """Route `files` (in order) to `spools` (one per shard), quarantining the lines that
+    belong to no game as parts of `quarantine` named by `prefix`, except those `seen`
+    (already quarantined from the same file content) and those of `suppressed` files.
+    `on_file(files read, lines read)` after each file."""
+    by_path = {f.path: f for f in files}
+    seen = set(seen)
+    writer = PartWriter(store, "quarantine", prefix)
+    reports: dict[str, FileReport] = {}
+    counts = {"quarantined": 0, "lines": 0}
+
+    def file_read(read: Mapping[str, Any], found: Sequence[Mapping[str, Any]]) -> None:
         item = by_path[read["file"]]
         report = reports[item.path] = FileReport(lines=read["lines"])
         problem = read["error"]
@@ -790,7 +897,7 @@ def _route(store: Warehouse, snapshot: Snapshot, files: tuple[InputFile, ...], s
                                 "code": "malformed_json", "message": problem["message"],
                                 "raw": None}]
         rows = []
-        for error in found:
+        for error in found if item.path not in suppressed else ():
             key = (item.sha256, error["line"], error["code"])
             if item.sha256 is not None and key in seen:
                 continue
@@ -799,18 +906,63 @@ def _route(store: Warehouse, snapshot: Snapshot, files: tuple[InputFile, ...], s
         writer.add((), rows)
         counts["quarantined"] += len(rows)
         counts["lines"] += read["lines"]
-        state.files += 1
-        state.lines = counts["lines"]
-        if progress is not None:
-            progress(state)
+        if on_file is not None:
+            on_file(len(reports), counts["lines"])
 
     try:
-        _core.route_files([f.path for f in files], spools, on_file)
+        _core.route_files([f.path for f in files], list(spools), file_read)
         parts = writer.close()
     except BaseException:
         writer.abort()
         raise
-    return Routed(spools, reports, parts, counts["quarantined"], counts["lines"])
+    return Routed(list(spools), reports, parts, counts["quarantined"], counts["lines"])
+
+
+def _merge_routed(parts: Sequence[Routed]) -> Routed:
+    """The routing passes of consecutive runs of files as one."""
+    return Routed([p for r in parts for p in r.spools],
+                  {path: report for r in parts for path, report in r.files.items()},
+                  [p for r in parts for p in r.quarantine],
+                  sum(r.quarantined for r in parts), sum(r.lines for r in parts))
+
+
+def _route_jobs(store: Warehouse, snapshot: Snapshot, files: tuple[InputFile, ...],
+                spool_dir: str, workers: int, prefix: str) -> list[RouteJob]:
+    """The routing pass split between the workers: runs of consecutive files of about
+    equal size, one per worker (fewer when there are fewer files), each routed to a
+    spool per shard. Worker k then replays the spools of shard k in the runs' order, so
+    it meets every line of its games in the order one pass over the files gives."""
+    runs = min(workers, len(files))
+    sizes = [max(1, f.size or 0) for f in files]
+    total = sum(sizes)
+    groups: list[list[InputFile]] = []
+    current: list[InputFile] = []
+    done = 0  # bytes in the runs so far
+    for index, (item, size) in enumerate(zip(files, sizes, strict=True)):
+        if current and len(groups) < runs - 1 and (
+                len(files) - index < runs - len(groups)  # each run left needs a file
+                or done * runs >= total * (len(groups) + 1)):
+            groups.append(current)
+            current = []
+        current.append(item)
+        done += size
+    groups.append(current)
+    seen = _quarantined_keys(store, snapshot, files)
+    first: dict[str | None, str] = {}
+    suppressed = set()
+    for item in files:
+        if item.sha256 is not None and first.setdefault(item.sha256, item.path) != item.path:
+            suppressed.add(item.path)
+    jobs = []
+    for j, group in enumerate(groups):
+        shas = {f.sha256 for f in group}
+        jobs.append(RouteJob(
+            tuple(group),
+            tuple(os.path.join(spool_dir, f"route-{j}-shard-{k}.spool") for k in range(workers)),
+            frozenset(key for key in seen if key[0] in shas),
+            frozenset(f.path for f in group if f.path in suppressed),
+            f"{prefix}-q{j}"))
+    return jobs
 
 
 def _quarantined_keys(store: Warehouse, snapshot: Snapshot,
@@ -826,14 +978,22 @@ def _quarantined_keys(store: Warehouse, snapshot: Snapshot,
 
 def _run_workers(store: Warehouse, snapshot: Snapshot, files: tuple[InputFile, ...],
                  spools: list[str], batch: int, prefix: str, state: Progress,
-                 progress: Callable[[Progress], None] | None) -> list[WorkerResult]:
+                 progress: Callable[[Progress], None] | None,
+                 jobs: Sequence[RouteJob] = ()) -> list[WorkerResult]:
+    """Replay the spools, one worker each. With `jobs` (worker processes only), the
+    workers first route the input themselves, job k by worker k, all at once; each
+    replays once every job is done (the results then carry what their job routed)."""
     has_games = snapshot.versions.get("games", 0) > 0
     workers = len(spools)
     tasks = [WorkerTask(store.root, files, spool, k, workers, batch, f"{prefix}-w{k}",
-                        dict(snapshot.versions), has_games, dict(store.location.options))
+                        dict(snapshot.versions), has_games, dict(store.location.options),
+                        tuple((job.spools[k], tuple(f.path for f in job.files))
+                              for job in jobs),
+                        jobs[k] if k < len(jobs) else None)
              for k, spool in enumerate(spools)]
     per_worker: dict[int, tuple[int, int, int, int]] = {}
-    state.phase = "replaying"
+    routing: dict[int, tuple[int, int]] = {}
+    state.phase = "routing" if jobs else "replaying"
     routed_lines = state.lines
 
     def update(shard: int, figures: tuple[int, int, int, int]) -> None:
@@ -851,11 +1011,13 @@ def _run_workers(store: Warehouse, snapshot: Snapshot, files: tuple[InputFile, .
 
     context = mp.get_context("spawn")
     messages = context.Queue()
-    processes = [context.Process(target=_worker_main, args=(task, messages), daemon=True,
+    go = context.Event() if jobs else None
+    processes = [context.Process(target=_worker_main, args=(task, messages, go), daemon=True,
                                  name=f"haftkhabis-ingest-{task.shard}") for task in tasks]
     for process in processes:
         process.start()
     results: dict[int, WorkerResult] = {}
+    routed: set[int] = set()
     try:
         while len(results) < workers:
             try:
@@ -869,6 +1031,19 @@ def _run_workers(store: Warehouse, snapshot: Snapshot, files: tuple[InputFile, .
                 continue
             if kind == "progress":
                 update(shard, payload)
+            elif kind == "routing":
+                routing[shard] = payload
+                state.files = sum(f for f, _ in routing.values())
+                state.lines = sum(n for _, n in routing.values())
+                if progress is not None:
+                    progress(state)
+            elif kind == "routed":
+                routed.add(shard)
+                if go is not None and len(routed) == workers:
+                    # every spool is complete: the replay may start
+                    state.phase = "replaying"
+                    routed_lines = state.lines
+                    go.set()
             elif kind == "error":
                 raise payload.error(f"worker {shard}")
             else:

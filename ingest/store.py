@@ -41,15 +41,20 @@ import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.dataset as pads
 import pyarrow.parquet as pq
-from deltalake import CommitProperties, DeltaTable, PostCommitHookProperties, Transaction
-from deltalake.exceptions import DeltaError, TableNotFoundError
-from deltalake.transaction import AddAction, RemoveAction
+
+if TYPE_CHECKING:
+    import pyarrow.dataset as pads
+    from deltalake import DeltaTable
+    from deltalake.transaction import AddAction
+
+# deltalake, and pyarrow.dataset (which brings pandas), are imported where they are used:
+# an ingest worker only writes parts and needs neither, and each costs a process tens of
+# MiB of memory
 
 from ingest import lock as writer_lock
 from ingest.schema import SCHEMA_VERSION, SNAPSHOT_TABLES, TABLES, TableSpec
@@ -82,6 +87,21 @@ ROWS_PER_FILE = 4_000_000
 #: a part is closed after this many row groups: an open Parquet writer keeps every row
 #: group's metadata in memory, and many partitions make small row groups
 GROUPS_PER_FILE = 256
+#: column chunks (row groups × columns) the open parts of a set of writers (a worker's:
+#: every table, every partition) may hold: an open Parquet writer keeps the metadata of
+#: every row group it wrote (about 0.9 KiB a column chunk, measured with pyarrow 26), so
+#: with a part open per partition that memory grew with the input until each part had
+#: `GROUPS_PER_FILE` groups (33 partitions × 256 groups × 22 columns of `events` alone:
+#: 170 MiB a worker). Past this budget the open part with the most column chunks is
+#: closed: about 15 MiB in all, whatever the partitions and the input
+OPEN_CHUNKS = 16_384
+#: zstd's level for the parts ingest writes: level 1 writes `events` about 18% faster than
+#: level 3 for 2% more bytes (`compact` rewrites parts with delta-rs' own settings)
+COMPRESSION_LEVEL = 1
+#: columns whose values are (nearly) all distinct get no dictionary: Parquet would build
+#: one per column chunk, find it too large and fall back to plain encoding, and the
+#: attempt costs time (`events` is written 24% faster without, and 14% smaller)
+NO_DICTIONARY = frozenset({"raw", "fingerprint", "line", "ts", "content_hash"})
 #: long free-text columns get no Parquet statistics (nobody filters on them, and their
 #: min/max would fill every row group's metadata)
 NO_STATISTICS = frozenset({"raw", "message", "meta", "options"})
@@ -108,6 +128,8 @@ class PartFile:
     stats: str
 
     def add_action(self) -> AddAction:
+        from deltalake.transaction import AddAction
+
         return AddAction(self.path, self.size, dict(self.partition), int(time.time() * 1000),
                          True, self.stats)
 
@@ -117,6 +139,8 @@ class PartFile:
         return posixpath.dirname(self.path)
 
     def remove_action(self) -> Any:
+        from deltalake.transaction import RemoveAction
+
         return RemoveAction(self.path, True, int(time.time() * 1000), self.size,
                             dict(self.partition))
 
@@ -160,6 +184,8 @@ class Warehouse:
 
     def ensure(self) -> None:
         """Create the folder and every table (empty, version 0) that is missing."""
+        from deltalake import DeltaTable
+
         self.location.makedirs(self.root)
         options = self.location.delta_options()
         for name, spec in TABLES.items():
@@ -216,6 +242,8 @@ class Warehouse:
         return snapshot
 
     def _committed(self) -> Snapshot:
+        from deltalake.exceptions import TableNotFoundError
+
         missing = WarehouseError(f"no warehouse at {self.root} (run `haftkhabis ingest` first)")
         if not self.exists():
             raise missing
@@ -238,15 +266,14 @@ class Warehouse:
         """The `batches` row with the highest id, read from the one part that holds it
         (the parts' `id` statistics say which); every part only when a part has none."""
         columns = ["id", "table_versions", "schema_version"]
-        actions = pa.table(table.get_add_actions(flatten=True))
+        actions = _add_actions(table)
         if actions.num_rows == 0:
             return None
         if "max.id" in actions.column_names and actions["max.id"].null_count == 0:
             top = pc.max(actions["max.id"])
             path = actions["path"][pc.index(actions["max.id"], top).as_py()].as_py()
-            data = pq.read_table(self.location.fs_path(self.location.join("batches", path)),
-                                 columns=columns, filesystem=self.location.filesystem,
-                                 filters=[("id", "=", top.as_py())])
+            data = _read_file(self.location, self.location.join("batches", path), columns)
+            data = data.filter(pc.equal(data["id"], top))
         else:
             data = table.to_pyarrow_table(columns=columns)
         if data.num_rows == 0:
@@ -283,6 +310,8 @@ class Warehouse:
             held.release()
 
     def table(self, name: str, version: int | None = None) -> DeltaTable:
+        from deltalake import DeltaTable
+
         return DeltaTable(self.table_uri(name), version=version,
                           storage_options=self.location.delta_options())
 
@@ -294,6 +323,8 @@ class Warehouse:
         reads a column that is null throughout a file as unsatisfiable, so a filtered
         scan can drop rows; listing the parts ourselves keeps scans exact.)
         """
+        import pyarrow.dataset as pads
+
         spec = TABLES[name]
         table = self.table(name, version)
         parts = self._parts(name, table)
@@ -306,6 +337,8 @@ class Warehouse:
     def parts_dataset(self, name: str, parts: Sequence[PartFile]) -> pads.Dataset:
         """Some parts of `name` (written, perhaps not committed) as a dataset of its file
         columns."""
+        import pyarrow.dataset as pads
+
         return pads.dataset([self.part_fs_path(name, p) for p in parts],
                             schema=TABLES[name].file_schema, format="parquet",
                             filesystem=self.location.filesystem)
@@ -317,7 +350,7 @@ class Warehouse:
     @staticmethod
     def _parts(name: str, table: DeltaTable) -> list[PartFile]:
         spec = TABLES[name]
-        actions = pa.table(table.get_add_actions(flatten=True))
+        actions = _add_actions(table)
         files = []
         for row in actions.to_pylist():
             partition = tuple((c, row[f"partition.{c}"]) for c in spec.partition_by)
@@ -333,6 +366,8 @@ class Warehouse:
         and temporary parts are removed. Call with the lock held: it also records the
         version of every table this writer's commits will land on. Returns the tables
         restored."""
+        from deltalake import CommitProperties
+
         self.ensure()
         snapshot = self._committed()
         restored = []
@@ -421,6 +456,9 @@ class Warehouse:
         version of the application transaction `APP_ID`. A commit whose outcome is
         unknown (an error after the request left) is retried only if the table's
         transaction version is not `attempt` yet, so it lands exactly once."""
+        from deltalake import CommitProperties, PostCommitHookProperties, Transaction
+        from deltalake.exceptions import DeltaError
+
         spec = TABLES[name]
         expected = self._expected.get(name) if self._lock is not None else None
         table = self.table(name, expected)
@@ -469,6 +507,8 @@ class Warehouse:
         """A Delta checkpoint of `name` at `version` when it is a multiple of
         `CHECKPOINT_EVERY` (or `force`). Best effort: a checkpoint only saves readers time,
         and the commit it follows has landed whatever happens here."""
+        from deltalake.exceptions import DeltaError
+
         if force or version % CHECKPOINT_EVERY == 0:
             with contextlib.suppress(OSError, DeltaError):
                 self.table(name, version).create_checkpoint()
@@ -480,6 +520,8 @@ class Warehouse:
         writers ever commit the same batch number (`WriterFenced`). The row's part is
         named by `prefix` (the batch's own, `bNNNNNN-TOKEN`; a fresh one by default), so
         two writers' rows never share a file name."""
+        from deltalake.exceptions import DeltaError
+
         row = dict(row, table_versions=list(versions.items()), schema_version=SCHEMA_VERSION)
         writer = PartWriter(self, "batches", prefix=f"{prefix}-row" if prefix
                             else f"b{row['id']:06d}-{new_token()}")
@@ -502,6 +544,8 @@ class Warehouse:
         it is). The rows are the same, so readers of any version are unaffected. Fenced
         like a commit: this writer's lock is checked, and the table must be where this
         writer left it before and one version further after."""
+        from deltalake import CommitProperties
+
         self.check_lock()
         expected = self._expected.get(name) if self._lock is not None else None
         table = self.table(name)
@@ -583,6 +627,31 @@ def new_token() -> str:
     return uuid.uuid4().hex[:10]
 
 
+class OpenBudget:
+    """The bound on the Parquet metadata that writers' open parts hold (`OPEN_CHUNKS`
+    column chunks), shared by the writers given it."""
+
+    def __init__(self, chunks: int = OPEN_CHUNKS) -> None:
+        self.chunks = chunks
+        self.used = 0
+        self.writers: list[PartWriter] = []
+
+    def spend(self, chunks: int) -> None:
+        self.used += chunks
+        while self.used > self.chunks:
+            # close the open part holding the most metadata, whichever writer's it is
+            best: tuple[int, PartWriter, tuple[str, ...]] | None = None
+            for writer in self.writers:
+                for partition, part in writer.open.items():
+                    size = part.groups * len(writer.schema)
+                    if best is None or size > best[0]:
+                        best = (size, writer, partition)
+            if best is None:
+                self.used = 0
+                return
+            best[1]._close_part(best[2])
+
+
 class PartWriter:
     """Buffered Parquet parts of one table, one open file per partition.
 
@@ -591,7 +660,8 @@ class PartWriter:
     """
 
     def __init__(self, warehouse: Warehouse, name: str, prefix: str,
-                 rows_per_group: int | None = None, rows_per_file: int = ROWS_PER_FILE) -> None:
+                 rows_per_group: int | None = None, rows_per_file: int = ROWS_PER_FILE,
+                 budget: OpenBudget | None = None) -> None:
         self.spec: TableSpec = TABLES[name]
         self.location = warehouse.location
         self.root = warehouse.table_uri(name)
@@ -601,10 +671,15 @@ class PartWriter:
         self.rows_per_file = rows_per_file
         self.buffers: dict[tuple[str, ...], list[tuple[Any, ...]]] = {}
         self.tables: dict[tuple[str, ...], list[pa.Table]] = {}
+        #: rows in `tables`, by partition
+        self.pending: dict[tuple[str, ...], int] = {}
         self.open: dict[tuple[str, ...], _OpenPart] = {}
         self.done: list[PartFile] = []
         self.counter = 0
         self.buffered = 0
+        #: the bound on the metadata of the open parts (this writer's own, unless shared)
+        self.budget = budget if budget is not None else OpenBudget()
+        self.budget.writers.append(self)
 
     def add(self, partition: tuple[str, ...], rows: Sequence[tuple[Any, ...]]) -> None:
         buffer = self.buffers.get(partition)
@@ -628,19 +703,18 @@ class PartWriter:
         if data.num_rows >= self.rows_per_group and partition not in self.tables:
             self._write(partition, data)
             return
-        pending = self.tables.setdefault(partition, [])
-        pending.append(data)
+        self.tables.setdefault(partition, []).append(data)
+        pending = self.pending[partition] = self.pending.get(partition, 0) + data.num_rows
         self.buffered += data.num_rows
-        if sum(t.num_rows for t in pending) >= self.rows_per_group:
+        if pending >= self.rows_per_group:
             self._write_tables(partition)
         elif self.buffered > self.rows_per_group:
             # as in `add`: one buffer's worth across every partition, not one each
-            self._write_tables(max(self.tables,
-                                   key=lambda p: sum(t.num_rows for t in self.tables[p])))
+            self._write_tables(max(self.pending, key=self.pending.__getitem__))
 
     def _write_tables(self, partition: tuple[str, ...]) -> None:
         tables = self.tables.pop(partition)
-        self.buffered -= sum(t.num_rows for t in tables)
+        self.buffered -= self.pending.pop(partition)
         self._write(partition, pa.concat_tables(tables))
 
     def _flush(self, partition: tuple[str, ...]) -> None:
@@ -662,23 +736,29 @@ class PartWriter:
             relative = f"{folder}/{name}" if folder else name
             part = self.open[partition] = _OpenPart(self.location, self.root, relative,
                                                     self.schema, partition, self.spec)
-        part.write(data)
+        groups = part.write(data)
         if part.rows >= self.rows_per_file or part.groups >= GROUPS_PER_FILE:
-            self.done.append(part.close())
-            del self.open[partition]
+            self._close_part(partition)
+        # bounded metadata whatever the partitions and the input
+        self.budget.spend(groups * len(self.schema))
+
+    def _close_part(self, partition: tuple[str, ...]) -> None:
+        part = self.open.pop(partition)
+        self.budget.used -= part.groups * len(self.schema)
+        self.done.append(part.close())
 
     def close(self) -> list[PartFile]:
         for partition in list(self.buffers):
             self._flush(partition)
         for partition in list(self.tables):
             self._write_tables(partition)
-        for part in self.open.values():
-            self.done.append(part.close())
-        self.open.clear()
+        for partition in list(self.open):
+            self._close_part(partition)
         return self.done
 
     def abort(self) -> None:
         for part in self.open.values():
+            self.budget.used -= part.groups * len(self.schema)
             part.abort()
         self.open.clear()
 
@@ -703,18 +783,22 @@ class _OpenPart:
     def _open(self) -> pq.ParquetWriter:
         self.out = AtomicOutput(self.location, f"{self.root}/{self.relative}")
         return pq.ParquetWriter(
-                self.out.stream, self.schema, compression="zstd", compression_level=3,
+                self.out.stream, self.schema, compression="zstd",
+                compression_level=COMPRESSION_LEVEL,
                 write_statistics=[n for n in self.schema.names if n not in NO_STATISTICS],
-                use_dictionary=True,
+                use_dictionary=[n for n in self.schema.names if n not in NO_DICTIONARY],
             )
 
-    def write(self, data: pa.Table) -> None:
+    def write(self, data: pa.Table) -> int:
+        """Write `data` as row groups of this part; how many."""
         if self.writer is None:
             self.writer = self._open()
         self.writer.write_table(data, row_group_size=ROWS_PER_GROUP)
+        groups = -(-data.num_rows // ROWS_PER_GROUP)
         self.rows += data.num_rows
-        self.groups += -(-data.num_rows // ROWS_PER_GROUP)
+        self.groups += groups
         self.stats.update(data)
+        return groups
 
     def close(self) -> PartFile:
         if self.writer is None:
@@ -737,8 +821,20 @@ class _OpenPart:
 def read_part(warehouse: Warehouse, name: str, part: PartFile,
               columns: list[str] | None = None) -> pa.Table:
     """A part's rows (file columns only)."""
-    return pq.read_table(warehouse.part_fs_path(name, part), columns=columns,
-                         filesystem=warehouse.location.filesystem)
+    return _read_file(warehouse.location, warehouse.part_uri(name, part), columns)
+
+
+def _add_actions(table: DeltaTable) -> pa.Table:
+    """The table's add actions (its parts, with their statistics) as a pyarrow table, read
+    through the Arrow stream interface (`pa.table` of them would import pandas)."""
+    return pa.RecordBatchReader.from_stream(table.get_add_actions(flatten=True)).read_all()
+
+
+def _read_file(location: Location, uri: str, columns: list[str] | None = None) -> pa.Table:
+    """One Parquet file's columns, read as one file (`pq.read_table` would make it a
+    dataset, and import pyarrow.dataset and pandas into an ingest worker)."""
+    with location.filesystem.open_input_file(location.fs_path(uri)) as source:
+        return pq.ParquetFile(source).read(columns=columns)
 
 
 def rewrite_without(warehouse: Warehouse, name: str, parts: Iterable[PartFile],
@@ -765,6 +861,8 @@ def rewrite_without(warehouse: Warehouse, name: str, parts: Iterable[PartFile],
 
 
 def _partition_expression(partition: Sequence[tuple[str, str | None]]) -> pads.Expression:
+    import pyarrow.dataset as pads
+
     expression = pads.scalar(True)
     for column, value in partition:
         field_ = pads.field(column)

@@ -9,11 +9,15 @@ rows on every question.
 
 from __future__ import annotations
 
-import duckdb
+from typing import TYPE_CHECKING
+
 import pyarrow as pa
 
 from ingest.schema import TABLES
 from ingest.store import PartFile, PartWriter, Warehouse
+
+if TYPE_CHECKING:  # imported when a batch commits: an ingest worker never needs it
+    import duckdb
 
 #: summary table → the query that computes it over the game tables
 SUMMARIES: dict[str, str] = {
@@ -52,6 +56,8 @@ SOURCES = ("games", "hand_players", "violations")
 def refresh(store: Warehouse, versions: dict[str, int], batch: int, prefix: str,
             attempt: int | None = None) -> dict[str, int]:
     """Recompute every summary from the game tables at `versions`; their new versions."""
+    import duckdb
+
     con = duckdb.connect(":memory:", config={"autoinstall_known_extensions": False,
                                              "autoload_known_extensions": False})
     try:

@@ -14,7 +14,7 @@ from ingest import pipeline
 from ingest.pipeline import ingest
 from ingest.queries import open_warehouse, replay_game
 from tests.corekit import validate_paths
-from tests.ingest.conftest import batches, contents, interleave, write_lines
+from tests.ingest.conftest import batches, contents, game_lines, interleave, write_lines
 
 #: rules.md's fouls: a player's own breaches, written out again on purpose
 FOULS = frozenset({
@@ -220,3 +220,33 @@ def test_idle_games_are_flushed_and_merged_if_more_comes(
         status = dict(reader.sql("SELECT game_id, status FROM games").fetchall())
     assert status == {v.game: v.status for v in verdicts}
     assert status[gapped.game] == "violations"
+
+
+@pytest.mark.parametrize("order", [("a", "b"), ("a", "b", "a-copy"), ("b", "a", "a-copy", "c")])
+def test_workers_routing_in_parallel_store_what_one_pass_stores(
+        games: dict[str, list[SimulatedGame]], tmp_path: Path, order: tuple[str, ...]) -> None:
+    """Worker processes route runs of consecutive files themselves, all at once, then each
+    replays its shard's spools in the runs' order: the warehouse is the one a single
+    routing pass makes, a game split across two runs included, and a file whose content
+    an earlier one has quarantines nothing more."""
+    game = next(g for g in games["persian"] if not g.faults and g.aborted is None)
+    cut = len(game.lines) // 2
+    garbage = [b"not json at all", b'{"type":"deal","seq":1}', b"\xff\xfe"]
+    first = [*game.lines[:cut], *garbage]
+    content = {"a": first, "a-copy": first,
+               "b": [*game.lines[cut:], *game_lines(games["bazito"][:10])],
+               "c": [*game_lines(games["pis-yedili"][:4]), b"[1, 2"]}
+    paths = [str(write_lines(tmp_path / "in" / f"{i}-{name}.jsonl", content[name]))
+             for i, name in enumerate(order)]
+    one, parallel = str(tmp_path / "one"), str(tmp_path / "parallel")
+    expected = ingest(paths, one, workers=1)
+    summary = ingest(paths, parallel, workers=2)
+    assert contents(parallel) == contents(one)
+    assert (summary.games_new, summary.quarantined, summary.lines) == \
+        (expected.games_new, expected.quarantined, expected.lines)
+    assert summary.files == expected.files
+    with open_warehouse(parallel) as reader:
+        assert reader.rows("SELECT status FROM games WHERE game_id = ?", params=[game.game]) \
+            == [{"status": "compliant"}]
+        quarantined = reader.sql("SELECT count(*) FROM quarantine").fetchall()[0][0]
+    assert quarantined == summary.quarantined == len(garbage) + ("c" in order)
