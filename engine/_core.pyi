@@ -5,6 +5,7 @@ from typing import Any, BinaryIO, Literal, TypedDict, final, type_check_only
 
 __all__ = [
     "ENGINE_VERSION",
+    "ColumnBuffer",
     "GameRun",
     "Ingestor",
     "ReplayError",
@@ -259,8 +260,15 @@ class GameRun:
 
 # ---------------------------------------------------------------------------- ingest
 
+@final
+class ColumnBuffer:
+    """One Arrow buffer owned by the core, lent read-only through the buffer protocol
+    (`pyarrow.py_buffer` wraps it without a copy)."""
+
+    def __len__(self) -> int: ...
+
 #: one Arrow column as the core lays it out: (length, null_count, buffers, children)
-_ColumnData = tuple[int, int, list[bytes | None], list[Any]]
+_ColumnData = tuple[int, int, list[ColumnBuffer | None], list[Any]]
 #: `sink(ruleset, month, {table: {column: ColumnData}})`
 _RowSink = Callable[[str, str, dict[str, dict[str, _ColumnData]]], object]
 
@@ -321,7 +329,6 @@ class Ingestor:
     def finish(self, sink: _RowSink) -> None: ...
     def take_late(self) -> list[tuple[str, bytes, str, int, int]]: ...
     def take_errors(self) -> list[QuarantineInfo]: ...
-    def take_judged(self) -> list[tuple[str, str, str, str]]: ...
     @property
     def games(self) -> int: ...
     @property

@@ -2,8 +2,9 @@
 
 The core builds every game table's columns in Arrow's own layout
 (`engine/core/haftkhabis-py/src/columns.rs`) and hands each as
-`(length, null_count, [buffers], [children])`; here they become pyarrow arrays of the
-types `ingest.schema` declares, without a Python object per value. The schema is declared
+`(length, null_count, [buffers], [children])`, each buffer the core's own memory lent
+through the buffer protocol; here they become pyarrow arrays of the types
+`ingest.schema` declares, without a copy and without a Python object per value. The schema is declared
 there once: a column the core does not give, or gives in another layout, is an error
 here, not a silently different table.
 """
@@ -17,8 +18,9 @@ import pyarrow as pa
 
 from ingest.schema import TABLES
 
-#: one column as the core hands it: (length, null_count, buffers, children)
-ColumnData = tuple[int, int, Sequence[bytes | None], Sequence[Any]]
+#: one column as the core hands it: (length, null_count, buffers, children); a buffer is
+#: anything with the buffer protocol (`engine._core.ColumnBuffer`, or bytes)
+ColumnData = tuple[int, int, Sequence[Any], Sequence[Any]]
 
 
 class ColumnMismatch(Exception):

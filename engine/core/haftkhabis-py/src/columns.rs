@@ -1,14 +1,83 @@
 //! Arrow columns built in Rust, handed to pyarrow as buffers.
 //!
 //! Each builder lays its values out as the Arrow columnar format does (a validity bitmap,
-//! 32-bit offsets, values), so pyarrow's `Array.from_buffers` takes them as they are: one
-//! copy into a Python `bytes` per buffer, no per-value Python object. A column goes to
-//! Python as `(length, null_count, [buffers], [children])` (`engine/_core.pyi`:
-//! `ColumnData`); `ingest/columns.py` turns it into a pyarrow array of the type
-//! `ingest/schema.py` declares for it.
+//! 32-bit offsets, values), so pyarrow's `Array.from_buffers` takes them as they are. A
+//! builder's vectors are moved, not copied, into [`ColumnBuffer`]s that lend their bytes
+//! to Python through the buffer protocol: `pa.py_buffer` wraps them without a copy and
+//! the memory goes when the last array using it does. A column goes to Python as
+//! `(length, null_count, [buffers], [children])` (`engine/_core.pyi`: `ColumnData`);
+//! `ingest/columns.py` turns it into a pyarrow array of the type `ingest/schema.py`
+//! declares for it.
 
+use std::ffi::{c_int, c_void};
+
+use pyo3::exceptions::PyBufferError;
+use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList, PyTuple};
+use pyo3::types::{PyList, PyTuple};
+
+/// The values a [`ColumnBuffer`] owns, in Arrow's little-endian layout.
+enum Owned {
+    Bytes(Vec<u8>),
+    I32(Vec<i32>),
+    I64(Vec<i64>),
+}
+
+/// One Arrow buffer (a bitmap, offsets, values), owned by Rust and lent read-only to
+/// Python through the buffer protocol.
+#[pyclass(module = "engine._core", frozen)]
+pub struct ColumnBuffer {
+    owned: Owned,
+}
+
+impl ColumnBuffer {
+    fn bytes(values: Vec<u8>) -> Self {
+        ColumnBuffer {
+            owned: Owned::Bytes(values),
+        }
+    }
+
+    /// Where the bytes are and how many.
+    fn span(&self) -> (*const u8, usize) {
+        match &self.owned {
+            Owned::Bytes(v) => (v.as_ptr(), v.len()),
+            Owned::I32(v) => (v.as_ptr().cast(), std::mem::size_of_val(v.as_slice())),
+            Owned::I64(v) => (v.as_ptr().cast(), std::mem::size_of_val(v.as_slice())),
+        }
+    }
+}
+
+#[pymethods]
+impl ColumnBuffer {
+    /// # Safety
+    /// Called by CPython with a view to fill. The bytes stay put: the buffer is frozen and
+    /// `PyBuffer_FillInfo` keeps a reference to it in the view until it is released.
+    unsafe fn __getbuffer__(
+        slf: Bound<'_, Self>,
+        view: *mut ffi::Py_buffer,
+        flags: c_int,
+    ) -> PyResult<()> {
+        if view.is_null() {
+            return Err(PyBufferError::new_err("no view to fill"));
+        }
+        let (data, len) = slf.get().span();
+        let len = ffi::Py_ssize_t::try_from(len)
+            .map_err(|_| PyBufferError::new_err("buffer too large"))?;
+        // SAFETY: `view` is CPython's, non-null; `data` lives as long as `slf`, which the
+        // view holds; the memory is lent read-only (a writable request is refused).
+        let filled = unsafe {
+            ffi::PyBuffer_FillInfo(view, slf.as_ptr(), data as *mut c_void, len, 1, flags)
+        };
+        if filled == -1 {
+            return Err(PyErr::fetch(slf.py()));
+        }
+        Ok(())
+    }
+
+    fn __len__(&self) -> usize {
+        self.span().1
+    }
+}
 
 /// A validity bitmap (bit set = value present), least significant bit first.
 #[derive(Default)]
@@ -34,54 +103,69 @@ impl Validity {
     }
 
     /// The bitmap, or None when every value is present (Arrow's shorthand).
-    fn export<'py>(&self, py: Python<'py>) -> Option<Bound<'py, PyBytes>> {
-        (self.nulls > 0).then(|| PyBytes::new(py, &self.bits))
+    fn export(&mut self) -> Option<ColumnBuffer> {
+        let bits = std::mem::take(&mut self.bits);
+        (self.nulls > 0).then(|| ColumnBuffer::bytes(bits))
     }
 }
 
-/// Fixed-width values as little-endian bytes (Arrow's layout).
-fn bytes_of<'py, T: Primitive>(py: Python<'py>, values: &[T]) -> Bound<'py, PyBytes> {
-    let mut out = Vec::with_capacity(values.len() * T::WIDTH);
-    for &v in values {
-        v.put_le(&mut out);
+/// Fixed-width values, moved into a buffer in Arrow's little-endian layout.
+fn buffer_of<T: Primitive>(values: &mut Vec<T>) -> ColumnBuffer {
+    let mut values = std::mem::take(values);
+    for value in &mut values {
+        *value = value.to_le(); // nothing to do on a little-endian machine
     }
-    PyBytes::new(py, &out)
+    T::buffer(values)
 }
 
 fn payload<'py>(
     py: Python<'py>,
     length: usize,
     nulls: usize,
-    buffers: Vec<Option<Bound<'py, PyBytes>>>,
+    buffers: Vec<Option<ColumnBuffer>>,
     children: Vec<Bound<'py, PyTuple>>,
 ) -> PyResult<Bound<'py, PyTuple>> {
+    let buffers = buffers
+        .into_iter()
+        .map(|b| b.map(|b| Bound::new(py, b)).transpose())
+        .collect::<PyResult<Vec<_>>>()?;
     let buffers = PyList::new(py, buffers)?;
     let children = PyList::new(py, children)?;
     (length, nulls, buffers, children).into_pyobject(py)
 }
 
-/// Anything that becomes one Arrow column.
+/// Anything that becomes one Arrow column; exporting moves its values out (the builder
+/// is left empty).
 pub trait Column {
-    fn export<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>>;
+    fn export<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>>;
 }
 
-/// A fixed-width Arrow value: its little-endian bytes.
+/// A fixed-width Arrow value.
 pub trait Primitive: Copy + Default {
-    const WIDTH: usize;
-    fn put_le(self, out: &mut Vec<u8>);
+    /// The value in little-endian byte order (Arrow's).
+    fn to_le(self) -> Self;
+    fn buffer(values: Vec<Self>) -> ColumnBuffer;
 }
 
 impl Primitive for i64 {
-    const WIDTH: usize = 8;
-    fn put_le(self, out: &mut Vec<u8>) {
-        out.extend_from_slice(&self.to_le_bytes());
+    fn to_le(self) -> Self {
+        i64::to_le(self)
+    }
+    fn buffer(values: Vec<Self>) -> ColumnBuffer {
+        ColumnBuffer {
+            owned: Owned::I64(values),
+        }
     }
 }
 
 impl Primitive for i32 {
-    const WIDTH: usize = 4;
-    fn put_le(self, out: &mut Vec<u8>) {
-        out.extend_from_slice(&self.to_le_bytes());
+    fn to_le(self) -> Self {
+        i32::to_le(self)
+    }
+    fn buffer(values: Vec<Self>) -> ColumnBuffer {
+        ColumnBuffer {
+            owned: Owned::I32(values),
+        }
     }
 }
 
@@ -116,13 +200,15 @@ impl IntCol<i32> {
 }
 
 impl<T: Primitive> Column for IntCol<T> {
-    fn export<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        let values = bytes_of(py, &self.values);
+    fn export<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let mut this = std::mem::take(self);
+        let length = this.values.len();
+        let values = buffer_of(&mut this.values);
         payload(
             py,
-            self.values.len(),
-            self.validity.nulls,
-            vec![self.validity.export(py), Some(values)],
+            length,
+            this.validity.nulls,
+            vec![this.validity.export(), Some(values)],
             vec![],
         )
     }
@@ -143,13 +229,14 @@ impl BoolCol {
 }
 
 impl Column for BoolCol {
-    fn export<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        let values = PyBytes::new(py, &self.values.bits);
+    fn export<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let mut this = std::mem::take(self);
+        let values = ColumnBuffer::bytes(std::mem::take(&mut this.values.bits));
         payload(
             py,
-            self.values.len,
-            self.validity.nulls,
-            vec![self.validity.export(py), Some(values)],
+            this.values.len,
+            this.validity.nulls,
+            vec![this.validity.export(), Some(values)],
             vec![],
         )
     }
@@ -199,14 +286,16 @@ impl StrCol {
 }
 
 impl Column for StrCol {
-    fn export<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        let offsets = bytes_of(py, &self.offsets);
-        let data = PyBytes::new(py, &self.data);
+    fn export<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let mut this = std::mem::take(self);
+        let length = this.len();
+        let offsets = buffer_of(&mut this.offsets);
+        let data = ColumnBuffer::bytes(std::mem::take(&mut this.data));
         payload(
             py,
-            self.len(),
-            self.validity.nulls,
-            vec![self.validity.export(py), Some(offsets), Some(data)],
+            length,
+            this.validity.nulls,
+            vec![this.validity.export(), Some(offsets), Some(data)],
             vec![],
         )
     }
@@ -243,14 +332,16 @@ impl StrListCol {
 }
 
 impl Column for StrListCol {
-    fn export<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        let offsets = bytes_of(py, &self.offsets);
+    fn export<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let mut this = std::mem::take(self);
+        let length = this.offsets.len() - 1;
+        let offsets = buffer_of(&mut this.offsets);
         payload(
             py,
-            self.offsets.len() - 1,
-            self.validity.nulls,
-            vec![self.validity.export(py), Some(offsets)],
-            vec![self.items.export(py)?],
+            length,
+            this.validity.nulls,
+            vec![this.validity.export(), Some(offsets)],
+            vec![this.items.export(py)?],
         )
     }
 }
@@ -275,10 +366,10 @@ impl Default for PointsCol {
 }
 
 impl PointsCol {
-    pub fn push(&mut self, value: Option<&[(String, i64)]>) {
+    pub fn push<S: AsRef<str>>(&mut self, value: Option<&[(S, i64)]>) {
         if let Some(entries) = value {
             for (key, points) in entries {
-                self.keys.push(Some(key));
+                self.keys.push(Some(key.as_ref()));
                 self.values.push(Some(*points));
             }
         }
@@ -289,20 +380,22 @@ impl PointsCol {
 }
 
 impl Column for PointsCol {
-    fn export<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        let offsets = bytes_of(py, &self.offsets);
+    fn export<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let mut this = std::mem::take(self);
+        let length = this.offsets.len() - 1;
+        let offsets = buffer_of(&mut this.offsets);
         let entries = payload(
             py,
-            self.keys.len(),
+            this.keys.len(),
             0,
             vec![None],
-            vec![self.keys.export(py)?, self.values.export(py)?],
+            vec![this.keys.export(py)?, this.values.export(py)?],
         )?;
         payload(
             py,
-            self.offsets.len() - 1,
-            self.validity.nulls,
-            vec![self.validity.export(py), Some(offsets)],
+            length,
+            this.validity.nulls,
+            vec![this.validity.export(), Some(offsets)],
             vec![entries],
         )
     }

@@ -99,7 +99,7 @@ macro_rules! table_columns {
         }
 
         impl $name {
-            fn export<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+            fn export<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
                 let d = PyDict::new(py);
                 $( d.set_item(stringify!($field).trim_start_matches("r#"), self.$field.export(py)?)?; )*
                 Ok(d)
@@ -373,8 +373,8 @@ impl Partition {
         self.rows += 1 + rows.hands.len() + rows.hand_players.len() + rows.events.len();
     }
 
-    /// `{table: {column: ColumnData}}`.
-    fn export<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+    /// `{table: {column: ColumnData}}`, the values moved out.
+    fn export<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let tables = PyDict::new(py);
         tables.set_item("games", self.games.export(py)?)?;
         tables.set_item("hands", self.hands.export(py)?)?;
@@ -405,8 +405,6 @@ pub struct Ingestor {
     held: usize,
     names: HashMap<String, Arc<str>>,
     tally: Tally,
-    /// game → (ruleset, month, content hash) of every game handed over
-    judged: Vec<(String, String, String, String)>,
 }
 
 impl Ingestor {
@@ -416,12 +414,6 @@ impl Ingestor {
         let rows = GameRows::build(verdict);
         self.tally.games += 1;
         self.tally.violations += rows.violations.len() as u64;
-        self.judged.push((
-            rows.game.game_id.clone(),
-            rows.ruleset.clone(),
-            rows.month.clone(),
-            rows.game.content_hash.clone(),
-        ));
         let key = (rows.ruleset.clone(), rows.month.clone());
         let partition = self.partitions.entry(key).or_default();
         let before = partition.rows;
@@ -436,7 +428,7 @@ impl Ingestor {
         key: &(String, String),
         sink: &Bound<'_, PyAny>,
     ) -> PyResult<()> {
-        if let Some(partition) = self.partitions.remove(key) {
+        if let Some(mut partition) = self.partitions.remove(key) {
             let tables = partition.export(py)?;
             sink.call1((key.0.as_str(), key.1.as_str(), tables))?;
         }
@@ -498,7 +490,6 @@ impl Ingestor {
             held: 0,
             names: HashMap::new(),
             tally: Tally::default(),
-            judged: Vec::new(),
         })
     }
 
@@ -599,11 +590,6 @@ impl Ingestor {
             .iter()
             .map(|e| quarantine_dict(py, e))
             .collect()
-    }
-
-    /// Games handed over since the last call: `(game, ruleset, month, content_hash)`.
-    fn take_judged(&mut self) -> Vec<(String, String, String, String)> {
-        std::mem::take(&mut self.judged)
     }
 
     /// Games judged so far.

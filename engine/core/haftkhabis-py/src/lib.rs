@@ -120,6 +120,9 @@ mod core_module {
     use crate::specs::event_specs;
 
     #[pymodule_export]
+    use crate::columns::ColumnBuffer;
+
+    #[pymodule_export]
     use crate::ingest::{fingerprint, route_files, shard_of, Ingestor};
 
     #[pymodule_export]
