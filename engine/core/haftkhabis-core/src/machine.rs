@@ -14,7 +14,7 @@ use crate::cards::{pretty_cards, Card, CardCounts, Suit};
 use crate::event::{
     Deal, Draw, End, Event, GameResult, Header, Kind, Penalty, PenaltyReason, Play, Points,
 };
-use crate::json::{same_text, Value};
+use crate::json::{same_text, Text, Value};
 use crate::ruleset::{self, AfterDraw, Effect, JackRule, Mode, MustPlay, Ruleset};
 use crate::violation::{Code, Violation};
 
@@ -64,7 +64,9 @@ impl Phase {
 #[derive(Clone, Debug)]
 pub struct Settings {
     pub ruleset: Ruleset,
-    pub players: Vec<String>,
+    /// the header's players, in seat order (inline text: cloning a name costs no
+    /// allocation, and every hand's outcome names them)
+    pub players: Vec<Text>,
     pub mode: Mode,
     pub decks: u8,
     pub match_hands: Option<u64>,
@@ -101,12 +103,12 @@ impl OutcomeReason {
 #[derive(Clone, Debug, PartialEq)]
 pub struct HandOutcome {
     pub hand: u64,
-    pub winners: Vec<String>,
+    pub winners: Vec<Text>,
     /// points per player in seat order (None in elimination play, or while settling)
-    pub scores: Option<Vec<(String, i64)>>,
+    pub scores: Option<Vec<(Text, i64)>>,
     pub reason: OutcomeReason,
     /// the finishing order (elimination play)
-    pub order: Option<Vec<String>>,
+    pub order: Option<Vec<Text>>,
     pub winning_card: Option<Card>,
     pub multiplier: u32,
 }
@@ -130,7 +132,7 @@ impl Closure {
 /// What the player to move may do now: the legality view of the state.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TurnOptions {
-    pub player: String,
+    pub player: Text,
     pub phase: Phase,
     /// cards held that may be played now, distinct, in notation order
     pub playable: Vec<Card>,
@@ -215,22 +217,22 @@ pub struct LineFact {
     /// for a `draw` or `penalty`: what the draw was
     pub draw_kind: Option<DrawKind>,
     /// 7s laid aside in settlement right after this line: (player, cards)
-    pub laid_aside: Vec<(String, Vec<Card>)>,
+    pub laid_aside: Vec<(Text, Vec<Card>)>,
     /// the player whose turn it was before the line (None between hands)
-    pub expected: Option<String>,
+    pub expected: Option<Text>,
     /// a 2 whose gift applies: its target
-    pub gift_to: Option<String>,
+    pub gift_to: Option<Text>,
 }
 
 /// What the warehouse and the scoring views need of each hand dealt.
 #[derive(Clone, Debug, PartialEq)]
 pub struct HandRecord {
     pub number: u64,
-    pub dealer: String,
-    pub first_player: String,
+    pub dealer: Text,
+    pub first_player: Text,
     pub outcome: Option<HandOutcome>,
     /// cards left per player in seat order
-    pub cards_left: Vec<(String, Vec<Card>)>,
+    pub cards_left: Vec<(Text, Vec<Card>)>,
     pub reshuffles: u32,
     pub closed: bool,
 }
@@ -240,9 +242,9 @@ pub struct HandRecord {
 pub struct Snapshot {
     pub hand: u64,
     pub open: bool,
-    pub dealer: String,
+    pub dealer: Text,
     pub phase: Phase,
-    pub hands: Vec<(String, Vec<Card>)>,
+    pub hands: Vec<(Text, Vec<Card>)>,
     pub pile_top: Option<Card>,
     pub pile_size: usize,
     /// the last cards played, top last (at most `PILE_HISTORY`)
@@ -250,21 +252,21 @@ pub struct Snapshot {
     /// the whole discard pile, top last
     pub pile: Vec<Card>,
     /// the players still in the hand, seat order
-    pub active: Vec<String>,
+    pub active: Vec<Text>,
     pub stock_size: u32,
     pub current_suit: Option<Suit>,
     pub clockwise: bool,
     /// the player expected to act next (a 2's target while its gift is owed)
-    pub mover: Option<String>,
+    pub mover: Option<Text>,
     /// the player whose turn it is (behind an owed gift: the one who moves after it);
     /// None once the hand is decided
-    pub turn: Option<String>,
+    pub turn: Option<Text>,
     pub pending_total: u32,
     pub follow_card: Option<Card>,
-    pub gift_target: Option<String>,
-    pub call_due: Vec<String>,
-    pub finished: Vec<String>,
-    pub waiting_sevens: Vec<String>,
+    pub gift_target: Option<Text>,
+    pub call_due: Vec<Text>,
+    pub finished: Vec<Text>,
+    pub waiting_sevens: Vec<Text>,
     pub laid_aside: Vec<Card>,
     pub legal: Option<TurnOptions>,
     pub outcome: Option<HandOutcome>,
@@ -399,7 +401,7 @@ pub struct Table {
     last_type: Option<&'static str>,
     hand_log: Vec<HandLogEntry>,
     /// player id → seat (tables may be large: a header can name any number of players)
-    seats: HashMap<String, usize>,
+    seats: HashMap<Text, usize>,
     out: Vec<Violation>,
     seq: Option<u64>,
     fact: LineFact,
@@ -435,19 +437,23 @@ fn fmt_points(points: Points) -> String {
 
 /// Names for a message, in the order given: `ali`, `ali and sara`, `ali, reza and sara`
 /// (`nobody` for none).
-fn names_text(names: &[String]) -> String {
+fn names_text<S: AsRef<str>>(names: &[S]) -> String {
     match names {
         [] => "nobody".to_string(),
-        [one] => one.clone(),
-        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+        [one] => one.as_ref().to_string(),
+        [rest @ .., last] => {
+            let rest: Vec<&str> = rest.iter().map(AsRef::as_ref).collect();
+            format!("{} and {}", rest.join(", "), last.as_ref())
+        }
     }
 }
 
 /// A finishing order for a message: `ali → reza → sara` (`none` when empty).
-fn order_text(names: &[String]) -> String {
+fn order_text<S: AsRef<str>>(names: &[S]) -> String {
     if names.is_empty() {
         "none".to_string()
     } else {
+        let names: Vec<&str> = names.iter().map(AsRef::as_ref).collect();
         names.join(" → ")
     }
 }
@@ -456,7 +462,7 @@ fn order_text(names: &[String]) -> String {
 /// last value under a key counts): `sara claimed 10, computed 12; nima claimed 3 but is
 /// not at the table; reza not claimed (computed 4)`. With nothing computed (elimination
 /// play scores no points), the claim as written.
-fn points_differences(claim: &[(String, Points)], computed: Option<&[(String, i64)]>) -> String {
+fn points_differences(claim: &[(String, Points)], computed: Option<&[(Text, i64)]>) -> String {
     let claimed = |player: &str| {
         claim
             .iter()
@@ -484,7 +490,7 @@ fn points_differences(claim: &[(String, Points)], computed: Option<&[(String, i6
     };
     let mut parts: Vec<String> = Vec::new();
     for (player, points) in computed {
-        match claimed(player) {
+        match claimed(player.as_str()) {
             None => parts.push(format!("{player} not claimed (computed {points})")),
             Some(claim) if !claim.equals(*points) => parts.push(format!(
                 "{player} claimed {}, computed {points}",
@@ -495,7 +501,9 @@ fn points_differences(claim: &[(String, Points)], computed: Option<&[(String, i6
     }
     let mut strangers: Vec<&str> = Vec::new();
     for (player, _) in claim {
-        if !computed.iter().any(|(p, _)| p == player) && !strangers.contains(&player.as_str()) {
+        if !computed.iter().any(|(p, _)| p.as_str() == player.as_str())
+            && !strangers.contains(&player.as_str())
+        {
             strangers.push(player);
         }
     }
@@ -511,7 +519,7 @@ fn points_differences(claim: &[(String, Points)], computed: Option<&[(String, i6
 }
 
 /// What differs between claimed and computed winners (compared as sets).
-fn winners_differences(claimed: &[String], computed: &[String]) -> String {
+fn winners_differences(claimed: &[String], computed: &[Text]) -> String {
     let mut claimed = sorted_names(claimed);
     claimed.dedup();
     let mut computed = sorted_names(computed);
@@ -545,7 +553,7 @@ fn winners_differences(claimed: &[String], computed: &[String]) -> String {
 
 /// What differs between a claimed and the computed finishing order: both orders, and the
 /// first place where they part.
-fn order_differences(claimed: &[String], computed: Option<&[String]>) -> String {
+fn order_differences(claimed: &[String], computed: Option<&[Text]>) -> String {
     let Some(computed) = computed else {
         if claimed.is_empty() {
             return "claimed an empty order, but this hand has no finishing order".to_string();
@@ -560,35 +568,34 @@ fn order_differences(claimed: &[String], computed: Option<&[String]>) -> String 
         order_text(claimed),
         order_text(computed)
     );
-    let place = (0..claimed.len().max(computed.len())).find(|&i| claimed.get(i) != computed.get(i));
+    let claimed_at = |i: usize| claimed.get(i).map(String::as_str);
+    let computed_at = |i: usize| computed.get(i).map(Text::as_str);
+    let place = (0..claimed.len().max(computed.len())).find(|&i| claimed_at(i) != computed_at(i));
     if let Some(i) = place {
-        let at = |names: &[String]| names.get(i).map_or("nobody".to_string(), |n| n.clone());
         text.push_str(&format!(
             "; place {}: claimed {}, computed {}",
             i + 1,
-            at(claimed),
-            at(computed)
+            claimed_at(i).unwrap_or("nobody"),
+            computed_at(i).unwrap_or("nobody")
         ));
     }
     text
 }
 
-fn sorted_names(names: &[String]) -> Vec<String> {
-    let mut out = names.to_vec();
+fn sorted_names<S: AsRef<str>>(names: &[S]) -> Vec<String> {
+    let mut out: Vec<String> = names.iter().map(|n| n.as_ref().to_string()).collect();
     out.sort();
     out
 }
 
 /// A claimed points map equals the computed one: every player, no extra key, equal values
 /// (notation.md: "`scores`/`totals` as exact objects").
-fn claim_equals(claim: &[(String, Points)], computed: &[(String, i64)]) -> bool {
-    let mut keys: Vec<&str> = Vec::new();
-    for (k, _) in claim {
-        if !keys.contains(&k.as_str()) {
-            keys.push(k);
-        }
-    }
-    if keys.len() != computed.len() {
+fn claim_equals(claim: &[(String, Points)], computed: &[(Text, i64)]) -> bool {
+    // distinct keys, counted without a list (a table has a handful of players)
+    let keys = (0..claim.len())
+        .filter(|&i| !claim[..i].iter().any(|(k, _)| *k == claim[i].0))
+        .count();
+    if keys != computed.len() {
         return false;
     }
     computed.iter().all(|(player, points)| {
@@ -596,13 +603,15 @@ fn claim_equals(claim: &[(String, Points)], computed: &[(String, i64)]) -> bool 
         claim
             .iter()
             .rev()
-            .find(|(k, _)| k == player)
+            .find(|(k, _)| k.as_str() == player.as_str())
             .is_some_and(|(_, v)| v.equals(*points))
     })
 }
 
-fn same_set(a: &[String], b: &[String]) -> bool {
-    a.iter().all(|x| b.contains(x)) && b.iter().all(|x| a.contains(x))
+fn same_set<A: AsRef<str>, B: AsRef<str>>(a: &[A], b: &[B]) -> bool {
+    let within = |x: &str, ys: &[B]| ys.iter().any(|y| y.as_ref() == x);
+    let within_a = |y: &str| a.iter().any(|x| x.as_ref() == y);
+    a.iter().all(|x| within(x.as_ref(), b)) && b.iter().all(|y| within_a(y.as_ref()))
 }
 
 /// Cards sorted the way the notation spells them (as Python sorts card strings).
@@ -878,7 +887,7 @@ pub fn read_header(header: &Header) -> HeaderReading {
     HeaderReading {
         settings: Some(Settings {
             ruleset: profile,
-            players,
+            players: players.iter().map(|p| Text::from(p.as_str())).collect(),
             mode,
             decks,
             match_hands,
@@ -932,7 +941,7 @@ impl Table {
         let mut expected = self.fact.expected.take();
         match self.expected_actor() {
             Some(actor) => {
-                let text = expected.get_or_insert_with(String::new);
+                let text = expected.get_or_insert_with(Text::default);
                 text.clear();
                 text.push_str(actor);
             }
@@ -1083,7 +1092,7 @@ impl Table {
         self.settings.mode == Mode::Elimination
     }
 
-    pub fn players(&self) -> &[String] {
+    pub fn players(&self) -> &[Text] {
         &self.settings.players
     }
 
@@ -1097,7 +1106,7 @@ impl Table {
     }
 
     /// Match points per player, seat order (the hands closed so far).
-    pub fn totals(&self) -> Vec<(String, i64)> {
+    pub fn totals(&self) -> Vec<(Text, i64)> {
         self.settings
             .players
             .iter()
@@ -1109,14 +1118,14 @@ impl Table {
     /// The match winners: the lowest total; in elimination play the most first places
     /// (rules.md: "In elimination play the match winners are the players with the most
     /// first places").
-    pub fn match_winners(&self) -> Vec<String> {
+    pub fn match_winners(&self) -> Vec<Text> {
         let players = &self.settings.players;
         if self.elimination() {
             let best = self.first_places.iter().copied().max().unwrap_or(0);
             if best == 0 {
                 return Vec::new();
             }
-            let mut out: Vec<String> = players
+            let mut out: Vec<Text> = players
                 .iter()
                 .zip(&self.first_places)
                 .filter(|(_, &n)| n == best)
@@ -1232,13 +1241,13 @@ impl Table {
             stock_size: hand.stock_size(),
             current_suit: hand.current_suit,
             clockwise: hand.direction == 1,
-            mover: self.expected_actor().map(str::to_string),
+            mover: self.expected_actor().map(Text::from),
             turn: (self.hand_open && !hand.decided()).then(|| players[hand.mover].clone()),
             pending_total: hand.pending_total,
             follow_card: hand.follow_card,
             gift_target: hand.gift_target.map(|s| players[s].clone()),
             call_due: {
-                let mut names: Vec<String> = hand
+                let mut names: Vec<Text> = hand
                     .call_due
                     .iter()
                     .map(|(s, _)| players[*s].clone())
@@ -1268,7 +1277,7 @@ impl Table {
         }
     }
 
-    fn name(&self, seat: usize) -> String {
+    fn name(&self, seat: usize) -> Text {
         self.settings.players[seat].clone()
     }
 
@@ -1276,7 +1285,7 @@ impl Table {
         &self.settings.ruleset
     }
 
-    fn cards_left(&self, hand: &Hand) -> Vec<(String, Vec<Card>)> {
+    fn cards_left(&self, hand: &Hand) -> Vec<(Text, Vec<Card>)> {
         self.settings
             .players
             .iter()
@@ -1291,7 +1300,7 @@ impl Table {
     }
 
     fn flag_seat(&mut self, code: Code, seat: usize, message: String) {
-        let player = Some(self.name(seat));
+        let player = Some(self.name(seat).into_string());
         self.flag(code, player, message);
     }
 
@@ -2174,7 +2183,7 @@ impl Table {
         }
         hand.gift_target = Some(seat);
         hand.gift_from = Some(player);
-        self.fact.gift_to = Some(target.to_string());
+        self.fact.gift_to = Some(target.clone());
     }
 
     /// "a player who plays their last card wins the hand at once; the effects of that
@@ -2965,7 +2974,7 @@ impl Table {
     fn decide_elimination(&self, hand: &mut Hand) {
         hand.call_due.clear();
         hand.gift_target = None;
-        let mut order: Vec<String> = hand.finished.iter().map(|&s| self.name(s)).collect();
+        let mut order: Vec<Text> = hand.finished.iter().map(|&s| self.name(s)).collect();
         for (seat, &active) in hand.active.iter().enumerate() {
             if active {
                 order.push(self.name(seat));
@@ -3225,7 +3234,11 @@ impl Table {
         // "`order` null otherwise", "`scores` null … in elimination play": where nothing
         // is computed, any claim differs, an empty one too
         if let Some(order) = &event.order {
-            if outcome.order.as_ref() != Some(order) {
+            let same = outcome.order.as_ref().is_some_and(|computed| {
+                computed.len() == order.len()
+                    && computed.iter().zip(order).all(|(c, o)| c.as_str() == o.as_str())
+            });
+            if !same {
                 self.flag(
                     Code::WinnerMismatch,
                     None,
@@ -3317,6 +3330,10 @@ mod claim_message_tests {
         list.iter().map(|n| n.to_string()).collect()
     }
 
+    fn computed(list: &[&str]) -> Vec<Text> {
+        list.iter().map(|&n| Text::from(n)).collect()
+    }
+
     #[test]
     fn points_show_only_the_differing_entries() {
         let claim = vec![
@@ -3325,9 +3342,9 @@ mod claim_message_tests {
             ("nima".to_string(), Points::Float(3.5)),
         ];
         let computed = vec![
-            ("ali".to_string(), 5),
-            ("sara".to_string(), 12),
-            ("reza".to_string(), 4),
+            (Text::from("ali"), 5),
+            (Text::from("sara"), 12),
+            (Text::from("reza"), 4),
         ];
         assert_eq!(
             points_differences(&claim, Some(&computed)),
@@ -3343,7 +3360,7 @@ mod claim_message_tests {
             ("ali".to_string(), Points::Int(7)),
         ];
         assert_eq!(
-            points_differences(&claim, Some(&[("ali".to_string(), 9)])),
+            points_differences(&claim, Some(&[(Text::from("ali"), 9)])),
             "ali claimed 7, computed 9"
         );
         assert_eq!(
@@ -3355,11 +3372,11 @@ mod claim_message_tests {
     #[test]
     fn winners_name_who_did_not_win_and_who_is_missing() {
         assert_eq!(
-            winners_differences(&names(&["sara", "ali", "sara"]), &names(&["ali", "reza"])),
+            winners_differences(&names(&["sara", "ali", "sara"]), &computed(&["ali", "reza"])),
             "claimed ali and sara, computed ali and reza; sara did not win; reza won but is not claimed"
         );
         assert_eq!(
-            winners_differences(&[], &names(&["reza"])),
+            winners_differences(&[], &computed(&["reza"])),
             "claimed nobody, computed reza; reza won but is not claimed"
         );
     }
@@ -3369,12 +3386,12 @@ mod claim_message_tests {
         assert_eq!(
             order_differences(
                 &names(&["ali", "sara", "reza"]),
-                Some(&names(&["ali", "reza", "sara"]))
+                Some(&computed(&["ali", "reza", "sara"]))
             ),
             "claimed ali → sara → reza, computed ali → reza → sara; place 2: claimed sara, computed reza"
         );
         assert_eq!(
-            order_differences(&names(&["ali"]), Some(&names(&["ali", "reza"]))),
+            order_differences(&names(&["ali"]), Some(&computed(&["ali", "reza"]))),
             "claimed ali, computed ali → reza; place 2: claimed nobody, computed reza"
         );
     }

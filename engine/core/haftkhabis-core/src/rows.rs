@@ -179,15 +179,15 @@ pub struct GameRow {
     pub match_hands: Option<i64>,
     pub match_target: Option<i64>,
     pub options: Option<String>,
-    pub players: Option<Vec<String>>,
+    pub players: Option<Vec<Text>>,
     pub start_time: Option<i64>,
     pub end_time: Option<i64>,
     pub status: &'static str,
     pub complete: bool,
     pub hands: i64,
     pub hands_decided: i64,
-    pub winners: Option<Vec<String>>,
-    pub totals: Option<Vec<(String, i64)>>,
+    pub winners: Option<Vec<Text>>,
+    pub totals: Option<Vec<(Text, i64)>>,
     pub meta: Option<String>,
     pub server_build: Option<String>,
     pub source_files: Vec<String>,
@@ -200,14 +200,14 @@ pub struct GameRow {
 #[derive(Clone, Debug, Default)]
 pub struct HandRow {
     pub hand: i64,
-    pub dealer: String,
-    pub first_player: String,
+    pub dealer: Text,
+    pub first_player: Text,
     pub players: i64,
-    pub winners: Option<Vec<String>>,
+    pub winners: Option<Vec<Text>>,
     pub reason: Option<&'static str>,
     pub winning_card: Option<String>,
     pub multiplier: Option<i64>,
-    pub scores: Option<Vec<(String, i64)>>,
+    pub scores: Option<Vec<(Text, i64)>>,
     pub decided: bool,
     pub closed: bool,
     pub events: i64,
@@ -240,7 +240,7 @@ pub struct PlayerTally {
 #[derive(Clone, Debug, Default)]
 pub struct HandPlayerRow {
     pub hand: i64,
-    pub player: String,
+    pub player: Text,
     pub seat: i64,
     pub turn_order: Option<i64>,
     pub points: Option<i64>,
@@ -262,7 +262,7 @@ pub struct EventRow {
     /// for a `draw` or `penalty`: what the draw was ([`DrawKind::name`])
     pub draw_kind: Option<&'static str>,
     /// a 2 whose gift applied: its target
-    pub gift_to: Option<String>,
+    pub gift_to: Option<Text>,
     pub codes: Vec<&'static str>,
     pub set_aside: bool,
     pub fingerprint: i64,
@@ -361,7 +361,7 @@ pub fn server_build(meta: Option<&Value>) -> Option<String> {
 
 /// Finishing positions (1 = best): the elimination order, or winners first and the
 /// others by the points they took (fewer is better), ties sharing a place.
-fn positions(record: &HandRecord, players: &[String]) -> HashMap<String, i64> {
+fn positions(record: &HandRecord, players: &[Text]) -> HashMap<Text, i64> {
     let Some(outcome) = &record.outcome else {
         return HashMap::new();
     };
@@ -377,11 +377,11 @@ fn positions(record: &HandRecord, players: &[String]) -> HashMap<String, i64> {
             .map_or(0, |(_, s)| *s)
     };
     let winners = outcome.winners.len() as i64;
-    let others: Vec<&String> = players
+    let others: Vec<&Text> = players
         .iter()
         .filter(|p| !outcome.winners.contains(p))
         .collect();
-    let mut places: HashMap<String, i64> = outcome.winners.iter().map(|p| (p.clone(), 1)).collect();
+    let mut places: HashMap<Text, i64> = outcome.winners.iter().map(|p| (p.clone(), 1)).collect();
     for p in &others {
         let mine = points(p);
         let better = others.iter().filter(|q| points(q) < mine).count() as i64;
@@ -654,7 +654,7 @@ impl GameRows {
                 (None, Some(Value::Array(items))) => Some(
                     items
                         .iter()
-                        .filter_map(|p| p.as_str().map(str::to_string))
+                        .filter_map(|p| p.as_str().map(Text::from))
                         .collect(),
                 ),
                 _ => None,
@@ -717,7 +717,7 @@ fn hand_row(record: &HandRecord, tally: &HandTally, players: usize) -> HandRow {
 fn player_rows_of(
     record: &HandRecord,
     tally: &HandTally,
-    players: &[String],
+    players: &[Text],
 ) -> Vec<HandPlayerRow> {
     let outcome = record.outcome.as_ref();
     let n = players.len() as i64;

@@ -43,7 +43,7 @@ use std::sync::Arc;
 
 use crate::event::{Event, Header, Kind};
 use crate::fastline;
-use crate::json::{self, ParseError, Value};
+use crate::json::{self, ParseError, Text, Value};
 use crate::machine::{read_header, Closure, LineFact, Snapshot, Table};
 use crate::notation;
 use crate::reader::{display_name, expand_paths, InputPathError, LineReader};
@@ -512,7 +512,7 @@ impl GameRun {
             (Some(table), false) => {
                 let outcomes = table.decided_outcomes();
                 let totals = (!table.elimination()).then(|| {
-                    let mut totals: Vec<(String, i64)> =
+                    let mut totals: Vec<(Text, i64)> =
                         table.players().iter().map(|p| (p.clone(), 0)).collect();
                     for outcome in &outcomes {
                         for (player, points) in outcome.scores.iter().flatten() {
@@ -1644,7 +1644,7 @@ mod tests {
         let (v, _) = run_all(&[HEADER]);
         assert_eq!(v[0].status, Status::Incomplete);
         assert_eq!(v[0].ruleset.as_deref(), Some("bazito"));
-        let zero = |p: &str| (p.to_string(), 0);
+        let zero = |p: &str| (Text::from(p), 0);
         assert_eq!(
             v[0].totals,
             Some(vec![zero("a"), zero("b"), zero("c"), zero("d")])

@@ -8,6 +8,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::event::Header;
+use crate::json::Text;
 use crate::machine::{HandOutcome, Snapshot, Table};
 use crate::rows::KeptLine;
 use crate::validator::{EventFact, Step};
@@ -52,7 +53,7 @@ pub struct GameVerdict {
     /// the decided hands (None for an invalid game)
     pub hands: Option<Vec<HandOutcome>>,
     /// match points per player in seat order (None for an invalid game or elimination play)
-    pub totals: Option<Vec<(String, i64)>>,
+    pub totals: Option<Vec<(Text, i64)>>,
     /// the files the game's lines came from, in the order first seen (display names)
     pub files: Vec<Arc<str>>,
     /// how many lines named the game (repeats and set-aside lines included)
@@ -127,7 +128,7 @@ impl GameVerdict {
     }
 
     /// The match winners (empty when no hand is decided or the game is invalid).
-    pub fn winners(&self) -> Vec<String> {
+    pub fn winners(&self) -> Vec<Text> {
         match &self.table {
             Some(table) if self.hands.as_ref().is_some_and(|h| !h.is_empty()) => {
                 table.match_winners()
@@ -245,7 +246,7 @@ pub fn write_hand(out: &mut Vec<u8>, hand: &HandOutcome) {
     out.push(b'}');
 }
 
-fn write_points(out: &mut Vec<u8>, points: Option<&[(String, i64)]>) {
+fn write_points<S: AsRef<str>>(out: &mut Vec<u8>, points: Option<&[(S, i64)]>) {
     let Some(points) = points else {
         out.extend_from_slice(b"null");
         return;
@@ -255,20 +256,20 @@ fn write_points(out: &mut Vec<u8>, points: Option<&[(String, i64)]>) {
         if i > 0 {
             out.push(b',');
         }
-        write_str(out, player);
+        write_str(out, player.as_ref());
         out.push(b':');
         write_i64(out, *n);
     }
     out.push(b'}');
 }
 
-fn write_str_list(out: &mut Vec<u8>, items: &[String]) {
+fn write_str_list<S: AsRef<str>>(out: &mut Vec<u8>, items: &[S]) {
     out.push(b'[');
     for (i, item) in items.iter().enumerate() {
         if i > 0 {
             out.push(b',');
         }
-        write_str(out, item);
+        write_str(out, item.as_ref());
     }
     out.push(b']');
 }

@@ -5,7 +5,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
 use haftkhabis_core::cards::Card;
-use haftkhabis_core::json::Value;
+use haftkhabis_core::json::{Text, Value};
 use haftkhabis_core::machine::{
     HandOutcome, HandRecord, LineFact, Settings, Snapshot, TurnOptions,
 };
@@ -42,12 +42,17 @@ pub fn value<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>>
     })
 }
 
-pub fn points<'py>(py: Python<'py>, items: &[(String, i64)]) -> PyResult<Bound<'py, PyDict>> {
+pub fn points<'py>(py: Python<'py>, items: &[(Text, i64)]) -> PyResult<Bound<'py, PyDict>> {
     let dict = PyDict::new(py);
     for (player, points) in items {
-        dict.set_item(player, points)?;
+        dict.set_item(player.as_str(), points)?;
     }
     Ok(dict)
+}
+
+/// Player names as Python takes them.
+pub fn names(list: &[Text]) -> Vec<&str> {
+    list.iter().map(Text::as_str).collect()
 }
 
 pub fn violation<'py>(py: Python<'py>, v: &Violation) -> PyResult<Bound<'py, PyDict>> {
@@ -74,13 +79,13 @@ pub fn violations<'py>(py: Python<'py>, found: &[Violation]) -> PyResult<Bound<'
 pub fn outcome<'py>(py: Python<'py>, o: &HandOutcome) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     d.set_item("hand", o.hand)?;
-    d.set_item("winners", &o.winners)?;
+    d.set_item("winners", names(&o.winners))?;
     match &o.scores {
         Some(scores) => d.set_item("scores", points(py, scores)?)?,
         None => d.set_item("scores", py.None())?,
     }
     d.set_item("reason", o.reason.name())?;
-    d.set_item("order", o.order.as_ref())?;
+    d.set_item("order", o.order.as_deref().map(names))?;
     d.set_item("winning_card", o.winning_card.map(|c| c.code()))?;
     d.set_item("multiplier", o.multiplier)?;
     Ok(d)
@@ -88,7 +93,7 @@ pub fn outcome<'py>(py: Python<'py>, o: &HandOutcome) -> PyResult<Bound<'py, PyD
 
 pub fn options<'py>(py: Python<'py>, o: &TurnOptions) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
-    d.set_item("player", &o.player)?;
+    d.set_item("player", o.player.as_str())?;
     d.set_item("phase", o.phase.name())?;
     d.set_item("play", card_list(&o.playable))?;
     d.set_item("draw", o.draw)?;
@@ -104,18 +109,18 @@ pub fn snapshot<'py>(py: Python<'py>, s: &Snapshot) -> PyResult<Bound<'py, PyDic
     let d = PyDict::new(py);
     d.set_item("hand", s.hand)?;
     d.set_item("open", s.open)?;
-    d.set_item("dealer", &s.dealer)?;
+    d.set_item("dealer", s.dealer.as_str())?;
     d.set_item("phase", s.phase.name())?;
     let hands = PyDict::new(py);
     for (player, cards) in &s.hands {
-        hands.set_item(player, card_list(cards))?;
+        hands.set_item(player.as_str(), card_list(cards))?;
     }
     d.set_item("hands", hands)?;
     d.set_item("pile_top", s.pile_top.map(|c| c.code()))?;
     d.set_item("pile_size", s.pile_size)?;
     d.set_item("pile_recent", card_list(&s.pile_recent))?;
     d.set_item("pile", card_list(&s.pile))?;
-    d.set_item("active", &s.active)?;
+    d.set_item("active", names(&s.active))?;
     d.set_item("stock_size", s.stock_size)?;
     d.set_item(
         "current_suit",
@@ -134,9 +139,9 @@ pub fn snapshot<'py>(py: Python<'py>, s: &Snapshot) -> PyResult<Bound<'py, PyDic
     d.set_item("pending_total", s.pending_total)?;
     d.set_item("follow_card", s.follow_card.map(|c| c.code()))?;
     d.set_item("gift_target", s.gift_target.as_deref())?;
-    d.set_item("call_due", &s.call_due)?;
-    d.set_item("finished", &s.finished)?;
-    d.set_item("waiting_sevens", &s.waiting_sevens)?;
+    d.set_item("call_due", names(&s.call_due))?;
+    d.set_item("finished", names(&s.finished))?;
+    d.set_item("waiting_sevens", names(&s.waiting_sevens))?;
     d.set_item("laid_aside", card_list(&s.laid_aside))?;
     match &s.legal {
         Some(legal) => d.set_item("legal", options(py, legal)?)?,
@@ -152,7 +157,7 @@ pub fn snapshot<'py>(py: Python<'py>, s: &Snapshot) -> PyResult<Bound<'py, PyDic
 pub fn settings<'py>(py: Python<'py>, s: &Settings) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     d.set_item("ruleset", &s.ruleset.name)?;
-    d.set_item("players", &s.players)?;
+    d.set_item("players", names(&s.players))?;
     d.set_item("mode", s.mode.name())?;
     d.set_item("decks", s.decks)?;
     d.set_item("match_hands", s.match_hands)?;
@@ -168,15 +173,15 @@ pub fn settings<'py>(py: Python<'py>, s: &Settings) -> PyResult<Bound<'py, PyDic
 pub fn hand_record<'py>(py: Python<'py>, r: &HandRecord) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     d.set_item("hand", r.number)?;
-    d.set_item("dealer", &r.dealer)?;
-    d.set_item("first_player", &r.first_player)?;
+    d.set_item("dealer", r.dealer.as_str())?;
+    d.set_item("first_player", r.first_player.as_str())?;
     match &r.outcome {
         Some(o) => d.set_item("outcome", outcome(py, o)?)?,
         None => d.set_item("outcome", py.None())?,
     }
     let left = PyDict::new(py);
     for (player, cards) in &r.cards_left {
-        left.set_item(player, card_list(cards))?;
+        left.set_item(player.as_str(), card_list(cards))?;
     }
     d.set_item("cards_left", left)?;
     d.set_item("reshuffles", r.reshuffles)?;
@@ -188,7 +193,7 @@ fn line_fact(py: Python<'_>, d: &Bound<'_, PyDict>, fact: &LineFact) -> PyResult
     d.set_item("draw_kind", fact.draw_kind.map(|k| k.name()))?;
     let laid = PyList::empty(py);
     for (player, cards) in &fact.laid_aside {
-        laid.append((player, card_list(cards)))?;
+        laid.append((player.as_str(), card_list(cards)))?;
     }
     d.set_item("laid_aside", laid)?;
     d.set_item("expected", fact.expected.as_deref())?;

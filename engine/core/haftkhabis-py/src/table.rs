@@ -9,7 +9,7 @@ use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
-use haftkhabis_core::json;
+use haftkhabis_core::json::{self, Text};
 use haftkhabis_core::notation;
 use haftkhabis_core::validator::{self, ReplayError as CoreReplayError, RunOptions};
 use haftkhabis_core::violation::{Code, Violation};
@@ -140,7 +140,12 @@ impl GameRun {
 
     #[getter]
     fn players(&self) -> PyResult<Vec<String>> {
-        Ok(self.table()?.players().to_vec())
+        Ok(self
+            .table()?
+            .players()
+            .iter()
+            .map(|p| p.to_string())
+            .collect())
     }
 
     #[getter]
@@ -174,7 +179,8 @@ impl GameRun {
     }
 
     fn match_winners(&self) -> PyResult<Vec<String>> {
-        Ok(self.table()?.match_winners())
+        let winners = self.table()?.match_winners();
+        Ok(winners.into_iter().map(Text::into_string).collect())
     }
 
     /// Hands with an outcome: those closed by an end, and the running one if decided.

@@ -10,7 +10,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 
 use haftkhabis_core::cards::Card;
-use haftkhabis_core::json::Value;
+use haftkhabis_core::json::{Text, Value};
 use haftkhabis_core::machine::Snapshot;
 use haftkhabis_core::reader::LineReader;
 use haftkhabis_core::validator::{self, Step, ValidatorOptions};
@@ -129,7 +129,11 @@ impl Verdict {
     /// The match winners (empty when no hand is decided or the game is invalid).
     #[getter]
     fn winners(&self) -> Vec<String> {
-        self.inner.winners()
+        self.inner
+            .winners()
+            .into_iter()
+            .map(Text::into_string)
+            .collect()
     }
 
     /// The match is over and its last hand has its `end` (or a result closed it).
