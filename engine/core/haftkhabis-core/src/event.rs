@@ -90,7 +90,7 @@ pub struct Deal {
     pub hand: u64,
     pub dealer: Text,
     /// player → cards, in the order written
-    pub hands: Vec<(String, Vec<Card>)>,
+    pub hands: Vec<(Text, Vec<Card>)>,
     pub starter: Option<Card>,
     /// the starter field was present but could not be read as a card
     pub starter_unreadable: bool,

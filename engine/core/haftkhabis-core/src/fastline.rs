@@ -7,8 +7,8 @@
 //! one pass over the text, without building the value tree that `decode` would read once
 //! and drop. It gives up (None) on anything else, valid or not: a `null`, an unknown or a
 //! producer-extension field, a key written twice, an escape in a string, a spelling to
-//! repair, a value out of range, a number that is not a plain integer, and the `game`,
-//! `result` and `abort` lines (rare, and kept as written). The caller then takes the full
+//! repair, a value out of range, a number that is not a plain integer, and the `game`
+//! and `abort` lines (a header is kept as written; an abort is rare). The caller then takes the full
 //! path, so every message about a line stays the full path's.
 //!
 //! INTERFACE (implemented in this module):
@@ -18,7 +18,8 @@ use std::sync::OnceLock;
 
 use crate::cards::{Card, Suit};
 use crate::event::{
-    Common, Deal, Draw, End, Event, Kind, Penalty, PenaltyReason, Play, Points, EVENT_TYPES,
+    Common, Deal, Draw, End, Event, GameResult, Kind, Penalty, PenaltyReason, Play, Points,
+    EVENT_TYPES,
 };
 use crate::json::{self, EntryHash, FastParser, Fingerprint, Text, TAG_ARRAY, TAG_OBJECT};
 use crate::notation::{self, CALLS, EVENT_FIELDS, MAX_HAND};
@@ -52,10 +53,11 @@ enum Key {
     Winners,
     Scores,
     Order,
+    Totals,
 }
 
 /// How many [`Key`]s there are.
-const KEYS: usize = 19;
+const KEYS: usize = 20;
 
 impl Key {
     const ALL: [Key; KEYS] = [
@@ -78,6 +80,7 @@ impl Key {
         Key::Winners,
         Key::Scores,
         Key::Order,
+        Key::Totals,
     ];
 
     fn name(self) -> &'static str {
@@ -101,6 +104,7 @@ impl Key {
             Key::Winners => "winners",
             Key::Scores => "scores",
             Key::Order => "order",
+            Key::Totals => "totals",
         }
     }
 
@@ -125,6 +129,7 @@ impl Key {
             "winners" => Key::Winners,
             "scores" => Key::Scores,
             "order" => Key::Order,
+            "totals" => Key::Totals,
             _ => return None,
         })
     }
@@ -192,10 +197,11 @@ struct Fields<'t> {
     hand: i64,
     cards: Vec<Card>,
     stock: Option<Vec<Card>>,
-    hands: Vec<(String, Vec<Card>)>,
+    hands: Vec<(Text, Vec<Card>)>,
     winners: Option<Vec<String>>,
     scores: Option<Vec<(String, Points)>>,
     order: Option<Vec<String>>,
+    totals: Option<Vec<(String, Points)>>,
 }
 
 /// The line's event and fingerprint, when the line is clean (see the module's text).
@@ -313,6 +319,7 @@ fn field<'t>(p: &mut FastParser<'t>, key: Key, f: &mut Fields<'t>) -> Option<u64
         Key::Winners => names(p, f.winners.insert(Vec::new()))?,
         Key::Order => names(p, f.order.insert(Vec::new()))?,
         Key::Scores => points(p, f.scores.insert(Vec::new()))?,
+        Key::Totals => points(p, f.totals.insert(Vec::new()))?,
     })
 }
 
@@ -426,11 +433,13 @@ fn names(p: &mut FastParser<'_>, out: &mut Vec<String>) -> Option<u64> {
 }
 
 /// A deal's `hands`: player → list of cards.
-fn hands(p: &mut FastParser<'_>, out: &mut Vec<(String, Vec<Card>)>) -> Option<u64> {
+fn hands(p: &mut FastParser<'_>, out: &mut Vec<(Text, Vec<Card>)>) -> Option<u64> {
+    // room for a table's hands and a hand's cards up front, not grown a push at a time
+    out.reserve(8);
     object(p, |p, player| {
-        let mut held = Vec::new();
+        let mut held = Vec::with_capacity(8);
         let h = cards(p, &mut held)?;
-        out.push((player.to_owned(), held));
+        out.push((Text::from(player), held));
         Some(h)
     })
 }
@@ -481,6 +490,7 @@ const ANNOUNCE: usize = type_at("announce");
 const PENALTY: usize = type_at("penalty");
 const RESHUFFLE: usize = type_at("reshuffle");
 const END: usize = type_at("end");
+const RESULT: usize = type_at("result");
 
 /// The event the fields make, when the line is clean for its type: its fields are those
 /// of the type's table (every required one present), and every value is one `decode`
@@ -547,6 +557,10 @@ fn event(f: &mut Fields<'_>, seen: u32, tables: &Tables) -> Option<Event> {
             scores: f.scores.take(),
             order: f.order.take(),
         }),
+        RESULT => Kind::Result(GameResult {
+            totals: f.totals.take(),
+            winners: f.winners.take(),
+        }),
         _ => return None,
     };
     Some(Event {
@@ -605,6 +619,10 @@ mod tests {
         r#"{"game":"g1","seq":11,"type":"reshuffle"}"#,
         r#"{"game":"g1","seq":12,"type":"end","hand":1,"winners":["a"],"scores":{"a":0,"b":-12},"order":["a","b"]}"#,
         r#"{"game":"g1","seq":13,"type":"end","hand":2}"#,
+        r#"{"game":"g1","seq":14,"type":"result","winners":["a"]}"#,
+        r#"{"game":"g1","seq":14,"type":"result","ts":"2026-10-29T21:46:12.981Z","totals":{"a":206,"b":-3},"winners":["b","a"]}"#,
+        r#"{"game":"g1","seq":14,"type":"result","totals":{},"winners":[]}"#,
+        r#"{"game":"g1","seq":14,"type":"result"}"#,
         r#"{"game":"g1","seq":2,"type":"play","player":"a","card":"TH","x_latency_ms":378}"#,
         r#"{"x_a":"b","game":"g1","seq":2,"type":"pass","player":"a","x_zzzzzzzzzz":null,"x_t":true}"#,
         r#"{"game":"g1","seq":1,"type":"deal","hand":1,"dealer":"a","hands":{"a":["4S","3H"],"b":["8H","8D"]},"starter":"KD","stock":["TD"]}"#,
@@ -615,8 +633,12 @@ mod tests {
     /// Lines the full path reports on, or that it keeps as written: left to it.
     const LEFT: &[&str] = &[
         r#"{"game":"g1","seq":0,"type":"game","format":"haftkhabis/1","ruleset":"bazito","players":["a","b"]}"#,
-        r#"{"game":"g1","seq":9,"type":"result","winners":["a"]}"#,
         r#"{"game":"g1","seq":9,"type":"abort","reason":"x"}"#,
+        r#"{"game":"g1","seq":9,"type":"result","totals":{"a":1.5}}"#,
+        r#"{"game":"g1","seq":9,"type":"result","totals":{"a":1,"a":2}}"#,
+        r#"{"game":"g1","seq":9,"type":"result","scores":{"a":1}}"#,
+        r#"{"game":"g1","seq":9,"type":"result","winners":"a"}"#,
+        r#"{"game":"g1","seq":9,"type":"end","hand":1,"totals":{"a":1}}"#,
         r#"{"game":"g1","seq":2,"type":"play","player":"a","card":"10H"}"#,
         r#"{"game":"g1","seq":2,"type":"play","player":"a","card":"TH","suit":"hearts"}"#,
         r#"{"game":"g1","seq":2,"type":"play","player":"a","card":"TH","suit":null}"#,

@@ -3236,7 +3236,10 @@ impl Table {
         if let Some(order) = &event.order {
             let same = outcome.order.as_ref().is_some_and(|computed| {
                 computed.len() == order.len()
-                    && computed.iter().zip(order).all(|(c, o)| c.as_str() == o.as_str())
+                    && computed
+                        .iter()
+                        .zip(order)
+                        .all(|(c, o)| c.as_str() == o.as_str())
             });
             if !same {
                 self.flag(

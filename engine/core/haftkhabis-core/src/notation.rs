@@ -470,7 +470,7 @@ struct Slots {
     hand: Option<u64>,
     player: Option<Text>,
     dealer: Option<Text>,
-    hands: Option<Vec<(String, Vec<Card>)>>,
+    hands: Option<Vec<(Text, Vec<Card>)>>,
     starter: Option<Card>,
     starter_unreadable: bool,
     stock: Option<Vec<Card>>,
@@ -610,7 +610,7 @@ impl Reader {
         Err(SetAside)
     }
 
-    fn hands(&mut self, value: &Value) -> Step<Vec<(String, Vec<Card>)>> {
+    fn hands(&mut self, value: &Value) -> Step<Vec<(Text, Vec<Card>)>> {
         let Some(entries) = value.dict_entries() else {
             self.issue(format_args!(
                 "'hands' must map player ids to lists of cards, got {}",
@@ -633,7 +633,7 @@ impl Reader {
             for (i, item) in items.iter().enumerate() {
                 held.push(self.card(item, At::Hand(player, i))?);
             }
-            hands.push((player.to_owned(), held));
+            hands.push((Text::from(player), held));
         }
         Ok(hands)
     }
@@ -1558,8 +1558,8 @@ mod tests {
         assert_eq!(
             deal.hands,
             vec![
-                ("a".to_string(), vec![card("9C")]),
-                ("b".to_string(), vec![card("8C")])
+                (Text::from("a"), vec![card("9C")]),
+                (Text::from("b"), vec![card("8C")])
             ]
         );
     }

@@ -714,11 +714,7 @@ fn hand_row(record: &HandRecord, tally: &HandTally, players: usize) -> HandRow {
     }
 }
 
-fn player_rows_of(
-    record: &HandRecord,
-    tally: &HandTally,
-    players: &[Text],
-) -> Vec<HandPlayerRow> {
+fn player_rows_of(record: &HandRecord, tally: &HandTally, players: &[Text]) -> Vec<HandPlayerRow> {
     let outcome = record.outcome.as_ref();
     let n = players.len() as i64;
     let first_seat = players.iter().position(|p| *p == record.first_player);
