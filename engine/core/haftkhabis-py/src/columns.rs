@@ -31,7 +31,11 @@ pub struct ColumnBuffer {
 }
 
 impl ColumnBuffer {
-    fn bytes(values: Vec<u8>) -> Self {
+    /// A vector's values, its spare capacity given back first: the buffer may outlive the
+    /// batch by a while (a writer gathers batches into row groups), and a vector grown by
+    /// doubling can hold twice what it uses (glibc shrinks it in place).
+    fn bytes(mut values: Vec<u8>) -> Self {
+        values.shrink_to_fit();
         ColumnBuffer {
             owned: Owned::Bytes(values),
         }
@@ -112,6 +116,7 @@ impl Validity {
 /// Fixed-width values, moved into a buffer in Arrow's little-endian layout.
 fn buffer_of<T: Primitive>(values: &mut Vec<T>) -> ColumnBuffer {
     let mut values = std::mem::take(values);
+    values.shrink_to_fit(); // as in `ColumnBuffer::bytes`
     for value in &mut values {
         *value = value.to_le(); // nothing to do on a little-endian machine
     }
