@@ -107,6 +107,11 @@ fn ruleset_dict<'py>(py: Python<'py>, rules: &Ruleset) -> PyResult<Bound<'py, Py
 mod columns;
 mod convert;
 mod ingest;
+/// The core's allocations go to jemalloc on Linux (why: `Cargo.toml`).
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 mod specs;
 mod table;
 mod validation;
