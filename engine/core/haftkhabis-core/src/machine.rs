@@ -608,10 +608,16 @@ fn claim_equals(claim: &[(String, Points)], computed: &[(Text, i64)]) -> bool {
     })
 }
 
+/// Claimed and computed names compare as sets.
 fn same_set<A: AsRef<str>, B: AsRef<str>>(a: &[A], b: &[B]) -> bool {
-    let within = |x: &str, ys: &[B]| ys.iter().any(|y| y.as_ref() == x);
-    let within_a = |y: &str| a.iter().any(|x| x.as_ref() == y);
-    a.iter().all(|x| within(x.as_ref(), b)) && b.iter().all(|y| within_a(y.as_ref()))
+    let a_in_b = a.iter().all(|x| b.iter().any(|y| y.as_ref() == x.as_ref()));
+    let b_in_a = b.iter().all(|y| a.iter().any(|x| x.as_ref() == y.as_ref()));
+    a_in_b && b_in_a
+}
+
+/// Claimed and computed names compare as lists (a finishing order).
+fn same_list<A: AsRef<str>, B: AsRef<str>>(a: &[A], b: &[B]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.as_ref() == y.as_ref())
 }
 
 /// Cards sorted the way the notation spells them (as Python sorts card strings).
@@ -3234,13 +3240,10 @@ impl Table {
         // "`order` null otherwise", "`scores` null … in elimination play": where nothing
         // is computed, any claim differs, an empty one too
         if let Some(order) = &event.order {
-            let same = outcome.order.as_ref().is_some_and(|computed| {
-                computed.len() == order.len()
-                    && computed
-                        .iter()
-                        .zip(order)
-                        .all(|(c, o)| c.as_str() == o.as_str())
-            });
+            let same = outcome
+                .order
+                .as_ref()
+                .is_some_and(|computed| same_list(computed, order));
             if !same {
                 self.flag(
                     Code::WinnerMismatch,
