@@ -36,7 +36,7 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -62,6 +62,11 @@ class Run:
     peak_rss: int
     returncode: int
     peak_pss: int = 0
+    #: each process's own peak resident set (pid → bytes), and the tree's resident sets
+    #: once a second ([seconds, total, {pid: bytes}]): where the peak is, and whether it
+    #: is flat in time
+    peaks_by_process: dict[int, int] = field(default_factory=dict)
+    timeline: list[tuple[float, int, dict[int, int]]] = field(default_factory=list)
 
 
 def measure(command: list[str], env: dict[str, str] | None = None) -> Run:
@@ -69,13 +74,23 @@ def measure(command: list[str], env: dict[str, str] | None = None) -> Run:
     started = time.monotonic()
     process = subprocess.Popen(command, cwd=REPO, env=dict(os.environ, **(env or {})))
     peak = peak_pss = 0
+    peaks: dict[int, int] = {}
+    timeline: list[tuple[float, int, dict[int, int]]] = []
     done = threading.Event()
 
     def sample() -> None:
         nonlocal peak, peak_pss
+        next_mark = 0.0
         while not done.is_set():
-            rss, pss = _tree_memory(process.pid)
+            each, pss = _tree_memory(process.pid)
+            rss = sum(each.values())
             peak, peak_pss = max(peak, rss), max(peak_pss, pss)
+            for pid, size in each.items():
+                peaks[pid] = max(peaks.get(pid, 0), size)
+            now = time.monotonic() - started
+            if now >= next_mark:
+                timeline.append((round(now, 2), rss, each))
+                next_mark = now + 1.0
             time.sleep(0.05)
 
     sampler = threading.Thread(target=sample, daemon=True)
@@ -83,11 +98,12 @@ def measure(command: list[str], env: dict[str, str] | None = None) -> Run:
     code = process.wait()
     done.set()
     sampler.join()
-    return Run(time.monotonic() - started, peak, code, peak_pss)
+    return Run(time.monotonic() - started, peak, code, peak_pss, peaks, timeline)
 
 
-def _tree_memory(root: int) -> tuple[int, int]:
-    """The resident and proportional set sizes of `root` and its descendants, summed."""
+def _tree_memory(root: int) -> tuple[dict[int, int], int]:
+    """The resident set of `root` and of each of its descendants (pid → bytes), and
+    their proportional set sizes, summed."""
     children: dict[int, list[int]] = {}
     rss: dict[int, int] = {}
     for entry in os.listdir("/proc"):
@@ -103,14 +119,16 @@ def _tree_memory(root: int) -> tuple[int, int]:
         pid = int(entry)
         children.setdefault(int(fields[1]), []).append(pid)
         rss[pid] = pages * os.sysconf("SC_PAGE_SIZE")
-    total = pss = 0
+    each: dict[int, int] = {}
+    pss = 0
     stack = [root]
     while stack:
         pid = stack.pop()
-        total += rss.get(pid, 0)
-        pss += _pss(pid) if pid in rss else 0
+        if pid in rss:
+            each[pid] = rss[pid]
+            pss += _pss(pid)
         stack.extend(children.get(pid, []))
-    return total, pss
+    return each, pss
 
 
 def _pss(pid: int) -> int:
@@ -266,6 +284,9 @@ def main() -> None:
     print(f"haftkhabis ingest: {ours.seconds:.1f}s (exit {ours.returncode}), "
           f"peak {ours.peak_rss / 2**20:.0f} MiB (PSS {ours.peak_pss / 2**20:.0f} MiB)",
           flush=True)
+    print("  each process's own peak: " + ", ".join(
+        f"{pid} {size / 2**20:.0f} MiB" for pid, size in ours.peaks_by_process.items()
+        if size > 32 * 2**20), flush=True)
     latency = leaderboard_latency(warehouse) if ours.returncode == 0 else {}
 
     ours_rate = facts["lines"] / ours.seconds

@@ -83,9 +83,13 @@ CLOSE_WINDOW = 20_000
 #: lines a worker reads without a line of an open game before the engine judges the game
 #: as it stands (a log with a gap never closes); should more of it come, it is merged
 IDLE_WINDOW = 250_000
-#: rows (of every game table, all partitions together) the engine gathers before it hands
-#: them over as column batches
+#: rows (of every game table, all partitions together) the engine holds in its column
+#: builders; past it, it hands over the partitions holding the most until half is left
 FLUSH_ROWS = 65_536
+#: the wide tables, whose batches a worker writes as row groups as they come (the engine
+#: gathered them, per partition); the narrow ones' batches are small, and their writers
+#: gather them into row groups of `store.ROW_BUFFER` rows
+WRITTEN_AS_HANDED = frozenset({"events"})
 #: a window that never passes (a merge replays one whole game)
 _NEVER = 2**64 - 1
 #: seconds between progress messages from a worker
@@ -355,7 +359,11 @@ class ShardWorker:
     def _write(ruleset: str, month: str, tables: dict[str, Any],
                writers: dict[str, PartWriter]) -> None:
         for name, columns in tables.items():
-            writers[name].add_table((ruleset, month), to_table(name, columns))
+            writer, table = writers[name], to_table(name, columns)
+            if name in WRITTEN_AS_HANDED:
+                writer.add_group((ruleset, month), table)
+            else:
+                writer.add_table((ruleset, month), table)
 
     def _progress(self, lines: int, games: int, violations: int) -> None:
         self.counts.lines, self.counts.games, self.counts.violations = lines, games, violations

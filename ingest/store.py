@@ -84,6 +84,11 @@ ROWS_PER_GROUP = 131_072
 ROW_BUFFER = {"events": 65_536, "hand_players": 65_536, "hands": 32_768, "games": 16_384,
               "violations": 16_384, "quarantine": 4_096, "batches": 1_024}
 ROWS_PER_FILE = 4_000_000
+#: batches a writer keeps apart in one partition before it gathers them into one: every
+#: batch's arrays and buffers carry their own bookkeeping (a few KiB), so the batches of a
+#: table whose rows are rare (`violations`: a few per game handed over) must not pile up
+#: until the end of the input (measured: 25 MiB a worker at a million hands)
+COMBINE_BATCHES = 64
 #: a part is closed after this many row groups: an open Parquet writer keeps every row
 #: group's metadata in memory, and many partitions make small row groups
 GROUPS_PER_FILE = 256
@@ -703,7 +708,10 @@ class PartWriter:
         if data.num_rows >= self.rows_per_group and partition not in self.tables:
             self._write(partition, data)
             return
-        self.tables.setdefault(partition, []).append(data)
+        tables = self.tables.setdefault(partition, [])
+        tables.append(data)
+        if len(tables) >= COMBINE_BATCHES:
+            tables[:] = [pa.concat_tables(tables).combine_chunks()]
         pending = self.pending[partition] = self.pending.get(partition, 0) + data.num_rows
         self.buffered += data.num_rows
         if pending >= self.rows_per_group:
@@ -711,6 +719,13 @@ class PartWriter:
         elif self.buffered > self.rows_per_group:
             # as in `add`: one buffer's worth across every partition, not one each
             self._write_tables(max(self.pending, key=self.pending.__getitem__))
+
+    def add_group(self, partition: tuple[str, ...], data: pa.Table) -> None:
+        """Write already-columnar rows as row groups now, not buffered: for batches that
+        are gathered upstream (the engine's, `Ingestor`), where a buffer here would
+        hold every row twice."""
+        if data.num_rows:
+            self._write(partition, data)
 
     def _write_tables(self, partition: tuple[str, ...]) -> None:
         tables = self.tables.pop(partition)

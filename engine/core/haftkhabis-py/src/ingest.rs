@@ -393,8 +393,12 @@ struct Tally {
 }
 
 /// Replays one shard of a batch (a spool, or lines handed in) and hands each judged
-/// game's rows to `sink(ruleset, month, tables)` in column batches of about
-/// `flush_rows` rows per partition.
+/// game's rows to `sink(ruleset, month, tables)` in column batches, one partition at a
+/// time: the rows wait in the partition's builders (contiguous, one buffer a column)
+/// until `flush_rows` rows are held across every partition, then the partition holding
+/// the most is handed over. A batch is thus about twice one partition's share of the
+/// rows held, large enough for its writer to write it as a row group at once, and memory
+/// is bounded by `flush_rows` whatever the number of partitions.
 #[pyclass(module = "engine._core")]
 pub struct Ingestor {
     inner: validator::Validator,
@@ -408,18 +412,19 @@ pub struct Ingestor {
 }
 
 impl Ingestor {
-    /// Lay a judged game's rows into its partition; true when the rows held (across
-    /// every partition: memory is bounded by one batch, not one per partition) are due.
-    fn take(&mut self, verdict: GameVerdict) -> bool {
+    /// Lay a judged game's rows into its partition; the partition's key when its
+    /// `events.raw` nears what one Arrow string column can address (its offsets are
+    /// 32-bit), so that it is handed over at once.
+    fn take(&mut self, verdict: GameVerdict) -> Option<(String, String)> {
         let rows = GameRows::build(verdict);
         self.tally.games += 1;
         self.tally.violations += rows.violations.len() as u64;
         let key = (rows.ruleset.clone(), rows.month.clone());
-        let partition = self.partitions.entry(key).or_default();
+        let partition = self.partitions.entry(key.clone()).or_default();
         let before = partition.rows;
         partition.add(&rows, self.batch);
         self.held += partition.rows - before;
-        self.held >= self.flush_rows || partition.events.raw.data_len() >= (1 << 30)
+        (partition.events.raw.data_len() >= (1 << 30)).then_some(key)
     }
 
     fn hand_over(
@@ -429,8 +434,29 @@ impl Ingestor {
         sink: &Bound<'_, PyAny>,
     ) -> PyResult<()> {
         if let Some(mut partition) = self.partitions.remove(key) {
+            self.held = self.held.saturating_sub(partition.rows);
             let tables = partition.export(py)?;
             sink.call1((key.0.as_str(), key.1.as_str(), tables))?;
+        }
+        Ok(())
+    }
+
+    /// Hand over the partition holding the most rows (the first in partition order of
+    /// those that hold as many) while `flush_rows` rows or more are held: each partition
+    /// grows until it is the largest, so a batch is about twice a partition's average
+    /// share of `flush_rows`.
+    fn hand_over_largest(&mut self, py: Python<'_>, sink: &Bound<'_, PyAny>) -> PyResult<()> {
+        while self.held >= self.flush_rows {
+            let largest = self
+                .partitions
+                .iter()
+                .max_by(|a, b| a.1.rows.cmp(&b.1.rows).then_with(|| b.0.cmp(a.0)))
+                .map(|(key, _)| key.clone());
+            let Some(key) = largest else {
+                self.held = 0;
+                break;
+            };
+            self.hand_over(py, &key, sink)?;
         }
         Ok(())
     }
@@ -442,8 +468,11 @@ impl Ingestor {
         sink: &Bound<'_, PyAny>,
     ) -> PyResult<()> {
         for verdict in verdicts {
-            if self.take(verdict) {
-                self.hand_over_all(py, sink)?;
+            if let Some(full) = self.take(verdict) {
+                self.hand_over(py, &full, sink)?;
+            }
+            if self.held >= self.flush_rows {
+                self.hand_over_largest(py, sink)?;
             }
         }
         Ok(())
@@ -456,7 +485,6 @@ impl Ingestor {
         for key in keys {
             self.hand_over(py, &key, sink)?;
         }
-        self.held = 0;
         Ok(())
     }
 
