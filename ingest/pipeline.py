@@ -84,7 +84,7 @@ CLOSE_WINDOW = 20_000
 #: as it stands (a log with a gap never closes); should more of it come, it is merged
 IDLE_WINDOW = 250_000
 #: rows (of every game table, all partitions together) the engine holds in its column
-#: builders; past it, it hands over the partitions holding the most until half is left
+#: builders; past it, it hands over the partition holding the most (`Ingestor`)
 FLUSH_ROWS = 65_536
 #: the wide tables, whose batches a worker writes as row groups as they come (the engine
 #: gathered them, per partition); the narrow ones' batches are small, and their writers

@@ -471,9 +471,7 @@ impl Ingestor {
             if let Some(full) = self.take(verdict) {
                 self.hand_over(py, &full, sink)?;
             }
-            if self.held >= self.flush_rows {
-                self.hand_over_largest(py, sink)?;
-            }
+            self.hand_over_largest(py, sink)?;
         }
         Ok(())
     }
