@@ -4,19 +4,14 @@ behind `st.cache_data`. No Streamlit here, so the CLI (`haftkhabis report --ware
 the benchmark use it too. SQL values are always bound parameters; only column lists
 chosen here are interpolated.
 
-The connection is `ingest.queries`' in substance: the snapshot the latest `batches` row
-pins (`ingest.store.Warehouse.snapshot`), the same tables and the same named views
+The connection is `ingest.queries`' (`attach_snapshot`): the snapshot the latest `batches`
+row pins (`ingest.store.Warehouse.snapshot`), the same tables and the same named views
 (`ingest.queries.VIEWS`), built and locked by `ingest.sandbox` (no temp directory, external
-access disabled, configuration locked), and every statement passes the sandbox's check
-(one SELECT) under its time limit. It differs in how DuckDB reads the tables: with its own
-Parquet reader over the snapshot's files — those files, named one by one, are the only
-ones it may open (`allowed_paths`; no directory is allowed, so it cannot create a file
-anywhere; DuckDB does not tell reading them from overwriting them, so what keeps them
-unwritten is that every statement must pass the sandbox's check, a SELECT) — instead of
-through pyarrow datasets. At a million hands that is five to ten
-times faster (late materialisation, row group pruning, parallel scans), and plain views
-reach every cursor, so sessions query in parallel instead of taking turns on one
-connection.
+access disabled, configuration locked; DuckDB's own Parquet reader over the snapshot's
+files, which are the only ones it may open), and every statement passes the sandbox's
+check (one SELECT) under its time limit. Each statement runs on its own cursor, so
+sessions query in parallel instead of taking turns on one connection; on S3 the tables
+are therefore materialised once (pyarrow datasets are seen by one connection only).
 """
 
 from __future__ import annotations
@@ -31,8 +26,7 @@ import duckdb
 import polars as pl
 
 from ingest import sandbox
-from ingest.queries import VIEWS
-from ingest.schema import TABLES
+from ingest.queries import attach_snapshot
 from ingest.storage import is_remote
 from ingest.store import Snapshot, Warehouse, WarehouseError
 
@@ -101,64 +95,19 @@ def commit_marker(root: Path | str) -> int | None:
         return None
 
 
-def _quote(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
-
-
 def connect(root: Path | str) -> Reader:
     """Open the latest committed snapshot of the warehouse at `root`, read-only."""
-    if is_remote(root):
-        return _connect_remote(str(root))
     store = Warehouse(str(root))
     marker = commit_marker(root)  # before the snapshot: a commit in between is seen later
+    con = sandbox.connect(sandbox.DASHBOARD_LIMITS)
     try:
         snapshot = store.snapshot()
+        readable = attach_snapshot(con, store, snapshot, shared=True)
     except WarehouseError as exc:
+        con.close()
         raise WarehouseMissing(str(exc)) from None
-    con = sandbox.connect(sandbox.DASHBOARD_LIMITS)
-    folder = str(Path(root).resolve())
-    readable: list[str] = []
-    for name, spec in TABLES.items():
-        files = [str(Path(uri.removeprefix("file://")).resolve())
-                 for uri in store.table(name, snapshot.versions[name]).file_uris()]
-        if any(not f.startswith(folder + "/") for f in files):
-            raise WarehouseMissing(f"{root}: table {name} names files outside the warehouse")
-        readable += files
-        if files:
-            hive = ", ".join(f"{_quote(c)}: 'VARCHAR'" for c in spec.partition_by)
-            options = f", hive_partitioning = true, hive_types = {{{hive}}}" if hive else ""
-            con.execute(
-                f"CREATE VIEW {name} AS SELECT {', '.join(spec.schema.names)} FROM read_parquet("
-                f"[{', '.join(_quote(f) for f in files)}]{options})")
-        else:  # an empty table: DuckDB cannot read_parquet no file
-            con.register("empty_table", spec.schema.empty_table())
-            con.execute(f"CREATE TABLE {name} AS SELECT * FROM empty_table")
-            con.unregister("empty_table")
-    for name, body in VIEWS.items():
-        con.execute(f"CREATE VIEW {name} AS {body}")
     sandbox.lock(con, readable=readable)
-    return Reader(con, snapshot, Path(root), marker=marker)
-
-
-def _connect_remote(root: str) -> Reader:
-    """A warehouse on S3: DuckDB has no file access of its own, so pyarrow reads the
-    snapshot's parts as datasets (as `ingest.queries.open_warehouse` does), each table
-    materialised once as an Arrow table so every cursor can read it."""
-    marker = commit_marker(root)
-    store = Warehouse(root)
-    try:
-        snapshot = store.snapshot()
-    except WarehouseError as exc:
-        raise WarehouseMissing(str(exc)) from None
-    con = sandbox.connect(sandbox.DASHBOARD_LIMITS)
-    for name in TABLES:
-        con.register("remote_table", store.dataset(name, snapshot.versions[name]).to_table())
-        con.execute(f"CREATE TABLE {name} AS SELECT * FROM remote_table")
-        con.unregister("remote_table")
-    for name, body in VIEWS.items():
-        con.execute(f"CREATE VIEW {name} AS {body}")
-    sandbox.lock(con, readable=[])
-    return Reader(con, snapshot, root, marker=marker)
+    return Reader(con, snapshot, root if is_remote(root) else Path(root), marker=marker)
 
 
 # ------------------------------------------------------------------------ filters

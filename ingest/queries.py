@@ -1,11 +1,17 @@
 """The committed warehouse as read-only DuckDB views, and the named views built on them.
 
-`open_warehouse()` reads the latest `batches` row, opens every table at the Delta version
-that batch recorded (so a batch being committed meanwhile is invisible until its last
-commit lands), and hands the tables to an in-memory DuckDB as Arrow datasets. DuckDB reads
-them through pyarrow and gets no file access of its own: the connection is built and locked
-by `ingest.sandbox`, and SQL from outside this code base runs through
-`WarehouseReader.query` (one SELECT, under a time, memory and row limit, streamed).
+`open_warehouse()` reads the latest `batches` row and opens every table at the Delta
+version that batch recorded (so a batch being committed meanwhile is invisible until its
+last commit lands). `attach_snapshot()` — the one place both readers the project ships
+(this module's, for the CLI's `query` and `stats`, and `dashboards.data.connect`, for the
+dashboard and the API) build their tables — names a local warehouse's snapshot files to
+DuckDB's own Parquet reader (`read_parquet`, hive partitions), the only files the
+connection may open (`allowed_paths`); so a scan is DuckDB's on those files, with its
+projection, row-group pruning, late materialisation and join filters. A warehouse on S3
+is read through pyarrow datasets instead (DuckDB has no S3 access here: its `httpfs`
+extension is never installed). The connection is built and locked by `ingest.sandbox`,
+and SQL from outside this code base runs through `WarehouseReader.query` (one SELECT,
+under a time, memory and row limit, streamed).
 
 The named views (`VIEWS`) are what the CLI's `stats` commands and the dashboard ask:
 player stats and the leaderboard, a player's figures per play (points or elimination),
@@ -16,17 +22,17 @@ code, ruleset and server build.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 import duckdb
 import pyarrow as pa
-import pyarrow.dataset as pads
 
 from engine import _core
 from ingest import sandbox
 from ingest.schema import TABLES
-from ingest.store import DEFAULT_WAREHOUSE, Snapshot, Warehouse
+from ingest.store import DEFAULT_WAREHOUSE, Snapshot, Warehouse, WarehouseError
 
 VIEWS: dict[str, str] = {
     # `player_stats` is a table (ingest/summaries.py), refreshed with every batch
@@ -168,7 +174,6 @@ class WarehouseReader:
     con: duckdb.DuckDBPyConnection
     snapshot: Snapshot
     root: str
-    datasets: dict[str, pads.Dataset] = field(default_factory=dict)
     limits: sandbox.Limits = sandbox.QUERY_LIMITS
 
     def query(self, query: str, limits: sandbox.Limits | None = None) -> sandbox.Result:
@@ -199,21 +204,65 @@ def open_warehouse(root: str = DEFAULT_WAREHOUSE, *, threads: int | None = None,
                    storage_options: Mapping[str, str] | None = None) -> WarehouseReader:
     """The latest committed snapshot of the warehouse at `root` (a folder or
     `s3://bucket/prefix`) as DuckDB views, in a sandboxed connection (`ingest.sandbox`)
-    with no file access: pyarrow reads the parts, wherever they are."""
+    that may open the snapshot's part files and nothing else (`attach_snapshot`)."""
     store = Warehouse(root, storage_options)
     snapshot = store.snapshot()
     if threads is not None:
         limits = replace(limits, threads=threads)
     con = sandbox.connect(limits)
-    datasets = {}
-    for name in TABLES:
-        dataset = store.dataset(name, snapshot.versions[name])
-        datasets[name] = dataset
-        con.register(name, dataset)
+    readable = attach_snapshot(con, store, snapshot, shared=False)
+    sandbox.lock(con, readable=readable)
+    return WarehouseReader(con, snapshot, store.root, limits)
+
+
+def attach_snapshot(con: duckdb.DuckDBPyConnection, store: Warehouse, snapshot: Snapshot, *,
+                    shared: bool) -> list[str]:
+    """Make every table of `snapshot` and the named views (`VIEWS`) queryable on `con`
+    (not yet locked); return the files DuckDB must be allowed to read (`sandbox.lock`).
+
+    A local warehouse: a view per table over DuckDB's `read_parquet` of the snapshot's part
+    files, named one by one (each must lie inside the warehouse folder, else
+    `WarehouseError`), partition columns from their hive paths. No directory is allowed,
+    so no file can be created anywhere; DuckDB does not tell reading an allowed file from
+    overwriting it, so what keeps the parts unwritten is that every statement from outside
+    must pass the sandbox's check (one SELECT: no `COPY`). On S3: pyarrow datasets,
+    which only the connection itself sees; `shared` (every cursor must see the tables, as
+    the dashboard's sessions each query on their own) materialises them instead."""
+    readable: list[str] = []
+    for name, spec in TABLES.items():
+        version = snapshot.versions[name]
+        if not store.location.local:
+            dataset = store.dataset(name, version)
+            if shared:
+                con.register("remote_table", dataset.to_table())
+                con.execute(f"CREATE TABLE {name} AS SELECT * FROM remote_table")
+                con.unregister("remote_table")
+            else:
+                con.register(name, dataset)
+            continue
+        folder = str(Path(store.root).resolve())
+        files = [str(Path(uri.removeprefix("file://")).resolve())
+                 for uri in store.table(name, version).file_uris()]
+        if any(not f.startswith(folder + "/") for f in files):
+            raise WarehouseError(f"{store.root}: table {name} names files outside the warehouse")
+        readable += files
+        if files:
+            hive = ", ".join(f"{_quote(c)}: 'VARCHAR'" for c in spec.partition_by)
+            options = f", hive_partitioning = true, hive_types = {{{hive}}}" if hive else ""
+            con.execute(
+                f"CREATE VIEW {name} AS SELECT {', '.join(spec.schema.names)} FROM read_parquet("
+                f"[{', '.join(_quote(f) for f in files)}]{options})")
+        else:  # an empty table: DuckDB cannot read_parquet no file
+            con.register("empty_table", spec.schema.empty_table())
+            con.execute(f"CREATE TABLE {name} AS SELECT * FROM empty_table")
+            con.unregister("empty_table")
     for name, body in VIEWS.items():
         con.execute(f"CREATE VIEW {name} AS {body}")
-    sandbox.lock(con)
-    return WarehouseReader(con, snapshot, store.root, datasets, limits)
+    return readable
+
+
+def _quote(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
 
 
 def scan_polars(root: str, table: str,

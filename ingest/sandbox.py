@@ -9,7 +9,8 @@ statement that did not come from this code base goes through `run()`:
   become readable and writable), no spilling, no extension auto-loading and no Python
   replacement scans; then the paths that could show up in `duckdb_settings()` are cleared,
   external access is disabled and the configuration locked. The only files a connection may
-  ever open are the ones `lock(readable=…)` names (the dashboard's snapshot part files).
+  ever open are the ones `lock(readable=…)` names (the snapshot's part files,
+  `ingest.queries.attach_snapshot`).
 - **One SELECT.** `check()` parses the text with DuckDB's own parser
   (`duckdb.extract_statements`) and allows exactly one statement, a `SELECT` (which
   includes `FROM …`, `VALUES`, `DESCRIBE`, `SUMMARIZE`, `SHOW`) or an `EXPLAIN [ANALYZE]` of
