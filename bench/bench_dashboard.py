@@ -229,7 +229,7 @@ def measure(warehouse: Path, steps: int) -> dict[str, Any]:
         st.cache_data.clear()
         at.query_params.clear()
         at.query_params.update({k: v.format(**values) for k, v in params.items()})
-        at.switch_page(f"pages/{page}.py")
+        at.switch_page(f"app_pages/{page}.py")
         first = _timed(at.run)
         again = _timed(at.run)
         assert not at.exception, (label, [e.value for e in at.exception])
@@ -241,7 +241,7 @@ def measure(warehouse: Path, steps: int) -> dict[str, Any]:
     cache.reload()  # the replay's game not yet read nor replayed
     at.query_params.clear()
     at.query_params.update({"game": game, "hand": str(hand), "step": "1"})
-    at.switch_page("pages/replay.py")
+    at.switch_page("app_pages/replay.py")
     open_replay = _timed(at.run)
     assert not at.exception
     clicks = []

@@ -14,7 +14,7 @@ from cli.terminal import shown
 from engine import _core
 
 if TYPE_CHECKING:
-    from dashboards.game_replay import GameReplay, ReplayStep
+    from engine.replay import GameReplay, ReplayStep
 
 STATUS_STYLE = {
     "compliant": "green",

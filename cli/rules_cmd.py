@@ -181,6 +181,8 @@ def what_if(
     seq: Annotated[int, typer.Option("--seq", help="The step to replace.")],
     move: Annotated[list[str] | None, typer.Option("--move", "-m", help="A move: 7C, JS/H, 2D>lale, draw, pass (repeatable, in order).")] = None,
     json: Annotated[bool, typer.Option("--json", help="One JSON object.")] = False,
+    player: Annotated[str | None, typer.Option("--player", metavar="ID", help=(
+        "This player's view: their own moves only, no draw, nothing they could not see."))] = None,
 ) -> None:
     """At step SEQ, play other moves than the recorded one and see what follows.
 
@@ -190,7 +192,7 @@ def what_if(
     from engine.whatif import WhatIfError, what_if_paths
 
     try:
-        result = what_if_paths(paths, game, seq, move or [])
+        result = what_if_paths(paths, game, seq, move or [], player)
     except (FileNotFoundError, WhatIfError) as exc:
         raise _fail(str(exc)) from None
     if json:
@@ -201,7 +203,7 @@ def what_if(
     console.print(f"{game} seq {seq} (hand {result.hand}): recorded "
                   f"{escape(orjson.dumps(recorded).decode())}")
     for v in result.recorded_violations:
-        console.print(f"  ✗ {v['code']}: {escape(v['message'])}")
+        console.print(f"  ✗ {v['code']}" + (f": {escape(v['message'])}" if v["message"] else ""))
     console.print(f"legal instead: {' '.join(str(m) for m in result.alternatives) or 'nothing'}")
     for step in result.steps:
         state = step.state

@@ -1,5 +1,5 @@
 """Where `replay` and `report` find a game: log files (as given on the command line) or the
-warehouse's stored lines. Both give a `dashboards.game_replay.GameReplay`, so a step is
+warehouse's stored lines. Both give a `engine.replay.GameReplay`, so a step is
 numbered the same way in the CLI, the dashboard, the report and the API."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from dashboards.game_replay import GameReplay, LineLookup
+    from engine.replay import GameReplay, LineLookup
 
 
 class SourceError(Exception):
@@ -25,8 +25,8 @@ def from_logs(paths: list[str], game: str, *, digest: bool = False) -> GameRepla
     """`game` replayed from log files, directories or `-`. With `digest`, every line is
     read through Python so the report can name the game's sha256; without it the core reads
     the files itself (fast) and set-aside lines are read back one by one when shown."""
-    from dashboards.game_replay import build_replay, replay_lines
     from engine import _core
+    from engine.replay import build_replay, replay_lines
 
     if digest:
         replay = replay_lines(log_lines(paths), game)
@@ -44,7 +44,7 @@ def from_logs(paths: list[str], game: str, *, digest: bool = False) -> GameRepla
 def from_warehouse(warehouse: str, game: str) -> GameReplay:
     """`game` replayed from the lines the warehouse stored for it."""
     from dashboards import data
-    from dashboards.game_replay import replay_lines
+    from engine.replay import replay_lines
 
     try:
         reader = data.connect(Path(warehouse).expanduser())

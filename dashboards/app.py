@@ -15,7 +15,10 @@ from dashboards import cache
 from dashboards.settings import warehouse_dir
 
 HERE = Path(__file__).parent
-PAGES = HERE / "pages"
+# Not `pages/`: Streamlit runs a folder of that name beside the entry script as pages of
+# their own, without this script (no layout, no navigation), for a session whose first URL
+# names one of them before any session has run this script.
+PAGES = HERE / "app_pages"
 
 st.set_page_config(page_title="Haft Khabis logs", page_icon=":material/playing_cards:", layout="wide")
 
@@ -32,8 +35,17 @@ pages = {
         st.Page(PAGES / "check_log.py", title="Check a log", icon=":material/upload_file:", url_path="check"),
     ],
 }
+#: session state: how many script runs this session has made (the run marker's number)
+RUNS = "app_runs"
+
 page = st.navigation(pages)
 st.sidebar.caption(f"Warehouse: `{warehouse_dir()}` (read-only)")
 st.sidebar.button("Reload warehouse", on_click=cache.reload, icon=":material/refresh:",
                   help="Read the latest committed batch (after a new `haftkhabis ingest`).")
-page.run()
+run = st.session_state[RUNS] = st.session_state.get(RUNS, 0) + 1
+try:
+    page.run()
+finally:
+    # The run's last element, after everything the page drew (also when it stopped early):
+    # a browser that sees this number, and no element left stale, sees this run whole.
+    st.sidebar.html(f'<span data-hk-run="{run}" hidden></span>')

@@ -15,11 +15,13 @@ from typing import Any
 
 import streamlit as st
 
-from dashboards import data, game_replay, inference, upload
-from dashboards.game_replay import GameReplay
+from dashboards import data, inference, upload
 from dashboards.report import render_hand_report
 from dashboards.settings import warehouse_dir
 from dashboards.upload import UploadCheck
+from engine import replay as game_replay
+from engine.player_view import public_replay
+from engine.replay import GameReplay
 from engine.whatif import WhatIf
 
 
@@ -118,25 +120,37 @@ def query(name: str, *args: Any) -> Any:
 
 
 @st.cache_resource(max_entries=32, show_spinner="Replaying the game…")
-def _replay(root: str, batch: int, game: str, _current: data.Reader) -> GameReplay | None:
+def _replay(root: str, batch: int, game: str, viewer: str | None, _current: data.Reader) -> GameReplay | None:
+    if viewer is not None:  # the player view of the support view (`engine.player_view`)
+        whole = _replay(root, batch, game, None, _current)
+        return None if whole is None else public_replay(whole, viewer)
     del root, batch
     return game_replay.replay_lines(data.game_lines(_current, game), game)
 
 
-def replay_game(game: str) -> GameReplay | None:
-    """A warehouse game replayed from its raw lines, every step recorded."""
+def replay_game(game: str, viewer: str | None = None) -> GameReplay | None:
+    """A warehouse game replayed from its raw lines, every step recorded; with `viewer`,
+    what that player could see of it (`engine.player_view.public_replay`)."""
     current = reader()
-    return _replay(str(current.root), current.batch, game, current)
+    return _replay(str(current.root), current.batch, game, viewer, current)
 
+
+def player_replay(game: str, viewer: str) -> GameReplay:
+    """What `viewer` could see of a warehouse game (`replay_game(game, viewer)`, which the
+    page has found to exist)."""
+    found = replay_game(game, viewer)
+    if found is None:
+        raise LookupError(f"no game {game!r} in the warehouse")
+    return found
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
 def _hand_report(root: str, batch: int, game: str, hand: int, seq: int | None, viewer: str | None,
                  _current: data.Reader) -> str:
-    replay = _replay(root, batch, game, _current)
+    replay = _replay(root, batch, game, viewer, _current)
     if replay is None:
         raise ValueError(f"no game {game}")
-    return render_hand_report(replay, hand, seq=seq, viewer=viewer)
+    return render_hand_report(replay, hand, seq=seq)
 
 
 def hand_report(game: str, hand: int, seq: int | None = None, viewer: str | None = None) -> str:
@@ -144,7 +158,6 @@ def hand_report(game: str, hand: int, seq: int | None = None, viewer: str | None
     the support view) — what `haftkhabis report` writes."""
     current = reader()
     return _hand_report(str(current.root), current.batch, game, hand, seq, viewer, current)
-
 
 
 # ------------------------------------------------------------------------ rules: inference, what-if
@@ -164,13 +177,14 @@ def infer_builds(flt: data.GameFilter, per_build: int) -> inference.BuildInferen
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)
-def _what_if(root: str, batch: int, game: str, seq: int, moves: tuple[str, ...]) -> Any:
+def _what_if(root: str, batch: int, game: str, seq: int, moves: tuple[str, ...], viewer: str | None) -> Any:
     del batch
-    return inference.game_what_if(_reader(root), game, seq, moves)
+    return inference.game_what_if(_reader(root), game, seq, moves, viewer)
 
 
-def what_if(game: str, seq: int, moves: tuple[str, ...]) -> WhatIf:
-    """The what-if at a step (`engine.whatif.what_if`), cached per move list."""
+def what_if(game: str, seq: int, moves: tuple[str, ...], viewer: str | None = None) -> WhatIf:
+    """The what-if at a step (`engine.whatif.what_if`), in `viewer`'s player view (None:
+    the support view), cached per move list."""
     current = reader()
-    result: WhatIf = _what_if(str(current.root), current.batch, game, seq, moves)
+    result: WhatIf = _what_if(str(current.root), current.batch, game, seq, moves, viewer)
     return result

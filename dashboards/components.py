@@ -171,16 +171,17 @@ def table_html(
     state: dict[str, Any] | None,
     players: Sequence[str],
     *,
-    viewer: str | None = None,
     played: str | None = None,
     played_by: str | None = None,
     bad: bool = False,
 ) -> str:
-    """Every player's hand (or, with `viewer`, only theirs and the others' card backs),
-    the mover marked and their legal moves highlighted."""
+    """Every player's hand as the state holds it (a hand a player view hides, `None`, as
+    card backs, `hand_sizes` counting them), the mover marked and their legal moves, when
+    the state has them, highlighted."""
     if not state or state.get("hand") is None:
         return f'<div class="hk">{facts_html(state)}</div>'
-    hands: dict[str, list[str]] = state.get("hands", {})
+    hands: dict[str, list[str] | None] = state.get("hands", {})
+    sizes: dict[str, int] = state.get("hand_sizes") or {}
     legal = state.get("legal") or {}
     mover = state.get("mover")
     finished = set(state.get("finished") or [])
@@ -188,13 +189,13 @@ def table_html(
     order = [p for p in players if p in hands] + [p for p in hands if p not in players]
     for player in order:
         cards = hands[player]
+        count = len(cards) if cards is not None else sizes.get(player, 0)
         is_mover = player == mover
-        show = viewer is None or viewer == player
         legal_cards: Collection[str] = legal.get("play", []) if (is_mover and legal.get("player") == player) else ()
-        if show:
+        if cards is not None:
             body = cards_html(cards, legal=legal_cards, played=played if player == played_by else None, bad=bad)
         else:
-            body = backs_html(len(cards))
+            body = backs_html(count)
         tags = []
         if is_mover:
             tags.append("to move")
@@ -202,24 +203,22 @@ def table_html(
             tags.append("dealer")
         if player in finished:
             tags.append("finished")
-        tags.append(f"{len(cards)} card{'s' if len(cards) != 1 else ''}")
+        tags.append(f"{count} card{'s' if count != 1 else ''}")
         marker = "▶ " if is_mover else ""
         rows.append(
             f'<div class="hk-row{" mover" if is_mover else ""}" data-player="{escape(player)}">'
             f'<div class="who">{marker}{escape(player)}<small>{escape(" · ".join(tags))}</small></div>'
             f"<div>{body}</div></div>"
         )
-    footer = ""
-    if legal and not state.get("outcome") and (viewer is None or viewer == legal.get("player")):
-        footer = legal_text(legal)
+    footer = legal_text(legal) if legal and not state.get("outcome") else ""
     return f'<div class="hk">{facts_html(state)}{"".join(rows)}{footer}</div>'
 
 
-def violation_html(violation: Violation, *, redact: bool = False) -> str:
-    """A violation with its code, the rule's one-line explanation and (unless redacted)
-    the validator's specific message."""
+def violation_html(violation: Violation) -> str:
+    """A violation with its code, the rule's one-line explanation and the validator's
+    specific message (unless a player view withheld it)."""
     why = EXPLANATIONS.get(violation.code, "")
-    message = "" if redact else f"<div>{escape(violation.message)}</div>"
+    message = "" if violation.message is None else f"<div>{escape(violation.message)}</div>"
     who = f" ({escape(violation.player)})" if violation.player else ""
     return (
         f'<div class="hk-viol"><code>{escape(violation.code.value)}</code>{who}'
@@ -227,19 +226,20 @@ def violation_html(violation: Violation, *, redact: bool = False) -> str:
     )
 
 
-def verdict_html(violations: Sequence[Violation], *, redact: bool = False) -> str:
+def verdict_html(violations: Sequence[Violation]) -> str:
     if not violations:
         return '<span class="hk-badge hk-ok">✓ legal</span>'
     n = len(violations)
     head = f'<span class="hk-badge hk-bad">✗ {n} violation{"s" if n != 1 else ""}</span>'
-    return head + "".join(violation_html(v, redact=redact) for v in violations)
+    return head + "".join(violation_html(v) for v in violations)
 
 
 def decision_html(
     before: dict[str, Any] | None, actor: str | None, card: str | None, illegal: bool
 ) -> str:
     """The actor's hand just before their move, the legal moves of the player whose turn it
-    was highlighted, the card they chose outlined: "could they have played something else?"."""
+    was highlighted, the card they chose outlined: "could they have played something else?".
+    Nothing when the state does not show the actor's hand (another's, in a player view)."""
     if not before or before.get("hand") is None or actor is None:
         return ""
     hands = before.get("hands", {})
@@ -261,36 +261,22 @@ def decision_html(
     return f'<div class="hk">{"".join(parts)}</div>'
 
 
-def public_text(step_kind: str, raw: dict[str, Any] | None, text: str, viewer: str) -> str:
-    """The event as `viewer` saw it: other players' drawn and dealt cards stay hidden."""
-    if raw is None:
-        return text
-    player = raw.get("player")
-    if step_kind in ("draw", "penalty") and player != viewer:
-        cards = raw.get("cards")
-        n = len(cards) if isinstance(cards, list) else 1
-        noun = "a penalty card" if step_kind == "penalty" else f"{n} card{'s' if n != 1 else ''}"
-        return f"{player} draws {noun}"
-    # a deal's and a reshuffle's descriptions name no hidden card; plays are public
-    return text
-
-
 def why_html(why: str | None) -> str:
     """Why the move happened (the engine's facts in words), or nothing."""
     return f'<div class="hk-why"><b>Why:</b> {escape(why)}</div>' if why else ""
 
 
-def set_aside_html(asides: Sequence[Any], seq: int, *, where: bool = True) -> str:
-    """The lines set aside with this step's seq (a duplicate-`seq` conflict), each as read,
-    with its file and line number (`where=False`: without them, for a player)."""
+def set_aside_html(asides: Sequence[Any], seq: int) -> str:
+    """The lines set aside with this step's seq (a duplicate-`seq` conflict), each with its
+    file, line number and text when the view has them (a player view does not)."""
     out = []
     for aside in asides:
-        place = f"{aside.file}:{aside.line}" if where and aside.file else (f"line {aside.line}" if where else "")
+        place = f"{aside.file}:{aside.line}" if aside.file else (f"line {aside.line}" if aside.line else "")
         raw = aside.raw.decode("utf-8", "replace") if aside.raw is not None else None
-        body = f"<pre>{escape(raw)}</pre>" if raw is not None and where else ""
+        body = f"<pre>{escape(raw)}</pre>" if raw is not None else ""
         out.append(
             f'<div class="hk-aside"><b>⚠ Set aside:</b> another, different line with seq {seq}'
             f'{" at <code>" + escape(place) + "</code>" if place else ""} — the first one (shown above) '
-            f"was replayed.{body}{''.join(violation_html(v, redact=not where) for v in aside.violations)}</div>"
+            f"was replayed.{body}{''.join(violation_html(v) for v in aside.violations)}</div>"
         )
     return "".join(out)

@@ -76,6 +76,7 @@ def infer_builds(reader: data.Reader, flt: data.GameFilter, per_build: int) -> B
     return BuildInference(shares, findings, games, len(results))
 
 
-def game_what_if(reader: data.Reader, game: str, seq: int, moves: Sequence[str]) -> WhatIf:
-    """`engine.whatif.what_if` over a warehouse game's raw lines."""
-    return what_if(data.game_lines(reader, game), game, seq, list(moves))
+def game_what_if(reader: data.Reader, game: str, seq: int, moves: Sequence[str],
+                 viewer: str | None = None) -> WhatIf:
+    """`engine.whatif.what_if` over a warehouse game's raw lines, in `viewer`'s view."""
+    return what_if(data.game_lines(reader, game), game, seq, list(moves), viewer)

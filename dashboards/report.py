@@ -4,9 +4,10 @@ rests on, what reproduces it), the disputed step with its neighbours, the scores
 whole hand folded below.
 
 Two views: the support view shows every hand, the server's file and line numbers and the
-raw lines; the player view (`viewer=`) shows only what that player could see at the table
-(their own cards, the others' as counts, no server paths, other players' private lines
-reduced to what was public). Printable on A4, readable on a phone.
+raw lines; the player view (`viewer=`) is rendered from `engine.player_view.public_replay`,
+the one place that decides what a player could see (their own cards, the others' as
+counts, no server paths): the report shows what it is given. Printable on A4, readable on
+a phone.
 
 Pure Python (no Streamlit): the replay page offers it as a download, `haftkhabis report`
 writes it and the HTTP API serves it — the same function, so the same bytes. One file,
@@ -18,9 +19,10 @@ from __future__ import annotations
 from html import escape
 
 from dashboards import components as ui
-from dashboards.game_replay import SETUP_HAND, GameReplay, HandScore, ReplayStep
 from engine import ENGINE_VERSION
 from engine.cards import pretty
+from engine.player_view import public_replay
+from engine.replay import SETUP_HAND, GameReplay, HandScore, ReplayStep
 from engine.violations import EXPLANATIONS
 
 #: steps shown on each side of the disputed one
@@ -62,13 +64,18 @@ details.hk-all > summary { cursor: pointer; font-weight: 600; font-size: 1.1em; 
 
 
 def score_table_html(score: HandScore) -> str:
-    """A hand's ranking: place, player, cards left with their points, multiplier, score."""
+    """A hand's ranking: place, player, cards left with their points (a player view's
+    hidden ones as a count), multiplier, score."""
     rows = []
     for p in score.players:
-        cards = "".join(
-            ui.card_html(c.card, small=True, note=f"{c.points} points") + f'<sub class="hk-muted">{c.points}</sub> '
-            for c in p.cards
-        ) or '<span class="hk-muted">(none)</span>'
+        if p.cards is None:
+            cards = (f'<span class="hk-muted">{p.held} card{"s" if p.held != 1 else ""}, '
+                     f"not shown ({p.face_value} points)</span>")
+        else:
+            cards = "".join(
+                ui.card_html(c.card, small=True, note=f"{c.points} points") + f'<sub class="hk-muted">{c.points}</sub> '
+                for c in p.cards
+            ) or '<span class="hk-muted">(none)</span>'
         if p.laid_aside:
             cards += '<div class="hk-muted">laid aside (0 points): ' + " ".join(pretty(c) for c in p.laid_aside) + "</div>"
         if score.reason == "elimination":
@@ -105,15 +112,6 @@ def totals_html(replay: GameReplay) -> str:
     )
 
 
-def _private(step: ReplayStep, viewer: str | None) -> bool:
-    """Whether the line's cards were hidden from `viewer` (another player's draw, deal…)."""
-    return viewer is not None and step.kind in ("draw", "penalty", "deal", "reshuffle") and step.actor != viewer
-
-
-def _text(step: ReplayStep, viewer: str | None) -> str:
-    return ui.public_text(step.kind, step.raw, step.text, viewer) if viewer else step.text
-
-
 def disputed_step(replay: GameReplay, hand: int, seq: int | None = None) -> ReplayStep | None:
     """The step the report is about: the line with `seq`, else the hand's first flagged step."""
     steps = replay.hand_steps(hand)
@@ -122,26 +120,31 @@ def disputed_step(replay: GameReplay, hand: int, seq: int | None = None) -> Repl
     return next((s for s in steps if s.flagged), None)
 
 
-def step_html(replay: GameReplay, step: ReplayStep, viewer: str | None = None, *, disputed: bool = False) -> str:
-    """One step: what it records, its verdict and why, the mover's choice, the table after it."""
-    hidden = _private(step, viewer)
+def played_card(step: ReplayStep) -> str | None:
+    """The card a `play` line put down."""
     card = step.raw.get("card") if step.raw and step.kind == "play" else None
-    card = card if isinstance(card, str) else None
+    return card if isinstance(card, str) else None
+
+
+def step_html(replay: GameReplay, step: ReplayStep, *, disputed: bool = False) -> str:
+    """One step: what it records, its verdict and why, the mover's choice, the table after it."""
+    card = played_card(step)
     decision = ""
-    if step.kind in ("play", "draw", "pass") and (viewer is None or viewer == step.actor):
+    if step.kind in ("play", "draw", "pass"):
         decision = ui.decision_html(step.before, step.actor, card, bool(step.violations))
-    where = f" · {escape(step.file)}:{step.line}" if step.file and step.line and viewer is None else ""
+    where = f" · {escape(step.file)}:{step.line}" if step.file and step.line else ""
     classes = "hk-step" + (" bad" if step.flagged else "") + (" disputed" if disputed else "")
+    viewer = step.viewer
     return (
         f'<section class="{classes}" id="step-{step.hand}-{step.number}">'
         f"<h3>{escape(step.label.capitalize())}{where}{' · the disputed step' if disputed else ''}</h3>"
-        f'<div class="hk-event">{escape(_text(step, viewer))}</div>'
-        f"<div>{ui.verdict_html(step.violations, redact=hidden)}</div>"
-        f"{ui.why_html(step.why) if not hidden else ''}"
-        f"{ui.set_aside_html(step.set_aside, step.seq, where=viewer is None)}"
+        f'<div class="hk-event">{escape(step.text)}</div>'
+        f"<div>{ui.verdict_html(step.violations)}</div>"
+        f"{ui.why_html(step.why)}"
+        f"{ui.set_aside_html(step.set_aside, step.seq)}"
         f'<div class="hk-cols"><div>{decision}</div>'
         f'<div><div class="hk-muted">After this step{" (as " + escape(viewer) + " saw it)" if viewer else ""}:</div>'
-        f"{ui.table_html(step.after, replay.players, viewer=viewer, played=card if not hidden else None, played_by=step.actor)}"
+        f"{ui.table_html(step.after, replay.players, played=card, played_by=step.actor)}"
         "</div></div></section>"
     )
 
@@ -164,29 +167,29 @@ def ruleset_text(replay: GameReplay) -> str:
     return f"{replay.ruleset or '?'}" + (f" ({'; '.join(parts)})" if parts else "")
 
 
-def verdict_words(step: ReplayStep | None, viewer: str | None = None) -> tuple[str, str]:
+def verdict_words(step: ReplayStep | None) -> tuple[str, str]:
     """The verdict in plain words, and the rule it rests on."""
     if step is None:
         return "No line of this hand broke a rule.", "—"
-    hidden = _private(step, viewer)
     if step.violations:
         v = step.violations[0]
         more = f" (and {len(step.violations) - 1} more finding{'s' if len(step.violations) > 2 else ''})" \
             if len(step.violations) > 1 else ""
         who = f"{v.player}'s move" if v.player else "This line"
-        detail = "" if hidden else f" {v.message}."
+        detail = "" if v.message is None else f" {v.message}."
         return (f"{who} broke a rule: {v.code.value}.{detail}{more}",
                 f"{v.code.value}: {EXPLANATIONS.get(v.code, '')}")
     if step.set_aside:
         v = step.set_aside[0].violations[0]
         return (f"This line was legal; another, different line with seq {step.seq} was set aside.",
                 f"{v.code.value}: {EXPLANATIONS.get(v.code, '')}")
-    why = f" {step.why[0].upper()}{step.why[1:]}." if step.why and not hidden else ""
+    why = f" {step.why[0].upper()}{step.why[1:]}." if step.why else ""
     return f"The move was legal.{why}", "—"
 
 
-def _summary(replay: GameReplay, hand: int, focus: ReplayStep | None, viewer: str | None) -> str:
-    verdict, rule = verdict_words(focus, viewer)
+def _summary(replay: GameReplay, hand: int, focus: ReplayStep | None) -> str:
+    verdict, rule = verdict_words(focus)
+    viewer = replay.viewer
     rows = [
         ("Game", escape(replay.game)),
         ("Hand", f"{hand}" + (f" (won by {escape(', '.join(s.winners))})" if (s := replay.score_of(hand)) else "")),
@@ -194,7 +197,7 @@ def _summary(replay: GameReplay, hand: int, focus: ReplayStep | None, viewer: st
     ]
     if focus is not None:
         rows.append(("Disputed step", f'<a href="#step-{focus.hand}-{focus.number}">{escape(focus.label)}</a>'
-                     f" — {escape(_text(focus, viewer))}"))
+                     f" — {escape(focus.text)}"))
     rows.append(("Rule", escape(rule)))
     rows.append(("Ruleset", escape(ruleset_text(replay))))
     if viewer is not None:
@@ -214,13 +217,16 @@ def _summary(replay: GameReplay, hand: int, focus: ReplayStep | None, viewer: st
 def render_hand_report(replay: GameReplay, hand: int, *, seq: int | None = None,
                        viewer: str | None = None) -> str:
     """The dispute report of `hand` as one HTML document: about the line `seq` (default:
-    the hand's first flagged step), in `viewer`'s player view (default: the support view)."""
+    the hand's first flagged step), in `viewer`'s player view (`public_replay`; default: the
+    view `replay` already is, the support view unless it is a player's). ValueError when
+    the hand, the line or the player is not in the game."""
     steps = replay.hand_steps(hand)
     if not steps:
         raise ValueError(f"game {replay.game} has no hand {hand} (hands: {', '.join(map(str, replay.hands))})")
-    if viewer is not None and viewer not in replay.players:
-        raise ValueError(f"{viewer!r} is not a player of game {replay.game} "
-                         f"(players: {', '.join(replay.players)})")
+    if viewer is not None:
+        replay = public_replay(replay, viewer)
+        steps = replay.hand_steps(hand)
+    viewer = replay.viewer
     focus = disputed_step(replay, hand, seq)
     if seq is not None and focus is None:
         raise ValueError(f"hand {hand} of game {replay.game} has no line with seq {seq} "
@@ -239,13 +245,13 @@ def render_hand_report(replay: GameReplay, hand: int, *, seq: int | None = None,
         f"<h1>Dispute report: {escape(title)}</h1>",
         f'<div class="hk-meta">{escape(view)} · game status {ui.status_badge(replay.status)} · '
         f"{len(steps)} steps in this hand, {n_bad} flagged</div>",
-        _summary(replay, hand, focus, viewer),
+        _summary(replay, hand, focus),
     ]
     if focus is not None:
         around = [s for s in steps if abs(s.number - focus.number) <= NEIGHBOURS]
         parts.append(f"<h2>The disputed step and its neighbours (steps {around[0].number}–{around[-1].number})</h2>")
-        parts.extend(step_html(replay, s, viewer, disputed=s is focus) for s in around)
-    if replay.game_violations and viewer is None:
+        parts.extend(step_html(replay, s, disputed=s is focus) for s in around)
+    if replay.game_violations:
         parts.append("<h2>Game-level findings</h2>")
         parts.append(ui.verdict_html(replay.game_violations))
     parts.append("<h2>Scores</h2>")
@@ -255,7 +261,7 @@ def render_hand_report(replay: GameReplay, hand: int, *, seq: int | None = None,
         parts.append(totals_html(replay))
     parts.append(f'<details class="hk-all"{" open" if focus is None else ""}>'
                  f"<summary>The whole hand: all {len(steps)} steps</summary>")
-    parts.extend(step_html(replay, s, viewer) for s in steps)
+    parts.extend(step_html(replay, s) for s in steps)
     parts.append("</details>")
     parts.append(
         f'<p class="hk-muted">Generated by haftkhabis (engine {escape(ENGINE_VERSION)}). '

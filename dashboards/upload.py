@@ -22,8 +22,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from dashboards import game_replay
-from dashboards.game_replay import GameReplay
 from dashboards.settings import (
     MAX_INFLATED_BYTES,
     MAX_LISTED_ERRORS,
@@ -36,6 +34,8 @@ from dashboards.settings import (
     UPLOAD_SECONDS_PER_MB,
     UPLOAD_WORKERS,
 )
+from engine import replay as game_replay
+from engine.replay import GameReplay
 
 T = TypeVar("T")
 

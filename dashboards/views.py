@@ -1,5 +1,5 @@
 """Streamlit pieces the pages share: the card CSS, the step-through replay view, verdict
-tables. They render what `game_replay` and the warehouse queries return; no logic here
+tables. They render what `engine.replay` and the warehouse queries return; no logic here
 beyond choosing what to show.
 
 Session-state keys are prefixed by the page that owns the view (`replay_…`, `check_…`).
@@ -19,8 +19,9 @@ import streamlit as st
 
 from dashboards import cache, data
 from dashboards import components as ui
-from dashboards.game_replay import SETUP_HAND, GameReplay, ReplayStep
-from dashboards.report import render_hand_report, score_table_html, totals_html
+from dashboards.report import played_card, render_hand_report, score_table_html, totals_html
+from engine.player_view import public_replay
+from engine.replay import SETUP_HAND, GameReplay, ReplayStep
 
 SUPPORT_VIEW = "Support view (every hand)"
 PLAYER_VIEW = "Player view"
@@ -151,13 +152,17 @@ def replay_view(
     replay: GameReplay,
     keys: ReplayKeys,
     *,
+    view_of: Callable[[str], GameReplay] | None = None,
     link: Callable[[ReplayStep, str | None], str] | None = None,
     report: Callable[[int, int, str | None], str] | None = None,
 ) -> ReplayStep | None:
     """The step-through view: controls, the event and its verdict, the table, the move list.
 
-    `link(step, viewer)` gives the step's deep link (None: no deep links, an upload);
-    `report(hand, seq, viewer)` gives the dispute report (computed only when downloaded).
+    `replay` is the support view; in the player view everything shown is rendered from
+    `view_of(player)` (default: `engine.player_view.public_replay`, which the page may
+    cache). `link(step, viewer)` gives the step's deep link (None: no deep links, an
+    upload); `report(hand, seq, viewer)` gives the dispute report (computed only when
+    downloaded).
     """
     if not replay.hands:
         st.info("Nothing to replay: the game has no usable lines.")
@@ -175,6 +180,8 @@ def replay_view(
     if player_view:
         top[2].selectbox("As player", list(replay.players), key=keys.viewer)
     viewer: str | None = ss.get(keys.viewer) if player_view else None
+    if viewer is not None:  # from here on, only what the viewer could see
+        replay = view_of(viewer) if view_of is not None else public_replay(replay, viewer)
 
     steps = replay.hand_steps(ss[keys.hand])
     nav = st.columns([1, 1, 1.4, 5], vertical_alignment="bottom")
@@ -197,9 +204,9 @@ def replay_view(
         return None
     main, moves = st.columns([5, 2], gap="medium")
     with moves:
-        move_list(replay, keys, step, viewer)
+        move_list(replay, keys, step)
     with main:
-        render_step(replay, step, viewer)
+        render_step(replay, step)
 
     below = st.columns([3, 2], vertical_alignment="center")
     if link is not None:
@@ -228,12 +235,11 @@ def replay_view(
     return step
 
 
-def _move_text(step: ReplayStep, viewer: str | None) -> str:
-    text = ui.public_text(step.kind, step.raw, step.text, viewer) if viewer else step.text
-    return text.replace("[", "(").replace("]", ")")  # no markdown links in a button label
+def _move_text(step: ReplayStep) -> str:
+    return step.text.replace("[", "(").replace("]", ")")  # no markdown links in a button label
 
 
-def move_list(replay: GameReplay, keys: ReplayKeys, current: ReplayStep, viewer: str | None) -> None:
+def move_list(replay: GameReplay, keys: ReplayKeys, current: ReplayStep) -> None:
     """Every line of the hand, numbered by seq, with its verdict; click one to go there.
     Flagged lines are red; the filter keeps one player's moves (the rest stay a click away)."""
     steps = replay.hand_steps(current.hand)
@@ -247,7 +253,7 @@ def move_list(replay: GameReplay, keys: ReplayKeys, current: ReplayStep, viewer:
     with st.container(height=560, border=True, key=f"{keys.prefix}_moves"):
         for s in shown:
             icon = "✗" if s.violations else ("⚠" if s.set_aside else "✓")
-            label = f"{s.seq:>3} {icon} {_move_text(s, viewer)}"
+            label = f"{s.seq:>3} {icon} {_move_text(s)}"
             if s.flagged:
                 label = f":red[**{label}**]"
             st.button(label, key=keys.move(s), on_click=go_to, args=(keys, s), width="stretch",
@@ -255,41 +261,32 @@ def move_list(replay: GameReplay, keys: ReplayKeys, current: ReplayStep, viewer:
                       help=f"{s.label}" + (" — " + ", ".join(v.code.value for v in s.violations) if s.violations else ""))
 
 
-def _private(step: ReplayStep, viewer: str | None) -> bool:
-    """Whether the step's details are hidden from `viewer` (another player's cards)."""
-    if viewer is None:
-        return False
-    return step.kind in ("draw", "penalty", "deal", "reshuffle") and step.actor != viewer
-
-
-def render_step(replay: GameReplay, step: ReplayStep, viewer: str | None) -> None:
+def render_step(replay: GameReplay, step: ReplayStep) -> None:
+    """One step as the replay holds it (a player view's replay holds only what its player
+    could see)."""
     n_steps = len(replay.hand_steps(step.hand))
-    hidden = _private(step, viewer)
-    text = ui.public_text(step.kind, step.raw, step.text, viewer) if viewer else step.text
+    viewer = step.viewer
     left, right = st.columns([2, 3], gap="large")
     with left:
         where = f" · {step.file}:{step.line}" if step.file and step.line else ""
         hand = "header" if step.hand == SETUP_HAND else f"hand {step.hand}"
         st.caption(f"Step {step.number} of {n_steps} · {hand} · seq {step.seq}{where}")
-        html(f'<div class="hk"><div class="hk-event">{escape(text)}</div>'
-             f"{ui.verdict_html(step.violations, redact=hidden)}"
-             f"{ui.why_html(step.why) if not hidden else ''}"
+        html(f'<div class="hk"><div class="hk-event">{escape(step.text)}</div>'
+             f"{ui.verdict_html(step.violations)}"
+             f"{ui.why_html(step.why)}"
              f"{ui.set_aside_html(step.set_aside, step.seq)}</div>")
-        card = step.raw.get("card") if step.raw and step.kind == "play" else None
-        card = card if isinstance(card, str) else None
-        if step.kind in ("play", "draw", "pass") and (viewer is None or viewer == step.actor):
+        card = played_card(step)
+        if step.kind in ("play", "draw", "pass"):
             decision = ui.decision_html(step.before, step.actor, card, bool(step.violations))
             if decision:
                 st.markdown("**Could they have played something else?**")
                 html(decision)
-        if not hidden:
-            with st.expander("The log line"):
-                st.code(orjson.dumps(step.raw, option=orjson.OPT_INDENT_2).decode() if step.raw else "-",
-                        language="json")
+        with st.expander("The log line" + (f" (as {viewer} saw it)" if viewer else "")):
+            st.code(orjson.dumps(step.raw, option=orjson.OPT_INDENT_2).decode() if step.raw else "-",
+                    language="json")
     with right:
         st.markdown("**The table after this step**" + (f" — as **{viewer}** saw it" if viewer else ""))
-        html(ui.table_html(step.after, replay.players, viewer=viewer, played=card if not hidden else None,
-                           played_by=step.actor))
+        html(ui.table_html(step.after, replay.players, played=card, played_by=step.actor))
 
 
 def verdict_summary(replay: GameReplay, lines: int | None = None) -> None:
@@ -345,7 +342,7 @@ def require_warehouse() -> None:
     problem = cache.warehouse_problem()
     if problem:
         st.warning(problem)
-        st.page_link("pages/check_log.py", label="Check a log file instead", icon=":material/upload_file:")
+        st.page_link("app_pages/check_log.py", label="Check a log file instead", icon=":material/upload_file:")
         st.stop()
 
 

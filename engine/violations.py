@@ -72,7 +72,7 @@ class Violation:
     seq: int | None
     code: Code
     player: str | None
-    message: str
+    message: str | None  # None: withheld in a player view (`engine.player_view`)
     file: str | None = None
     line: int | None = None
 

@@ -9,6 +9,10 @@ it the branch stops at the first draw and says which cards it could be. Last-car
 due in the branch are made for the player (the branch plays correctly). When the hand is
 decided, its outcome is compared with the recorded one.
 
+In a player's view (`viewer=`) the branch is what that player could explore: their own
+moves only, stopping before a draw, every state as they would see it
+(`engine.player_view`, which decides all of it).
+
 It is a plain function of the log's lines, so the CLI, the dashboard's replay page and
 the HTTP API (`GET /v1/games/{id}/steps/{seq}/whatif?move=…`) call the same code;
 `WhatIf.to_json()` is its wire form. Moves are written `7C`, `JS/H` (a J declaring
@@ -26,11 +30,16 @@ import orjson
 
 from engine import _core
 from engine.infer import GameLog, Line, collect_games, read_paths
+from engine.player_view import branch_stop, public_whatif
 from engine.profiles import ruleset_infos
 
 
 class WhatIfError(ValueError):
-    """The what-if cannot be asked: no such game or step, or a move that cannot be read."""
+    """The what-if cannot be asked: no such game, step or player, or a bad move."""
+
+
+class BadMove(WhatIfError):
+    """A move that cannot be read (`Move.parse`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +61,7 @@ class Move:
         card, _, suit = card.partition("/")
         card = card.strip().upper()
         if len(card) != 2 or card[0] not in "A23456789TJQK" or card[1] not in "CDHS":
-            raise WhatIfError(f"a move is a card like 7C (JS/H, 2D>lale), draw or pass; not {text!r}")
+            raise BadMove(f"a move is a card like 7C (JS/H, 2D>lale), draw or pass; not {text!r}")
         return cls("play", card, suit.strip().upper() or None, target.strip() or None)
 
     def __str__(self) -> str:
@@ -96,7 +105,8 @@ class Refusal:
     violations: tuple[_core.ViolationInfo, ...]
 
     def reason(self) -> str:
-        return "; ".join(f"{v['code']}: {v['message']}" for v in self.violations)
+        return "; ".join(str(v["code"]) + (f": {v['message']}" if v["message"] else "")
+                         for v in self.violations)
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +128,7 @@ class WhatIf:
     recorded_outcome: dict[str, Any] | None
     expected_cards: int | None = None
     notes: list[str] = field(default_factory=list)
+    viewer: str | None = None  # whose player view this is (None: support)
 
     @property
     def state(self) -> dict[str, Any] | None:
@@ -140,6 +151,7 @@ class WhatIf:
             "stopped": self.stopped, "unknown_cards": list(self.unknown_cards),
             "stock_known": self.stock_known, "outcome": self.outcome,
             "recorded_outcome": self.recorded_outcome, "notes": self.notes,
+            "viewer": self.viewer,
         }
 
 
@@ -206,6 +218,8 @@ class _Stock:
 
 
 def _unseen(state: dict[str, Any], decks: int) -> list[str]:
+    """The cards no hand holds and nobody has played: the stock's, when its order is not
+    known (a support view: every hand is in `state`)."""
     pack: Counter[str] = Counter({r + s: decks for r in "A23456789TJQK" for s in "CDHS"})
     seen: Counter[str] = Counter()
     for cards in state["hands"].values():
@@ -216,10 +230,12 @@ def _unseen(state: dict[str, Any], decks: int) -> list[str]:
 
 
 def what_if(
-    lines: Iterable[Line], game: str, seq: int, moves: Sequence[Move | str] = ()
+    lines: Iterable[Line], game: str, seq: int, moves: Sequence[Move | str] = (),
+    viewer: str | None = None,
 ) -> WhatIf:
     """At the step `seq` of `game`, play `moves` instead of the recorded line (see the
-    module's docstring). WhatIfError when the game or the step is not in the log."""
+    module's docstring), in `viewer`'s player view (None: the support view). WhatIfError
+    when the game or the step is not in the log, or `viewer` did not play it."""
     logs = collect_games(lines, [game])
     log = logs.get(game)
     if log is None:
@@ -250,6 +266,9 @@ def what_if(
     if run.invalid:
         raise WhatIfError(f"game {game} has no usable header: nothing to replay")
     settings = run.settings()
+    if viewer is not None and viewer not in settings["players"]:
+        raise WhatIfError(f"{viewer!r} is not a player of game {game} "
+                          f"(players: {', '.join(settings['players'])})")
     decks = settings["decks"]
     before = run.snapshot()
     hand = before["hand"] if before else None
@@ -271,8 +290,12 @@ def what_if(
             break
         player = view["player"]
         drawn: tuple[str, ...] = ()
+        count = view["draw"] or 1
+        hidden = branch_stop(viewer, player, move.kind, count)
+        if hidden is not None:
+            stopped = hidden
+            break
         if move.kind == "draw":
-            count = view["draw"] or 1
             if stock.cards is None or len(stock.cards) != state["stock_size"]:
                 unknown = tuple(_unseen(state, decks))
                 stopped = (f"{player} draws {count} card(s), but the log does not tell the stock's "
@@ -310,8 +333,10 @@ def what_if(
     outcome = end_state.get("outcome") if end_state else None
     if outcome is not None and stopped is None and refused is None:
         stopped = "the hand is decided"
+    if stopped is None and refused is None and (view := run.options()) is not None:
+        stopped = branch_stop(viewer, view["player"], "play", 0)  # another's turn: hidden
     next_moves = () if stopped or refused else tuple(legal_moves(run.options(), end_state, settings))
-    return WhatIf(
+    return public_whatif(WhatIf(
         game=game, seq=seq, hand=hand,
         recorded=at["raw"] if at else None,
         recorded_violations=tuple(at["violations"]) if at else (),
@@ -319,9 +344,10 @@ def what_if(
         next_moves=next_moves, stopped=stopped, unknown_cards=unknown,
         stock_known=stock.cards is not None, outcome=outcome,
         recorded_outcome=recorded_outcome, expected_cards=52 * decks,
-    )
+    ), viewer)
 
 
-def what_if_paths(paths: list[str], game: str, seq: int, moves: Sequence[Move | str] = ()) -> WhatIf:
+def what_if_paths(paths: list[str], game: str, seq: int, moves: Sequence[Move | str] = (),
+                  viewer: str | None = None) -> WhatIf:
     """`what_if` over log files and directories."""
-    return what_if(read_paths(paths), game, seq, moves)
+    return what_if(read_paths(paths), game, seq, moves, viewer)

@@ -34,6 +34,7 @@ from dashboards import data
 from dashboards.report import render_hand_report
 from engine import ENGINE_VERSION
 from engine.violations import Code
+from engine.whatif import BadMove, WhatIfError, what_if
 from ingest.storage import OPTIONS_ENV, Location
 from service import models, views
 from service.auth import KeyStore, Principal, RateLimiter, Role
@@ -47,6 +48,8 @@ log = logging.getLogger("haftkhabis.service")
 API_VERSION = "1.0.0"
 NDJSON = "application/x-ndjson"
 MiB = 1 << 20
+#: the most moves a what-if branch may be asked to play
+MAX_BRANCH = 200
 
 
 @dataclass(frozen=True)
@@ -436,6 +439,42 @@ def create_app(settings: Settings) -> FastAPI:
             raise ApiError(404, "not_found", f"game {game!r} has no line with seq {seq} "
                            f"(seqs: {recorded.seq_span()})")
         return found
+
+    @app.get("/v1/games/{game}/steps/{seq}/whatif", response_model=models.WhatIfView, tags=["games"],
+             responses=READ_ERRORS | {400: _doc("a move that cannot be read"),
+                                      404: _doc("no such game, or no line with that seq")})
+    def whatif(game: GameId,
+               seq: Annotated[int, PathParam(ge=1, le=2**53, description="the line whose move to replace")],
+               who: Annotated[Caller, Depends(caller(Role.support, player_token=True))],
+               move: Annotated[list[str], Query(max_length=MAX_BRANCH, description=(
+                   "the branch's moves in order, each the move of the player then to move: a "
+                   "card (`7C`; a J with its suit, `JS/H`; a 2 with its target, `2D>lale`), "
+                   "`draw` or `pass`; none: what was legal at `seq`"))] = [],  # noqa: B006 - FastAPI copies defaults
+               player: Annotated[str | None, Query(max_length=256, description=(
+                   "the player view: only that player's moves, no draw, nothing they could "
+                   "not see (support; a player's token always gets its own)"))] = None,
+               ) -> models.WhatIfView:
+        """What if the move at `seq` had been another: the moves given are played from the
+        state before it, each checked as the validator checks a line (a move the rules
+        forbid is refused with its rule, and the branch stops there); a draw takes the
+        cards the logged stock order gives. The answer is every legal move at `seq`, the
+        branch's states, the moves legal at its end and, once the hand is decided, its
+        outcome beside the recorded one. A player's token gets its own view: its own
+        moves only, stopping before a draw and before another player's turn."""
+        _, recorded = gateway.recorded(game)
+        if recorded is None:
+            raise ApiError(404, "not_found", f"no game {game!r} in the warehouse")
+        viewer = viewer_for(who, list(recorded.players), player)
+        if any(len(m) > 16 for m in move):
+            raise ApiError(400, "bad_move", "a move is at most 16 characters (`7C`, `JS/H`, "
+                           "`2D>lale`, `draw`, `pass`)")
+        try:
+            result = what_if(gateway.game_lines(gateway.reader(), game), game, seq, move, viewer)
+        except BadMove as exc:
+            raise ApiError(400, "bad_move", str(exc)) from None
+        except WhatIfError as exc:
+            raise ApiError(404, "not_found", str(exc)) from None
+        return views.whatif_view(result, move)
 
     @app.get("/v1/games/{game}/hands/{hand}/report", tags=["games"],
              responses=READ_ERRORS | {

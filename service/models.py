@@ -293,6 +293,52 @@ class StepView(Model):
     links: dict[str, str]
 
 
+class BranchStep(Model):
+    """One move of a what-if branch and the table after it."""
+
+    seq: int
+    player: str
+    move: str = Field(description="the move, written as asked (`7C`, `JS/H`, `2D>lale`, `draw`, `pass`)")
+    line: dict[str, Any] = Field(description="the log line the move would have been")
+    drawn: list[str] = Field(description="the cards a draw took (from the logged stock order)")
+    table: TableState
+    card_count: int | None = Field(description="cards on the table in all (a conservation check)")
+
+
+class Refusal(Model):
+    move: str
+    player: str
+    violations: list[ViolationView]
+    reason: str
+
+
+class WhatIfView(Model):
+    """What if the move at `seq` had been another: the branch played on from the state
+    before it, with the same checks the validator makes. In a player's view the branch
+    plays only that player's moves and stops before a draw (the stock's order is not
+    theirs to see)."""
+
+    game: str
+    seq: int
+    hand: int | None
+    moves: list[str] = Field(description="the moves asked for, in order")
+    recorded: dict[str, Any] | None = Field(description="the line the log holds at `seq`")
+    recorded_violations: list[ViolationView]
+    before: TableState | None = Field(description="the table before the move at `seq`")
+    alternatives: list[str] = Field(description="every legal move at `seq` (empty in a "
+                                    "player's view of another's move)")
+    steps: list[BranchStep]
+    refused: Refusal | None = Field(description="a move the rules forbid: the branch stops before it")
+    next_moves: list[str] = Field(description="the legal moves at the branch's end")
+    stopped: str | None = Field(description="why the branch cannot go on, if it cannot")
+    unknown_cards: list[str] = Field(description="the cards a draw could take, when which is not known")
+    stock_known: bool
+    outcome: Outcome | None = Field(description="the branch's hand outcome, once decided")
+    recorded_outcome: Outcome | None
+    viewer: str | None
+    links: dict[str, str]
+
+
 # ---------------------------------------------------------------------------- aggregates
 
 

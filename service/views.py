@@ -1,12 +1,9 @@
-"""What each read endpoint answers, built from the dashboard's data layer and the replay,
-and what a player-scoped token may see of it.
+"""What each read endpoint answers, built from the dashboard's data layer and the replay.
 
-A player's view hides every card another player holds: their hands in the state, the
-dealt hands and the stock of a `deal` line, another's drawn and penalty cards, the order
-of a reshuffled stock, the legal moves of someone else's turn (they are cards in that
-hand), the messages of violations about someone else (they can name those cards) and their
-cards left at a hand's end. Producer extensions (`x_…` fields) are dropped from a player's
-view too. The dashboard's player view hides the same (`public_text` is its own).
+A player-scoped token (or `player=`) gets that player's view, which
+`engine.player_view` computes — the one place that decides it, for the dashboard and the
+dispute report too: their own cards, the others' as counts, no stock, no other player's
+legal moves or messages, no server paths. These functions lay out what it returns.
 
 Why a move happened is the replay's own text (`ReplayStep.why`, written by the engine's
 `engine.narrate.MoveReasons` from its facts of the line): the API says what the dashboard
@@ -23,9 +20,10 @@ from urllib.parse import quote, urlencode
 import orjson
 
 from dashboards import data
-from dashboards.components import public_text
-from dashboards.game_replay import ReplayStep
+from engine.player_view import public_left_cards, public_state, public_step, public_violation
+from engine.replay import ReplayStep
 from engine.violations import EXPLANATIONS, Code, Violation
+from engine.whatif import WhatIf
 from service import models
 from service.warehouse import Replayed
 
@@ -57,60 +55,28 @@ def decode_cursor(cursor: str, kind: str, types: Sequence[type]) -> tuple[Any, .
     return tuple(value[1:])
 
 
-# ---------------------------------------------------------------------------- redaction
+# ---------------------------------------------------------------------------- views of a line
 
 
-def public_event(raw: Mapping[str, Any] | None, viewer: str | None) -> dict[str, Any] | None:
-    """The logged line as `viewer` may see it (None: support, the line as logged)."""
-    if raw is None:
-        return None
-    if viewer is None:
-        return dict(raw)
-    event = {k: v for k, v in raw.items() if not k.startswith("x_")}
-    kind = event.get("type")
-    if kind == "deal":
-        hands = event.get("hands")
-        if isinstance(hands, dict):
-            event["hands"] = {p: (cards if p == viewer else None) for p, cards in hands.items()}
-        elif "hands" in event:
-            event["hands"] = None
-        if "stock" in event:
-            event["stock"] = None
-    elif kind in ("draw", "penalty") and event.get("player") != viewer:
-        if "cards" in event:
-            event["cards"] = None
-    elif kind == "reshuffle" and "stock" in event:
-        event["stock"] = None
-    return event
-
-
-def options(legal: Mapping[str, Any] | None, viewer: str | None) -> models.Options | None:
-    """The legality view, when `viewer` may see it (their own turn, or support)."""
-    if not legal or (viewer is not None and legal.get("player") != viewer):
+def options(legal: Mapping[str, Any] | None) -> models.Options | None:
+    """The legality view, when the state shown holds it (a player view holds only the
+    viewer's own)."""
+    if not legal:
         return None
     return models.Options.model_validate(legal)
 
 
-def table_state(state: Mapping[str, Any] | None, viewer: str | None) -> models.TableState | None:
+def table_state(state: Mapping[str, Any] | None) -> models.TableState | None:
     if not state:
         return None
-    hands: dict[str, list[str]] = state.get("hands") or {}
-    fields = dict(state)
-    fields["hand_sizes"] = {p: len(cards) for p, cards in hands.items()}
-    fields["hands"] = {p: (list(cards) if viewer is None or p == viewer else None)
-                       for p, cards in hands.items()}
-    return models.TableState.model_validate(fields)
+    return models.TableState.model_validate(public_state(state, None))
 
 
-def violation_view(v: Violation, viewer: str | None, *, hidden: bool = False,
-                   hand: int | None = None) -> models.ViolationView:
-    private = viewer is not None and (hidden or v.player != viewer)
+def violation_view(v: Violation, *, hand: int | None = None) -> models.ViolationView:
+    """A violation as the view holds it (`engine.player_view.public_violation`)."""
     return models.ViolationView(
-        seq=v.seq, hand=hand, code=v.code, player=v.player,
-        message=None if private else v.message,
-        file=None if viewer is not None else v.file,
-        line=None if viewer is not None else v.line,
-        explanation=EXPLANATIONS.get(v.code, ""),
+        seq=v.seq, hand=hand, code=v.code, player=v.player, message=v.message,
+        file=v.file, line=v.line, explanation=EXPLANATIONS.get(v.code, ""),
     )
 
 
@@ -151,15 +117,14 @@ def game_view(reader: data.Reader, game: str, viewer: str | None, dashboard: str
     partition = (row["ruleset"], row["month"])
     hand_players: dict[int, list[models.HandPlayerView]] = {}
     for p in data.game_hand_players(reader, game, partition).to_dicts():
-        if viewer is not None and p["player"] != viewer:
-            p["left_cards"] = None
+        p["left_cards"] = public_left_cards(p["player"], p["left_cards"], viewer)
         hand_players.setdefault(p["hand"], []).append(models.HandPlayerView.model_validate(p))
     hands = [models.HandView.model_validate({**h, "players": hand_players.get(h["hand"], [])})
              for h in data.game_hands(reader, game, partition).to_dicts()]
     violations = []
     for v in data.game_violations(reader, game, partition).to_dicts():
         violation = Violation(v["seq"], Code(v["code"]), v["player"], v["message"], v["file"], v["line"])
-        violations.append(violation_view(violation, viewer, hand=v["hand"]))
+        violations.append(violation_view(public_violation(violation, viewer), hand=v["hand"]))
     links = {"self": game_path(game), "dashboard": dashboard_link(dashboard, game, viewer=viewer),
              "steps": with_query(game_path(game) + "/steps/{seq}", player=viewer),
              "report": with_query(game_path(game) + "/hands/{hand}/report", player=viewer)}
@@ -191,29 +156,30 @@ def forced(legal: models.Options | None) -> bool | None:
     return (legal.draw is not None) != legal.may_pass
 
 
-def decision(step: ReplayStep, viewer: str | None, *, hidden: bool) -> models.Decision | None:
-    """The decision a move line records. Its `why` is the replay's (`ReplayStep.why`, from
-    the engine's facts by `engine.narrate.MoveReasons`): the words the dashboard and the
-    dispute report show, withheld where they withhold it (another's draw in a player's view)."""
+def decision(step: ReplayStep) -> models.Decision | None:
+    """The decision a move line records, as the step's view holds it: the options of the
+    player whose turn it was (a player view holds only the viewer's own) and why the move
+    happened (`ReplayStep.why`, from the engine's facts by `engine.narrate.MoveReasons`: the
+    words the dashboard and the dispute report show, withheld where they withhold it)."""
     if step.kind not in MOVES or step.before is None or step.before.get("hand") is None:
         return None
     legal_before: Mapping[str, Any] = step.before.get("legal") or {}
-    expected = legal_before.get("player")
-    shown = options(legal_before, viewer) if expected is not None else None
+    expected = legal_before.get("player") or (step.fact or {}).get("expected")
+    shown = options(legal_before) if legal_before.get("player") is not None else None
     draw_kind = (step.fact or {}).get("draw_kind") if step.kind == "draw" else None
     return models.Decision(expected=expected, actor=step.actor, options=shown,
                            forced=forced(shown) if expected is not None else False,
-                           why=None if hidden else step.why, draw_kind=draw_kind)
+                           why=step.why, draw_kind=draw_kind)
 
 
 def step_view(replayed: Replayed, seq: int, viewer: str | None, dashboard: str) -> models.StepView | None:
-    """The line `seq` of the game, replayed (None: the game has no such line)."""
-    step = replayed.by_seq.get(seq)
-    if step is None:
+    """The line `seq` of the game, replayed, in `viewer`'s view (None: support; the game
+    has no such line)."""
+    found = replayed.by_seq.get(seq)
+    if found is None:
         return None
+    step = public_step(found, viewer)
     replay = replayed.replay
-    hidden = viewer is not None and step.kind in ("draw", "penalty", "deal", "reshuffle") \
-        and step.actor != viewer
     after = step.after
     links = {
         "game": with_query(game_path(replay.game), player=viewer),
@@ -227,20 +193,54 @@ def step_view(replayed: Replayed, seq: int, viewer: str | None, dashboard: str) 
     if step.hand:  # the dispute report about this line, in the same view
         links["report"] = with_query(f"{game_path(replay.game)}/hands/{step.hand}/report",
                                      seq=step.seq, player=viewer)
+    if step.kind in MOVES:
+        links["whatif"] = with_query(f"{game_path(replay.game)}/steps/{step.seq}/whatif", player=viewer)
     to_move = None
     if after and after.get("hand") is not None and not after.get("outcome"):
-        to_move = options(after.get("legal"), viewer)
+        to_move = options(after.get("legal"))
     return models.StepView(
         game=replay.game, seq=step.seq, hand=step.hand, step=step.number,
         steps_in_hand=replay.hand_size(step.hand),
-        file=step.file if viewer is None else None, line=step.line if viewer is None else None,
-        kind=step.kind, actor=step.actor,
-        text=public_text(step.kind, step.raw, step.text, viewer) if viewer else step.text,
-        event=public_event(step.raw, viewer),
-        violations=[violation_view(v, viewer, hidden=hidden, hand=step.hand) for v in step.violations],
-        decision=decision(step, viewer, hidden=hidden), table=table_state(after, viewer),
-        to_move=to_move,
+        file=step.file, line=step.line, kind=step.kind, actor=step.actor, text=step.text,
+        event=step.raw,
+        violations=[violation_view(v, hand=step.hand) for v in step.violations],
+        decision=decision(step), table=table_state(after), to_move=to_move,
         viewer=viewer, links=links,
+    )
+
+
+def _info_view(info: Mapping[str, Any], hand: int | None) -> models.ViolationView:
+    """A violation as the core reports it (`ViolationInfo`, already in the view's terms)."""
+    return models.ViolationView(seq=info["seq"], hand=hand, code=Code(info["code"]), player=info["player"],
+                                message=info["message"], file=info["file"], line=info["line"],
+                                explanation=EXPLANATIONS.get(Code(info["code"]), ""))
+
+
+def _outcome(outcome: Mapping[str, Any] | None) -> models.Outcome | None:
+    return None if outcome is None else models.Outcome.model_validate(outcome)
+
+
+def whatif_view(result: WhatIf, moves: Sequence[str]) -> models.WhatIfView:
+    """A what-if (`engine.whatif.what_if`, computed in the viewer's view) as the API's model."""
+    game, viewer = result.game, result.viewer
+    refused = None
+    if result.refused is not None:
+        refused = models.Refusal(move=str(result.refused.move), player=result.refused.player,
+                                 violations=[_info_view(v, result.hand) for v in result.refused.violations],
+                                 reason=result.refused.reason())
+    return models.WhatIfView(
+        game=game, seq=result.seq, hand=result.hand, moves=list(moves), recorded=result.recorded,
+        recorded_violations=[_info_view(v, result.hand) for v in result.recorded_violations],
+        before=table_state(result.before),
+        alternatives=[str(m) for m in result.alternatives],
+        steps=[models.BranchStep(seq=s.seq, player=s.player, move=str(s.move), line=s.line,
+                                 drawn=list(s.drawn), table=models.TableState.model_validate(public_state(s.state, None)),
+                                 card_count=s.card_count) for s in result.steps],
+        refused=refused, next_moves=[str(m) for m in result.next_moves], stopped=result.stopped,
+        unknown_cards=list(result.unknown_cards), stock_known=result.stock_known,
+        outcome=_outcome(result.outcome), recorded_outcome=_outcome(result.recorded_outcome), viewer=viewer,
+        links={"step": with_query(f"{game_path(game)}/steps/{result.seq}", player=viewer),
+               "game": with_query(game_path(game), player=viewer)},
     )
 
 

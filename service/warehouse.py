@@ -36,7 +36,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from dashboards import data
-from dashboards.game_replay import GameReplay, RecordedGame, ReplayStep, record_lines
+from engine.replay import GameReplay, RecordedGame, ReplayStep, record_lines
 from ingest.storage import Location
 from ingest.store import PartFile, Warehouse
 from service.footers import FooterMap, FooterUnreadable, footer_bytes, map_footer

@@ -13,9 +13,11 @@ import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
+import orjson
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from engine.replay import GameReplay, replay_lines
 from tests.dashboards.loggen import corrupt, dump, random_game
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -45,6 +47,16 @@ def sample_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("logs") / "sample.jsonl"
     path.write_text("\n".join(sample_lines()) + "\n", encoding="utf-8")
     return path
+
+
+@pytest.fixture(scope="session")
+def sample_replays(sample_log: Path) -> dict[str, GameReplay]:
+    """Every game of the sample log, replayed (the support view), by game id."""
+    lines = [(raw.encode(), "sample.jsonl", n)
+             for n, raw in enumerate(sample_log.read_text(encoding="utf-8").splitlines(), 1)]
+    games = dict.fromkeys(orjson.loads(raw)["game"] for raw, _, _ in lines)
+    found = {game: replay_lines(lines, game) for game in games}
+    return {game: replay for game, replay in found.items() if replay is not None}
 
 
 @pytest.fixture(scope="session")
@@ -103,6 +115,6 @@ def open_page(at: AppTest, page: str, **params: str) -> AppTest:
     at.run()
     at.query_params.clear()
     at.query_params.update(params)
-    at.switch_page(f"pages/{page}.py").run()
+    at.switch_page(f"app_pages/{page}.py").run()
     assert not at.exception, [e.value for e in at.exception]
     return at

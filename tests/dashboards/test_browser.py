@@ -1,22 +1,71 @@
 """The real thing: `haftkhabis dashboard` on a free port, Debian's chromium driven by
-Playwright, a replay deep link opened, one step forward, a screenshot kept in artifacts/."""
+Playwright: a replay deep link stepped through, a support agent's path to a player's
+report, and the player view's page DOM read by the leak checker.
+
+Every wait is on the application's own state, never on time: the entry script draws a
+run marker (`data-hk-run`, the session's run count) as the last element of every script
+run, so a page whose marker has passed the number read before an action, with no element
+left stale (`data-stale="true"`, Streamlit's mark for what the new run has not redrawn
+yet), shows that action's run whole. Timeouts below are failure deadlines for a hung
+server, not waits.
+"""
 
 from __future__ import annotations
 
 import re
+import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from engine.replay import GameReplay
 from tests.dashboards.conftest import DISPUTED, dashboard_server
+from tests.leakcheck import Sight, leaks
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = "/usr/bin/chromium"
 ARTIFACTS = ROOT / "artifacts"
+DEADLINE = 120_000  # ms: a server that answers nothing in this time has hung
 
 pytestmark = pytest.mark.browser
+
+LAST_RUN = "() => Math.max(0, ...[...document.querySelectorAll('[data-hk-run]')].map(m => Number(m.dataset.hkRun)))"
+SETTLED = """(after) => {
+  const run = Math.max(0, ...[...document.querySelectorAll('[data-hk-run]')].map(m => Number(m.dataset.hkRun)));
+  return run > after && document.querySelector('[data-stale="true"]') === null;
+}"""
+
+
+def last_run(page: Any) -> int:
+    return int(page.evaluate(LAST_RUN))
+
+
+def settle(page: Any, after: int) -> int:
+    """Wait until a script run later than `after` has drawn its last element and nothing
+    of an earlier run is left on the page; that run's number."""
+    page.wait_for_function(SETTLED, arg=after, timeout=DEADLINE)
+    return last_run(page)
+
+
+def rerun(page: Any, action: Callable[[], object]) -> int:
+    """Do what makes the app run its script again, and wait for that run to be drawn."""
+    before = last_run(page)
+    action()
+    return settle(page, before)
+
+
+def open_app(page: Any, url: str) -> None:
+    """A new session at `url`, once its first run is drawn."""
+    page.goto(url)
+    settle(page, 0)
+    assert page.locator("[data-testid=stException]").count() == 0
+
+
+def caption(page: Any) -> str:
+    return str(page.locator("[data-testid=stCaptionContainer]", has_text="Step ").first.inner_text())
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +76,7 @@ def server(sample_warehouse: Path, tmp_path_factory: pytest.TempPathFactory) -> 
 
 
 @pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
+def browser() -> Iterator[Any]:
     if not Path(CHROMIUM).exists():
         pytest.skip("Debian's chromium is not installed (make browser)")
     sync_api = pytest.importorskip("playwright.sync_api")
@@ -37,32 +86,35 @@ def browser() -> Iterator[object]:
         chromium.close()
 
 
-def test_replay_deep_link_steps_forward(server: str, browser: object) -> None:
-    page = browser.new_page(viewport={"width": 1440, "height": 1000})  # type: ignore[attr-defined]
-    try:
-        # a fresh server learns its pages from the first session's run of the entry
-        # script; open the app once so the deep link below resolves on its own
-        page.goto(server + "/")
-        page.get_by_role("heading", name="Overview").wait_for(timeout=30_000)
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    page = browser.new_page(viewport={"width": 1440, "height": 1000}, accept_downloads=True)
+    page.set_default_timeout(DEADLINE)
+    yield page
+    page.close()
 
-        page.goto(f"{server}/replay?game={DISPUTED}&hand=1&step=5")
-        page.get_by_text("Step 5 of", exact=False).wait_for(timeout=30_000)
-        before = page.locator("[data-testid=stCaptionContainer]", has_text="Step 5 of").inner_text()
-        assert "seq 5" in before
-        page.locator(".hk-card.legal").first.wait_for(timeout=10_000)  # the mover's legal moves
 
-        page.get_by_role("button", name="Next ▶").click()
-        page.get_by_text("Step 6 of", exact=False).wait_for(timeout=30_000)
-        page.wait_for_url(lambda url: "step=6" in url, timeout=10_000)
-        assert "hand=1" in page.url and f"game={DISPUTED}" in page.url
-        assert page.locator("[data-testid=stException]").count() == 0
+def test_a_deep_link_is_the_first_page_a_fresh_server_shows(server: str, page: Any) -> None:
+    """A deep link opened first (no visit to the app before it) shows its page with the
+    app's layout, never a "page not found" or the raw file list."""
+    open_app(page, f"{server}/replay?game={DISPUTED}&hand=1&step=5")
+    assert caption(page).startswith("Step 5 of 21")
+    assert page.get_by_text("Page not found").count() == 0
+    assert page.locator("[data-testid=stSidebarNav]").get_by_text("Replay").count() == 1
 
-        ARTIFACTS.mkdir(exist_ok=True)
-        shot = ARTIFACTS / "browser-replay-step6.png"
-        page.screenshot(path=str(shot))
-        assert shot.stat().st_size > 10_000
-    finally:
-        page.close()
+
+def test_replay_deep_link_steps_forward(server: str, page: Any) -> None:
+    open_app(page, f"{server}/replay?game={DISPUTED}&hand=1&step=5")
+    assert "seq 5" in caption(page)
+    assert page.locator(".hk-card.legal").count() > 0  # the mover's legal moves
+    rerun(page, lambda: page.get_by_role("button", name="Next ▶").click())
+    assert caption(page).startswith("Step 6 of")
+    assert "step=6" in page.url and "hand=1" in page.url and f"game={DISPUTED}" in page.url
+    assert page.locator("[data-testid=stException]").count() == 0
+    ARTIFACTS.mkdir(exist_ok=True)
+    shot = ARTIFACTS / "browser-replay-step6.png"
+    page.screenshot(path=str(shot))
+    assert shot.stat().st_size > 10_000
 
 
 def test_server_flags(server: str) -> None:
@@ -73,45 +125,65 @@ def test_server_flags(server: str) -> None:
     assert refused.value.code in (400, 403)
 
 
-def test_move_list_keyboard_and_player_report(server: str, browser: object, tmp_path: Path) -> None:
+def test_move_list_keyboard_and_player_report(server: str, page: Any, tmp_path: Path) -> None:
     """A support agent's path: a deep link by seq, a click in the move list, → on the
     keyboard, then the player-view dispute report downloaded."""
-    page = browser.new_page(viewport={"width": 1440, "height": 1000}, accept_downloads=True)  # type: ignore[attr-defined]
-    try:
-        page.goto(server + "/")
-        page.get_by_role("heading", name="Overview").wait_for(timeout=30_000)
-        page.goto(f"{server}/replay?game={DISPUTED}&seq=13&view=player&player=bita")
-        page.get_by_text("Step 13 of 21", exact=False).wait_for(timeout=30_000)
-        page.wait_for_url(lambda url: "step=13" in url and "hand=1" in url, timeout=10_000)
+    open_app(page, f"{server}/replay?game={DISPUTED}&seq=13&view=player&player=bita")
+    assert caption(page).startswith("Step 13 of 21")
+    assert "step=13" in page.url and "hand=1" in page.url
 
-        page.get_by_role("button", name=re.compile(r"^\s*19 ✓ cyrus draws 4 cards")).click()
-        page.get_by_text("Step 19 of 21", exact=False).wait_for(timeout=30_000)
-        page.wait_for_url(lambda url: "seq=19" in url, timeout=10_000)
+    rerun(page, lambda: page.get_by_role("button", name=re.compile(r"^\s*19 ✓ cyrus draws 4 cards")).click())
+    assert caption(page).startswith("Step 19 of 21") and "seq=19" in page.url
 
-        page.get_by_role("heading", name="Replay").click()  # focus off the clicked button
-        # the rerun after the click must be over (its shortcuts bound) before a key counts;
-        # a key pressed while the page re-renders can still be lost: press again only
-        # while the page is still at step 19, so a slow press is never counted twice
-        from playwright.sync_api import TimeoutError as NotYet
+    page.get_by_role("heading", name="Replay").click()  # focus off the clicked button
+    rerun(page, lambda: page.keyboard.press("ArrowRight"))
+    assert caption(page).startswith("Step 20 of 21") and "seq=20" in page.url
+    assert page.locator("[data-testid=stException]").count() == 0
 
-        page.locator("[data-testid=stStatusWidget]").wait_for(state="hidden", timeout=30_000)
-        for _ in range(4):
-            page.keyboard.press("ArrowRight")
-            try:
-                page.get_by_text("Step 20 of 21", exact=False).wait_for(timeout=8_000)
-                break
-            except NotYet:
-                assert page.get_by_text("Step 19 of 21", exact=False).is_visible()
-        page.get_by_text("Step 20 of 21", exact=False).wait_for(timeout=30_000)
-        page.wait_for_url(lambda url: "seq=20" in url, timeout=10_000)
-        assert page.locator("[data-testid=stException]").count() == 0
+    with page.expect_download() as caught:
+        page.get_by_role("button", name=re.compile("Download the dispute report")).click()
+    saved = tmp_path / "report.html"
+    caught.value.save_as(saved)
+    html = saved.read_text(encoding="utf-8")
+    assert 'data-view="player"' in html and "hand 1 · step 20 · seq 20" in html
+    assert "sample.jsonl" not in html  # no server paths in the player view
 
-        with page.expect_download(timeout=30_000) as caught:
-            page.get_by_role("button", name=re.compile("Download the dispute report")).click()
-        saved = tmp_path / "report.html"
-        caught.value.save_as(saved)
-        html = saved.read_text(encoding="utf-8")
-        assert 'data-view="player"' in html and "hand 1 · step 20 · seq 20" in html
-        assert "sample.jsonl" not in html  # no server paths in the player view
-    finally:
-        page.close()
+
+def _expand(page: Any, title: str) -> Any:
+    """Open the expander whose summary starts with `title` (no script run: it is drawn
+    already); its element."""
+    expander = page.locator("[data-testid=stExpander]", has=page.locator("summary", has_text=title)).first
+    expander.locator("summary").click()
+    expander.locator("[data-testid=stExpanderDetails]").wait_for(state="visible")
+    return expander
+
+
+@pytest.mark.parametrize(("seq", "player"), [(3, "bita"), (13, "bita"), (19, "ali"), (20, "cyrus")])
+def test_the_player_views_page_shows_only_what_they_saw(
+    server: str, page: Any, sample_replays: dict[str, GameReplay], seq: int, player: str,
+) -> None:
+    """The Replay page in a player view, its scores and what-if panels open (and a branch
+    played when the move was theirs): the whole DOM against what the player saw in the
+    hand, the what-if panel against what they had seen at that step."""
+    replay = sample_replays[DISPUTED]
+    sight = Sight.of(replay)
+    step = replay.by_seq(seq)
+    assert step is not None
+    open_app(page, f"{server}/replay?game={DISPUTED}&seq={seq}&view=player&player={player}")
+    assert caption(page).startswith(f"Step {step.number} of")
+    _expand(page, f"Hand {step.hand} scores")
+    whatif = _expand(page, "What if?")
+    mine = whatif.locator("button", has_text=re.compile(r"^\s*([2-9TJQKA][CDHS](/[CDHS])?(>\S+)?|draw|pass)\s*$"))
+    if ((step.before or {}).get("legal") or {}).get("player") == player:
+        assert mine.count() > 0  # their own move: what they could have done instead
+        rerun(page, lambda: mine.first.click())
+        whatif = _expand(page, "What if?") if not whatif.locator("[data-testid=stExpanderDetails]").is_visible() \
+            else whatif
+        assert whatif.get_by_text("The branch:").count() == 1
+    else:
+        assert mine.count() == 0
+    found = leaks(page.content(), sight.in_hand(player, step.hand), player, f"{DISPUTED} seq {seq} page")
+    found += leaks(page.inner_text("body"), sight.in_hand(player, step.hand), player, f"{DISPUTED} seq {seq} text")
+    found += leaks(whatif.inner_html(), sight.at(player, seq), player, f"{DISPUTED} seq {seq} what-if")
+    assert "sample.jsonl" not in page.content()
+    assert not found, "\n".join(map(str, found))

@@ -18,7 +18,7 @@ APP = Path(__file__).resolve().parents[2] / "dashboards" / "app.py"
 def page(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> AppTest:
     monkeypatch.setenv("HAFTKHABIS_WAREHOUSE", str(tmp_path / "none"))
     at = AppTest.from_file(str(APP), default_timeout=30).run()
-    at.switch_page("pages/check_log.py").run()
+    at.switch_page("app_pages/check_log.py").run()
     assert not at.exception
     return at
 

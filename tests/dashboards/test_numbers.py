@@ -396,7 +396,7 @@ def test_a_shared_search_link_restores_every_filter(app: AppTest) -> None:
 
 def _upload(at: AppTest, log: Path) -> AppTest:
     at.run()
-    at.switch_page("pages/check_log.py").run()
+    at.switch_page("app_pages/check_log.py").run()
     at.file_uploader(key="check_upload").upload(log.name, log.read_bytes(), "application/json")
     at.run()
     assert not at.exception, [e.value for e in at.exception]

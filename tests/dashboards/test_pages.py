@@ -147,7 +147,7 @@ def test_replay_bad_links(app: AppTest) -> None:
 def test_pages_without_a_warehouse(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, page: str) -> None:
     monkeypatch.setenv("HAFTKHABIS_WAREHOUSE", str(tmp_path / "missing"))
     at = AppTest.from_file(str(APP), default_timeout=60).run()
-    at.switch_page(f"pages/{page}.py").run()
+    at.switch_page(f"app_pages/{page}.py").run()
     assert not at.exception
     assert any("haftkhabis ingest" in w.value for w in at.warning)
 

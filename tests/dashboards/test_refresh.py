@@ -51,7 +51,7 @@ def test_pages_follow_a_compact_with_vacuum(sample_warehouse: Path, tmp_path: Pa
     assert not at.exception, [e.value for e in at.exception]
     assert _metric(at, "Games") == "11"
     for page in ("games", "players", "compliance", "scoring"):
-        at.switch_page(f"pages/{page}.py").run()
+        at.switch_page(f"app_pages/{page}.py").run()
         assert not at.exception, (page, [e.value for e in at.exception])
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from cli.app import app
-from dashboards.game_replay import replay_blob
 from dashboards.report import render_hand_report
+from engine.replay import replay_blob
 from tests.dashboards.conftest import DISPUTED
 from tests.dashboards.loggen import dump, random_game
 

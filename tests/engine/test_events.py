@@ -8,9 +8,15 @@ from pathlib import Path
 import orjson
 import pytest
 
+from engine import _core
 from engine.events import Deal, Play, encode, from_encoded
-from engine.replay import replay_game
+from engine.replay import GameReplay, build_replay
 from engine.simulate import SimConfig, simulate
+
+
+def replay_game(paths: list[str], game: str) -> GameReplay | None:
+    verdict, errors = _core.replay_game(paths, game)
+    return None if verdict is None else build_replay(verdict, errors)
 
 
 @pytest.mark.parametrize("ruleset", ["bazito", "persian", "pis-yedili"])

@@ -11,9 +11,9 @@ import pytest
 
 from dashboards import components as ui
 from dashboards import data
-from dashboards.game_replay import GameReplay, replay_lines
 from dashboards.report import render_hand_report
 from engine import _core
+from engine.replay import GameReplay, replay_lines
 from tests.service.conftest import DISPUTED, REPO, Keys, Server
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from dashboards.game_replay import RecordedGame, parse_lines, record_lines
+from engine.replay import RecordedGame, parse_lines, record_lines
 from service import views
 from service.warehouse import Replayed
 

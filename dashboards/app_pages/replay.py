@@ -10,7 +10,7 @@ from urllib.parse import urlencode
 import streamlit as st
 
 from dashboards import cache, components, data, views
-from dashboards.game_replay import SETUP_HAND, GameReplay, ReplayStep
+from engine.replay import SETUP_HAND, GameReplay, ReplayStep
 
 KEYS = views.ReplayKeys("replay")
 URL_SEEN = "replay_url_seen"  # the query string this session last read or wrote
@@ -125,7 +125,7 @@ if replay is None:
     hint = (f" Games whose id contains it: {', '.join(found)}{' …' if total > len(found) else ''}."
             if found else " Find games by player, date or status on the Games page.")
     st.error(f"No game {game!r} in the warehouse.{hint}")
-    st.page_link("pages/games.py", label="Find a game", icon=":material/search:")
+    st.page_link("app_pages/games.py", label="Find a game", icon=":material/search:")
     st.stop()
 
 notice = st.session_state.get(NOTICE)
@@ -137,6 +137,7 @@ stored = cache.query("game_row", game_id)  # the lines the warehouse counts for 
 views.verdict_summary(replay, lines=stored["lines"] if stored else None)
 shown = views.replay_view(
     replay, KEYS,
+    view_of=lambda viewer: cache.player_replay(game_id, viewer),
     link=lambda step, viewer: step_link(game_id, step, viewer),
     report=lambda hand, seq, viewer: cache.hand_report(game_id, hand, seq, viewer),
 )
@@ -168,17 +169,23 @@ if shown is not None and shown.kind in ("play", "draw", "pass") and shown.seq:
     at = (game_id, shown.seq)
     branch = st.session_state.get(WHATIF) or {}
     moves = tuple(branch.get("moves", [])) if branch.get("at") == at else ()
-    with st.expander("What if? — play another move at this step", expanded=bool(moves)):
-        result = cache.what_if(game_id, shown.seq, moves)
-        if not result.stock_known:
+    viewer = shown.viewer  # the what-if is computed in the same view as the step shown
+    title = "What if? — play another move at this step" + (f" (as {viewer} could)" if viewer else "")
+    with st.expander(title, expanded=bool(moves)):
+        result = cache.what_if(game_id, shown.seq, moves, viewer)
+        if viewer is None and not result.stock_known:
             st.caption("The log does not tell the stock's order: the branch stops at the first draw.")
         if moves:
             st.markdown("**The branch:** " + " → ".join(
                 f"{escape(s.player)} {s.move}" + (f" (drawing {' '.join(s.drawn)})" if s.drawn else "")
                 for s in result.steps))
+        elif result.before and result.before.get("legal"):
+            st.markdown(f"Instead of the recorded move, **{escape(result.before['legal']['player'])}** could: ")
+        elif viewer is not None:
+            st.markdown(f"In **{escape(viewer)}**'s view a what-if explores their own moves only; "
+                        "this move was not theirs to choose.")
         else:
-            st.markdown(f"Instead of the recorded move, **{escape(result.before['legal']['player'])}** could: "
-                        if result.before and result.before.get("legal") else "Nobody was to move here.")
+            st.markdown("Nobody was to move here.")
         offer = result.next_moves if moves else result.alternatives
         if result.refused is not None:
             st.error(f"{result.refused.player} {result.refused.move} is refused: {result.refused.reason()}")
@@ -198,5 +205,6 @@ if shown is not None and shown.kind in ("play", "draw", "pass") and shown.seq:
             st.button("Start the branch again", key="replay_whatif_reset", on_click=_whatif_reset, args=(at,))
             state = result.state
             if state is not None:
-                st.markdown("**The table at the branch's end**")
+                st.markdown("**The table at the branch's end**" + (f" — as **{escape(viewer)}** would see it"
+                                                                  if viewer else ""))
                 views.html(components.table_html(state, replay.players))

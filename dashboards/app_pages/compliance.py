@@ -84,7 +84,7 @@ event = st.dataframe(
 )
 picked = event.selection.rows if event is not None else []
 if picked and table["seq"][picked[0]] is not None:
-    st.switch_page("pages/replay.py",
+    st.switch_page("app_pages/replay.py",
                    query_params={"game": table["game_id"][picked[0]], "seq": str(table["seq"][picked[0]])})
 
 st.subheader("Which rules do the servers really play?")

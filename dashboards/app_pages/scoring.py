@@ -11,8 +11,8 @@ import streamlit as st
 
 from dashboards import cache, views
 from dashboards import components as ui
-from dashboards.game_replay import score_from_rows
 from dashboards.report import score_table_html
+from engine.replay import score_from_rows
 from engine.rulesets import RULESETS
 
 views.inject_css()
@@ -41,7 +41,7 @@ def one_game_tab() -> None:
             f'{len(row["players"] or [])} players · {row["hands"]} hand(s) · '
             f'winner(s): <b>{escape(", ".join(row["winners"] or []) or "—")}</b></div>'
         )
-        st.page_link("pages/replay.py", label="Replay this game", icon=":material/play_circle:",
+        st.page_link("app_pages/replay.py", label="Replay this game", icon=":material/play_circle:",
                      query_params={"game": game})
         decided = hands.filter(pl.col("decided"))
         if not decided.height:

@@ -62,4 +62,4 @@ event = st.dataframe(
 picked = event.selection.rows if event is not None else []
 if picked:
     game = table["game_id"][picked[0]]
-    st.switch_page("pages/replay.py", query_params={"game": game})
+    st.switch_page("app_pages/replay.py", query_params={"game": game})
