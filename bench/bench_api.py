@@ -173,10 +173,10 @@ def wait_for_index(url: str, timeout: float) -> float:
 def draw_lines(warehouse: Path, lines: int) -> tuple[list[tuple[str, int]], tuple[int, int], float]:
     """(game, seq) pairs drawn at random from the warehouse's replayed lines (seeded), its
     (hands, games), and the seconds the draw took."""
-    from dashboards import data
+    from ingest import read
 
     began = time.monotonic()
-    reader = data.connect(warehouse)
+    reader = read.connect(warehouse)
     total = reader.rows("SELECT sum(hands)::BIGINT, count(*) FROM games")[0]
     picks = reader.rows(
         "SELECT game_id, seq FROM events WHERE seq IS NOT NULL AND NOT set_aside "

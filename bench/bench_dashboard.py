@@ -193,7 +193,8 @@ def measure(warehouse: Path, steps: int) -> dict[str, Any]:
     import streamlit as st
     from streamlit.testing.v1 import AppTest
 
-    from dashboards import cache, data
+    from dashboards import cache
+    from ingest import read
 
     os.environ["HAFTKHABIS_WAREHOUSE"] = str(warehouse)
     results: dict[str, Any] = {"warehouse": str(warehouse)}
@@ -201,8 +202,8 @@ def measure(warehouse: Path, steps: int) -> dict[str, Any]:
     if info.exists():
         results["size"] = json.loads(info.read_text())
 
-    results["open_warehouse_s"] = _timed(lambda: data.connect(warehouse).close())
-    reader = data.connect(warehouse)
+    results["open_warehouse_s"] = _timed(lambda: read.connect(warehouse).close())
+    reader = read.connect(warehouse)
     results["rows"] = {t: reader.rows(f"SELECT count(*) FROM {t}")[0][0]
                        for t in ("games", "hands", "hand_players", "events", "violations")}
     game, hand = reader.rows("""

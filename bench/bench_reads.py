@@ -7,7 +7,7 @@ Three ways to ask the same questions of one committed snapshot, each best of `--
 with warm caches:
 
 1. **ours**: `ingest.queries.open_warehouse` (what `haftkhabis query` and `stats` use; the
-   dashboard's `dashboards.data.connect` builds the same views), sandbox included;
+   dashboard's and the API's `ingest.read.connect` builds the same views), sandbox included;
 2. **pyarrow datasets**: the snapshot's tables registered with DuckDB as pyarrow datasets,
    as the reader did before it named the files to DuckDB (kept here as the baseline);
 3. **DuckDB on the files**: a plain DuckDB connection, `read_parquet` of the same part

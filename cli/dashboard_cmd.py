@@ -10,13 +10,8 @@ from typing import Annotated
 
 import typer
 
-import dashboards
 from cli import terminal
 from cli.terminal import shown
-from dashboards.settings import SERVER_FLAGS, WAREHOUSE_ENV
-
-APP_DIR = Path(next(iter(dashboards.__path__))).resolve()
-APP = APP_DIR / "app.py"
 
 
 def register(app: typer.Typer) -> None:
@@ -29,17 +24,6 @@ def _fail(message: str) -> typer.Exit:
     return typer.Exit(2)
 
 
-def streamlit_command(warehouse: Path | str, port: int, host: str) -> list[str]:
-    """The `streamlit run` command line, every safety flag spelled out, through
-    `dashboards.server` (Streamlit with a websocket that accepts only its own origin)."""
-    flags = dict(SERVER_FLAGS)
-    flags["server.address"] = host
-    flags["server.port"] = str(port)
-    command = [sys.executable, "-m", "dashboards.server", "run", str(APP)]
-    command += [f"--{key}={value}" for key, value in flags.items()]
-    return [*command, "--", "--warehouse", str(warehouse)]
-
-
 def dashboard(
     warehouse: Annotated[str, typer.Option("--warehouse", help="The warehouse directory or s3://BUCKET/PREFIX (read-only).")] = "data/warehouse",
     port: Annotated[int, typer.Option("--port", help="The port to serve on.")] = 8501,
@@ -49,12 +33,10 @@ def dashboard(
         help="An object-store option (AWS_ENDPOINT_URL, …), repeatable; AWS_* env is read too.")] = None,
 ) -> None:
     """Serve the dashboard (Streamlit) on http://HOST:PORT until interrupted."""
-    import json
-
-    from ingest.storage import OPTIONS_ENV, StorageError, parse_options
+    from ingest.storage import StorageError, parse_options
 
     try:
-        options = parse_options(storage)
+        parse_options(storage)  # checked here, handed to the dashboard as given
     except StorageError as exc:
         raise _fail(str(exc)) from None
     remote = warehouse.startswith("s3://")
@@ -69,20 +51,15 @@ def dashboard(
             f"[yellow]note:[/yellow] binding {shown(host)}: the dashboard has no login; "
             "anyone who can reach this address can read the warehouse."
         )
-    env = dict(os.environ)
-    env[WAREHOUSE_ENV] = str(place)
-    if options:  # to the Streamlit process, which reads them through ingest.storage
-        env[OPTIONS_ENV] = json.dumps(options)
-    env["STREAMLIT_BROWSER_GATHER_USAGE_STATS"] = "false"
     terminal.console(stderr=True).print(f"Dashboard on http://{shown(host)}:{port}/  (Ctrl-C stops it)")
-    # Streamlit takes this process over (exec, not a child): a signal to `haftkhabis dashboard`
-    # reaches the server itself, so stopping it never leaves an orphan serving the port.
-    # The app's own folder is the working directory: Streamlit reads .streamlit/config.toml there.
-    command = streamlit_command(place, port, host)
+    # the dashboard package builds Streamlit's command line and becomes it (same process)
+    command = [sys.executable, "-m", "dashboards.server", "launch", "--warehouse", str(place),
+               "--port", str(port), "--host", host]
+    for option in storage or ():
+        command += ["--storage-option", option]
     sys.stdout.flush()
     sys.stderr.flush()
-    os.chdir(APP_DIR)
-    os.execve(command[0], command, env)
+    os.execv(command[0], command)
 
 
 def report(
@@ -104,7 +81,7 @@ def report(
     disputed step, the verdict and its rule, what reproduces it), the step and its
     neighbours, the scores, then the whole hand folded below."""
     from cli import sources
-    from dashboards.report import render_hand_report
+    from engine.report import render_hand_report
 
     game = sources.game_id(game)
     if log and warehouse is not None:

@@ -1,5 +1,5 @@
 """Where `replay` and `report` find a game: log files (as given on the command line) or the
-warehouse's stored lines. Both give a `engine.replay.GameReplay`, so a step is
+warehouse's stored lines. Both give an `engine.replay.GameReplay`, so a step is
 numbered the same way in the CLI, the dashboard, the report and the API."""
 
 from __future__ import annotations
@@ -43,15 +43,14 @@ def from_logs(paths: list[str], game: str, *, digest: bool = False) -> GameRepla
 
 def from_warehouse(warehouse: str, game: str) -> GameReplay:
     """`game` replayed from the lines the warehouse stored for it."""
-    from dashboards import data
-    from engine.replay import replay_lines
+    from ingest import read
 
     try:
-        reader = data.connect(Path(warehouse).expanduser())
-    except data.WarehouseMissing as exc:
+        reader = read.connect(Path(warehouse).expanduser())
+    except read.WarehouseMissing as exc:
         raise SourceError(str(exc)) from None
     try:
-        replay = replay_lines(data.game_lines(reader, game), game)
+        replay = read.game_replay(reader, game)
     finally:
         reader.close()
     if replay is None:

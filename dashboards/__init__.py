@@ -1,2 +1,2 @@
-"""The Streamlit dashboard and the HTML report: they only render what `engine` and `ingest`
-return (replays, verdicts, scores, warehouse queries)."""
+"""The Streamlit dashboard: pages that render what `engine` (replays, reports, player
+views) and `ingest` (the warehouse's read model) return, and the server that runs them."""

@@ -10,19 +10,18 @@ treated as read-only.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import streamlit as st
 
-from dashboards import data, inference, upload
-from dashboards.report import render_hand_report
-from dashboards.settings import warehouse_dir
+from dashboards import upload
+from dashboards.settings import storage_options, warehouse_dir
 from dashboards.upload import UploadCheck
-from engine import replay as game_replay
 from engine.player_view import public_replay
 from engine.replay import GameReplay
+from engine.report import render_hand_report
 from engine.whatif import WhatIf
+from ingest import inference, read
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,12 +63,12 @@ def replay_upload(file_id: str, name: str, _data: bytes, game: str) -> UploadRep
 
 
 @st.cache_resource(show_spinner="Opening the warehouse…")
-def _reader(root: str) -> data.Reader:
+def _reader(root: str) -> read.Reader:
     """One read-only connection per warehouse, shared by every session."""
-    return data.connect(root if root.startswith("s3://") else Path(root))
+    return read.connect(root, storage_options())
 
 
-def reader() -> data.Reader:
+def reader() -> read.Reader:
     """The warehouse at its latest committed batch: the shared connection, reopened when
     an ingest or a compact committed a newer batch (a vacuum may have deleted the files
     the older snapshot reads)."""
@@ -85,7 +84,7 @@ def warehouse_problem() -> str | None:
     """Why the warehouse cannot be read (None when it can)."""
     try:
         reader()
-    except data.WarehouseMissing as exc:
+    except read.WarehouseMissing as exc:
         return (f"{exc}. Ingest logs with `haftkhabis ingest PATH --warehouse {warehouse_dir()}`; "
                 "the Check-a-log page works without a warehouse.")
     return None
@@ -106,26 +105,26 @@ def reload() -> None:
 
 
 @st.cache_data(max_entries=512, show_spinner=False)
-def _query(name: str, root: str, batch: int, args: tuple[Any, ...], _current: data.Reader) -> Any:
+def _query(name: str, root: str, batch: int, args: tuple[Any, ...], _current: read.Reader) -> Any:
     """Every warehouse question, cached by its name, the snapshot and its arguments (the
     reader of that snapshot is passed along, not hashed)."""
     del root, batch  # the key: a newer batch asks again
-    return getattr(data, name)(_current, *args)
+    return getattr(read, name)(_current, *args)
 
 
 def query(name: str, *args: Any) -> Any:
-    """`data.<name>(reader, *args)`, cached."""
+    """`read.<name>(reader, *args)`, cached."""
     current = reader()
     return _query(name, str(current.root), current.batch, args, current)
 
 
 @st.cache_resource(max_entries=32, show_spinner="Replaying the game…")
-def _replay(root: str, batch: int, game: str, viewer: str | None, _current: data.Reader) -> GameReplay | None:
+def _replay(root: str, batch: int, game: str, viewer: str | None, _current: read.Reader) -> GameReplay | None:
     if viewer is not None:  # the player view of the support view (`engine.player_view`)
         whole = _replay(root, batch, game, None, _current)
         return None if whole is None else public_replay(whole, viewer)
     del root, batch
-    return game_replay.replay_lines(data.game_lines(_current, game), game)
+    return read.game_replay(_current, game)
 
 
 def replay_game(game: str, viewer: str | None = None) -> GameReplay | None:
@@ -146,7 +145,7 @@ def player_replay(game: str, viewer: str) -> GameReplay:
 
 @st.cache_data(max_entries=32, show_spinner=False)
 def _hand_report(root: str, batch: int, game: str, hand: int, seq: int | None, viewer: str | None,
-                 _current: data.Reader) -> str:
+                 _current: read.Reader) -> str:
     replay = _replay(root, batch, game, viewer, _current)
     if replay is None:
         raise ValueError(f"no game {game}")
@@ -164,13 +163,13 @@ def hand_report(game: str, hand: int, seq: int | None = None, viewer: str | None
 
 
 @st.cache_data(max_entries=16, show_spinner="Replaying every game under every ruleset profile…")
-def _infer_builds(root: str, batch: int, flt: data.GameFilter, per_build: int) -> Any:
+def _infer_builds(root: str, batch: int, flt: read.GameFilter, per_build: int) -> Any:
     del batch
     return inference.infer_builds(_reader(root), flt, per_build)
 
 
-def infer_builds(flt: data.GameFilter, per_build: int) -> inference.BuildInference:
-    """The auditor panel's inference (`dashboards.inference.infer_builds`), cached."""
+def infer_builds(flt: read.GameFilter, per_build: int) -> inference.BuildInference:
+    """The auditor panel's inference (`ingest.inference.infer_builds`), cached."""
     current = reader()
     result: inference.BuildInference = _infer_builds(str(current.root), current.batch, flt, per_build)
     return result

@@ -6,6 +6,9 @@ Streamlit accepts a websocket from any page whose origin is `localhost`, `127.0.
 others), so any local web page could drive the dashboard; no configuration option narrows
 that. `haftkhabis dashboard` therefore runs `python -m dashboards.server run APP …`, which
 installs `origin_allowed` in Streamlit's place and then hands over to Streamlit's CLI.
+`python -m dashboards.server launch --warehouse W --port P --host H [--storage-option K=V]`
+(what `haftkhabis dashboard` execs) builds that command line, every safety flag spelled
+out (`streamlit_command`), and becomes it.
 
 The own origin is `http://NAME:PORT` for the port served and a NAME the server answers to:
 the bound address, and `localhost`/`127.0.0.1`/`::1` when it is a loopback address (the
@@ -16,10 +19,20 @@ an `Origin` header is refused too: browsers always send one.
 
 from __future__ import annotations
 
+import argparse
 import ipaddress
+import os
 import socket
-from collections.abc import Callable, Iterable
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import NoReturn
 from urllib.parse import urlsplit
+
+from dashboards.settings import SERVER_FLAGS, WAREHOUSE_ENV
+
+APP_DIR = Path(__file__).resolve().parent
+APP = APP_DIR / "app.py"
 
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
 WILDCARDS = ("0.0.0.0", "::", "")  # the names of "every address"
@@ -102,8 +115,47 @@ def install() -> None:
     starlette_websocket._is_origin_allowed = own_origin_only
 
 
+def streamlit_command(warehouse: Path | str, port: int, host: str,
+                      storage_options: Sequence[str] = ()) -> list[str]:
+    """The `streamlit run` command line, every safety flag spelled out, through this module
+    (Streamlit with a websocket that accepts only its own origin); the app's own arguments
+    (the warehouse, `KEY=VALUE` storage options) after `--`."""
+    flags = dict(SERVER_FLAGS)
+    flags["server.address"] = host
+    flags["server.port"] = str(port)
+    command = [sys.executable, "-m", "dashboards.server", "run", str(APP)]
+    command += [f"--{key}={value}" for key, value in flags.items()]
+    command += ["--", "--warehouse", str(warehouse)]
+    for option in storage_options:
+        command += ["--storage-option", option]
+    return command
+
+
+def launch(argv: Sequence[str]) -> NoReturn:
+    """Become the dashboard's server (exec, not a child: a signal to the launcher reaches
+    the server itself, so stopping it never leaves an orphan serving the port). The app's
+    folder is the working directory: Streamlit reads .streamlit/config.toml there."""
+    parser = argparse.ArgumentParser(prog="python -m dashboards.server launch")
+    parser.add_argument("--warehouse", required=True)
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--host", required=True)
+    parser.add_argument("--storage-option", action="append", default=[])
+    args = parser.parse_args(argv)
+    command = streamlit_command(args.warehouse, args.port, args.host, args.storage_option)
+    env = dict(os.environ)
+    env[WAREHOUSE_ENV] = args.warehouse
+    env["STREAMLIT_BROWSER_GATHER_USAGE_STATS"] = "false"
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.chdir(APP_DIR)
+    os.execve(command[0], command, env)
+
+
 def main() -> None:
-    """`streamlit …` with the origin check installed (the arguments are Streamlit's)."""
+    """`launch …` (above), or `streamlit …` with the origin check installed (the arguments
+    are Streamlit's)."""
+    if sys.argv[1:2] == ["launch"]:
+        launch(sys.argv[2:])
     install()
     from streamlit.web.cli import main as streamlit_main
 

@@ -61,5 +61,16 @@ def warehouse_dir(argv: list[str] | None = None) -> Path | str:
     return _place(env) if env else DEFAULT_WAREHOUSE.resolve()
 
 
+def storage_options(argv: list[str] | None = None) -> dict[str, str]:
+    """The object-store options the launcher passed (`--storage-option KEY=VALUE` after
+    `--`, repeatable), over the `AWS_*` environment (`ingest.storage.resolve_options`)."""
+    from ingest.storage import parse_options
+
+    args = sys.argv[1:] if argv is None else argv
+    given = [args[i + 1] for i, arg in enumerate(args[:-1]) if arg == "--storage-option"]
+    given += [arg.split("=", 1)[1] for arg in args if arg.startswith("--storage-option=")]
+    return parse_options(given)
+
+
 def _place(text: str) -> Path | str:
     return text if text.startswith("s3://") else Path(text).expanduser().resolve()

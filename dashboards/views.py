@@ -17,11 +17,12 @@ from urllib.parse import urlencode
 import orjson
 import streamlit as st
 
-from dashboards import cache, data
-from dashboards import components as ui
-from dashboards.report import played_card, render_hand_report, score_table_html, totals_html
+from dashboards import cache
+from engine import render as ui
 from engine.player_view import public_replay
 from engine.replay import SETUP_HAND, GameReplay, ReplayStep
+from engine.report import played_card, render_hand_report, score_table_html, totals_html
+from ingest import read
 
 SUPPORT_VIEW = "Support view (every hand)"
 PLAYER_VIEW = "Player view"
@@ -34,6 +35,7 @@ def inject_css() -> None:
 
 
 def html(body: str) -> None:
+    """Render HTML from `engine.render` (escaped there)."""
     st.html(body)
 
 
@@ -346,9 +348,9 @@ def require_warehouse() -> None:
         st.stop()
 
 
-def game_filter(prefix: str, *, builds: bool = False) -> data.GameFilter:
+def game_filter(prefix: str, *, builds: bool = False) -> read.GameFilter:
     """Ruleset, date range (and server build) filters in one row, keys prefixed by page."""
-    options: data.Choices = cache.query("choices")
+    options: read.Choices = cache.query("choices")
     cols = st.columns([3, 2, 3] if builds else [3, 2])
     rulesets = cols[0].multiselect("Ruleset", options.rulesets, key=f"{prefix}_rulesets",
                                    placeholder="All rulesets")
@@ -374,7 +376,7 @@ def game_filter(prefix: str, *, builds: bool = False) -> data.GameFilter:
     if builds:
         chosen_builds = cols[2].multiselect("Server build", options.builds, key=f"{prefix}_builds",
                                             placeholder="All builds")
-    return data.GameFilter(tuple(rulesets), start, end, tuple(chosen_builds))
+    return read.GameFilter(tuple(rulesets), start, end, tuple(chosen_builds))
 
 
 # ------------------------------------------------------------------------ filters in the URL
@@ -421,7 +423,7 @@ def filters_from_url(seen: str, filters: Sequence[UrlFilter], dates: str | None 
         else:
             st.session_state[flt.key] = values[0] if values else ""
     if dates is not None:
-        options: data.Choices = cache.query("choices")
+        options: read.Choices = cache.query("choices")
         first, last = options.first_day, options.last_day
         if first is None or last is None:
             return
@@ -439,7 +441,7 @@ def _iso_day(text: str | None, first: date, last: date) -> date | None:
     return None if day is None else min(max(day, first), last)
 
 
-def filters_to_url(seen: str, filters: Sequence[UrlFilter], flt: data.GameFilter | None = None) -> None:
+def filters_to_url(seen: str, filters: Sequence[UrlFilter], flt: read.GameFilter | None = None) -> None:
     """Write the filters as they are now into the URL (empty ones left out), so the
     address bar can be shared; with `flt`, its date range as `from` and `to`."""
     pairs: list[tuple[str, str]] = []
@@ -491,7 +493,7 @@ def period_axis(frame: Any) -> str:
 
 def first_seat_chart(first: Any, title: str) -> Any:
     """The first seat's win rate against the fair rate, per table size: a bar per ruleset
-    and play with its 95% interval, a dashed tick at 1 ÷ players (`data.first_seat` rows of
+    and play with its 95% interval, a dashed tick at 1 ÷ players (`read.first_seat` rows of
     seat 0)."""
     import altair as alt
 
@@ -515,7 +517,7 @@ def first_seat_chart(first: Any, title: str) -> Any:
 def seat_heatmap(frame: Any, title: str) -> Any:
     """Win rate by seat (columns) and table size (rows) for one ruleset and play: coloured
     by the win rate over the fair rate (1 = fair), the rate written in the cell, the sample
-    and its 95% interval in the tooltip (`data.first_seat` or `data.player_by_seat` rows);
+    and its 95% interval in the tooltip (`read.first_seat` or `read.player_by_seat` rows);
     a row per table size, each label shown."""
     import altair as alt
     import polars as pl

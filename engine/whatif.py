@@ -29,6 +29,7 @@ from typing import Any
 import orjson
 
 from engine import _core
+from engine.cards import RANKS, SUITS, pack
 from engine.infer import GameLog, Line, collect_games, read_paths
 from engine.player_view import branch_stop, public_whatif
 from engine.profiles import ruleset_infos
@@ -220,13 +221,12 @@ class _Stock:
 def _unseen(state: dict[str, Any], decks: int) -> list[str]:
     """The cards no hand holds and nobody has played: the stock's, when its order is not
     known (a support view: every hand is in `state`)."""
-    pack: Counter[str] = Counter({r + s: decks for r in "A23456789TJQK" for s in "CDHS"})
     seen: Counter[str] = Counter()
     for cards in state["hands"].values():
         seen.update(cards)
     seen.update(state["pile"])
     seen.update(state["laid_aside"])
-    return sorted((pack - seen).elements(), key=lambda c: ("CDHS".index(c[1]), "A23456789TJQK".index(c[0])))
+    return sorted((pack(decks) - seen).elements(), key=lambda c: (SUITS.index(c[1]), RANKS.index(c[0])))
 
 
 def what_if(

@@ -292,6 +292,8 @@ def writer_lock(location: Location, ttl: float = LOCK_TTL) -> FileLock | ObjectL
 @contextlib.contextmanager
 def held(location: Location, *, wait: float = 0.0, ttl: float = LOCK_TTL
          ) -> Iterator[FileLock | ObjectLock]:
+    """The warehouse's writer lock, held for the block (waiting up to `wait` seconds for
+    another writer to let go; `LockBusy` past that)."""
     lock = writer_lock(location, ttl)
     lock.acquire(wait)
     try:

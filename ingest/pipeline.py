@@ -94,14 +94,6 @@ WRITTEN_AS_HANDED = frozenset({"events"})
 _NEVER = 2**64 - 1
 #: seconds between progress messages from a worker
 PROGRESS_EVERY = 0.2
-#: test hooks: the point where the ingest SIGKILLs itself ("after-pass", "after-commit:TABLE",
-#: "before-batches"), and seconds to pause after each table's commit
-KILL_ENV = "HAFTKHABIS_INGEST_KILL_AT"
-PAUSE_ENV = "HAFTKHABIS_INGEST_COMMIT_PAUSE"
-#: test hook: a folder; after each table's commit the ingest writes `committed-TABLE` there
-#: and waits for a reader's `seen-TABLE`, so a reader test meets every step of a commit
-#: whatever the machine's load (no timing involved)
-HANDSHAKE_ENV = "HAFTKHABIS_INGEST_COMMIT_HANDSHAKE"
 #: times a cluster task that raised is run again (a task whose worker died is rescheduled
 #: by the scheduler itself, up to its `allowed-failures`)
 TASK_RETRIES = 2
@@ -131,6 +123,8 @@ class FileReport:
 
 @dataclass(slots=True)
 class Counts:
+    """What one worker read and judged."""
+
     files: int = 0
     lines: int = 0
     games: int = 0
@@ -140,6 +134,8 @@ class Counts:
 
 @dataclass(slots=True)
 class WorkerResult:
+    """One shard's pass: the parts it wrote, and the games it added, replaced or left."""
+
     shard: int
     parts: dict[str, list[PartFile]]
     replaced: dict[str, tuple[str, str]]  # game → (ruleset, month) of its committed version
@@ -344,8 +340,6 @@ class ShardWorker:
             del self.ingestor  # and with it the engine's state of the pass
             base = {name: writer.close() for name, writer in self.writers.items()}
             self._report(force=True)
-            if task.shard == 0:
-                _fault("after-pass")
             return self._reconcile(base)
         except BaseException:
             for writer in self.writers.values():
@@ -607,30 +601,6 @@ def _hash_file(path: str) -> tuple[int | None, str | None, str | None]:
         return None, None, f"cannot open: {exc.strerror or exc}"
 
 
-def _fault(point: str) -> None:
-    """Test hook: SIGKILL the whole ingest (the coordinator) at `point` when asked to."""
-    if os.environ.get(KILL_ENV) == point:
-        coordinator = os.getpid() if mp.parent_process() is None else os.getppid()
-        os.kill(coordinator, signal.SIGKILL)
-        time.sleep(10)  # a worker: dies with its coordinator (parent-death signal)
-
-
-def _pause(name: str) -> None:
-    delay = os.environ.get(PAUSE_ENV)
-    if delay:
-        time.sleep(float(delay))
-    folder = os.environ.get(HANDSHAKE_ENV)
-    if folder:
-        with open(os.path.join(folder, f"committed-{name}"), "w"):
-            pass
-        seen = os.path.join(folder, f"seen-{name}")
-        deadline = time.monotonic() + 300
-        while not os.path.exists(seen):
-            if time.monotonic() > deadline:
-                raise IngestError(f"test handshake: no reader saw the commit of {name}")
-            time.sleep(0.005)
-
-
 def _now() -> datetime:
     return datetime.now(UTC)
 
@@ -696,6 +666,10 @@ def _ingest_locked(store: Warehouse, files: list[str], workers: int, force: bool
     state = Progress(files_total=len(to_read))
     if progress is not None:
         progress(state)
+    # in the staging prefix until the batch's row is committed: a writer killed anywhere
+    # between (its spools already gone, no table moved yet) still leaves `recover` a sign
+    # that parts numbered for this batch may be lying about
+    open_batch = store.open_batch(prefix)
     try:
         results, routed = _replay(store, snapshot, to_read, workers, batch, prefix, state,
                                   progress, client, task_retries)
@@ -707,6 +681,7 @@ def _ingest_locked(store: Warehouse, files: list[str], workers: int, force: bool
     except BaseException as exc:
         _abandon(store, prefix, fenced=isinstance(exc, WriterFenced))
         raise
+    store.location.delete(open_batch)
     if client is not None:
         # a task whose worker died, or that the scheduler ran twice, left parts named for
         # this batch that it did not commit: remove them now (best effort)
@@ -1091,14 +1066,10 @@ def _commit(store: Warehouse, snapshot: Snapshot, inputs: list[InputFile], route
         versions[name] = store.commit(name, adds, removes, batch, "ingest", attempt)
         if adds or removes:
             changed = True
-        _fault(f"after-commit:{name}")
-        _pause(name)
     if changed or any(snapshot.versions.get(n, 0) == 0 for n in SUMMARY_TABLES):
         versions.update(summaries.refresh(store, versions, batch, prefix, attempt))
     else:
         versions.update({n: snapshot.versions[n] for n in SUMMARY_TABLES})
-    _fault("after-summaries")
-    _fault("before-batches")
     reports = routed.files
     file_rows = []
     for item in inputs:

@@ -3,7 +3,7 @@
 `open_warehouse()` reads the latest `batches` row and opens every table at the Delta
 version that batch recorded (so a batch being committed meanwhile is invisible until its
 last commit lands). `attach_snapshot()` — the one place both readers the project ships
-(this module's, for the CLI's `query` and `stats`, and `dashboards.data.connect`, for the
+(this module's, for the CLI's `query` and `stats`, and `ingest.read.connect`, for the
 dashboard and the API) build their tables — names a local warehouse's snapshot files to
 DuckDB's own Parquet reader (`read_parquet`, hive partitions), the only files the
 connection may open (`allowed_paths`); so a scan is DuckDB's on those files, with its

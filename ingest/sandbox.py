@@ -1,7 +1,7 @@
 """The SQL sandbox: what a DuckDB connection over the warehouse may do, decided in one place.
 
 Both readers the project ships build their connection here — `ingest.queries.open_warehouse`
-(the CLI's `query` and `stats`) and `dashboards.data.connect` (the dashboard) — and every
+(the CLI's `query` and `stats`) and `ingest.read.connect` (the dashboard and the API) — and every
 statement that did not come from this code base goes through `run()`:
 
 - **No file access.** The connection is opened with no temp directory (DuckDB allows file

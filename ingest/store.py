@@ -616,6 +616,15 @@ class Warehouse:
                         deleted += 1
         return deleted
 
+    def open_batch(self, prefix: str) -> str:
+        """Mark the batch `prefix` as under way (a small object in the staging prefix, which
+        `recover` takes as the sign that a killed writer may have left parts): its URI, for
+        the writer to delete once the batch's row is committed."""
+        uri = self.location.join(STAGING, f"{prefix}.open")
+        self.location.makedirs(self.location.join(STAGING))
+        self.location.write_bytes(uri, b"")
+        return uri
+
     def staging(self, token: str) -> str:
         """The URI of a staging folder for this batch (removed by `recover`)."""
         uri = self.location.join(STAGING, token)

@@ -11,7 +11,6 @@ malformed line in a validated body is a verdict (an error record), not an error.
 # no `from __future__ import annotations`: FastAPI reads the routes' annotations, which
 # name dependencies made inside create_app
 import gc
-import json
 import logging
 import os
 import threading
@@ -30,12 +29,12 @@ from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBea
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from dashboards import data
-from dashboards.report import render_hand_report
 from engine import ENGINE_VERSION
+from engine.report import render_hand_report
 from engine.violations import Code
 from engine.whatif import BadMove, WhatIfError, what_if
-from ingest.storage import OPTIONS_ENV, Location
+from ingest import read
+from ingest.storage import Location
 from service import models, views
 from service.auth import KeyStore, Principal, RateLimiter, Role
 from service.bodies import BadBody, BodyTooLarge, decoded
@@ -132,10 +131,6 @@ class Caller:
 def create_app(settings: Settings) -> FastAPI:
     """The application over `settings.warehouse`."""
     location = Location.of(settings.warehouse, settings.storage_options)
-    if not location.local and settings.storage_options:
-        # the readers the API shares with the dashboard (dashboards.data) take their
-        # options from the environment, as the dashboard's process does
-        os.environ[OPTIONS_ENV] = json.dumps(location.options)
     gateway = Gateway(location, replays=settings.replay_cache, index=settings.game_index)
     queue = IngestQueue(location, workers=settings.ingest_workers, state=settings.state,
                         on_commit=gateway.refresh)
@@ -253,11 +248,11 @@ def create_app(settings: Settings) -> FastAPI:
                            "token sees only the games its player played")
         return who.player
 
-    def reader() -> data.Reader:
+    def reader() -> read.Reader:
         return gateway.reader()
 
-    def filter_of(rulesets: list[str], builds: list[str], start: date | None, end: date | None) -> data.GameFilter:
-        return data.GameFilter(tuple(rulesets), start, end, tuple(builds))
+    def filter_of(rulesets: list[str], builds: list[str], start: date | None, end: date | None) -> read.GameFilter:
+        return read.GameFilter(tuple(rulesets), start, end, tuple(builds))
 
     def bad_cursor(exc: views.BadCursor) -> ApiError:
         return ApiError(400, "bad_cursor", str(exc))
@@ -333,7 +328,7 @@ def create_app(settings: Settings) -> FastAPI:
         outcome = None
         if receipt.batch is not None:
             try:
-                row = data.batch_row(gateway.reader(), receipt.batch)
+                row = read.batch_row(gateway.reader(), receipt.batch)
             except WarehouseUnavailable:
                 row = None
             outcome = views.batch_outcome(row) if row else None
@@ -385,7 +380,7 @@ def create_app(settings: Settings) -> FastAPI:
             return receipt_status(receipt)
         if batch_id.isascii() and batch_id.isdigit() and len(batch_id) < 19:
             try:
-                row = data.batch_row(gateway.reader(), int(batch_id))
+                row = read.batch_row(gateway.reader(), int(batch_id))
             except WarehouseUnavailable:
                 row = None
             if row is not None:
@@ -409,7 +404,7 @@ def create_app(settings: Settings) -> FastAPI:
         every violation. A player's token sees its own view, of its own games."""
         current = reader()
         # the game index knows the game's partition: the games row is read from it alone
-        row = data.game_row(current, game, gateway.partition_of(current, game))
+        row = read.game_row(current, game, gateway.partition_of(current, game))
         if row is None:
             raise ApiError(404, "not_found", f"no game {game!r} in the warehouse")
         viewer = viewer_for(who, list(row["players"] or []), player)

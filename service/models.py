@@ -162,6 +162,8 @@ class HandView(Model):
 
 
 class GameVerdict(Model):
+    """A game's verdict as the warehouse holds it."""
+
     status: Status
     complete: bool | None
     winners: list[str] | None

@@ -1,4 +1,4 @@
-"""What each read endpoint answers, built from the dashboard's data layer and the replay.
+"""What each read endpoint answers, built from the warehouse's read model (`ingest.read`) and the replay.
 
 A player-scoped token (or `player=`) gets that player's view, which
 `engine.player_view` computes — the one place that decides it, for the dashboard and the
@@ -19,11 +19,11 @@ from urllib.parse import quote, urlencode
 
 import orjson
 
-from dashboards import data
 from engine.player_view import public_left_cards, public_state, public_step, public_violation
 from engine.replay import ReplayStep
 from engine.violations import EXPLANATIONS, Code, Violation
 from engine.whatif import WhatIf
+from ingest import read
 from service import models
 from service.warehouse import Replayed
 
@@ -106,23 +106,23 @@ def with_query(path: str, **params: object) -> str:
     return f"{path}?{urlencode(given)}" if given else path
 
 
-def game_view(reader: data.Reader, game: str, viewer: str | None, dashboard: str,
+def game_view(reader: read.Reader, game: str, viewer: str | None, dashboard: str,
               row: Mapping[str, Any] | None = None) -> models.GameView | None:
     """The game as the warehouse holds it (None: no such game); `row` is its `games` row
     when the caller has read it already. Its hands, players and violations are read from
     the game's partition only (the row names it)."""
-    row = row if row is not None else data.game_row(reader, game)
+    row = row if row is not None else read.game_row(reader, game)
     if row is None:
         return None
     partition = (row["ruleset"], row["month"])
     hand_players: dict[int, list[models.HandPlayerView]] = {}
-    for p in data.game_hand_players(reader, game, partition).to_dicts():
+    for p in read.game_hand_players(reader, game, partition).to_dicts():
         p["left_cards"] = public_left_cards(p["player"], p["left_cards"], viewer)
         hand_players.setdefault(p["hand"], []).append(models.HandPlayerView.model_validate(p))
     hands = [models.HandView.model_validate({**h, "players": hand_players.get(h["hand"], [])})
-             for h in data.game_hands(reader, game, partition).to_dicts()]
+             for h in read.game_hands(reader, game, partition).to_dicts()]
     violations = []
-    for v in data.game_violations(reader, game, partition).to_dicts():
+    for v in read.game_violations(reader, game, partition).to_dicts():
         violation = Violation(v["seq"], Code(v["code"]), v["player"], v["message"], v["file"], v["line"])
         violations.append(violation_view(public_violation(violation, viewer), hand=v["hand"]))
     links = {"self": game_path(game), "dashboard": dashboard_link(dashboard, game, viewer=viewer),
@@ -247,11 +247,13 @@ def whatif_view(result: WhatIf, moves: Sequence[str]) -> models.WhatIfView:
 # ---------------------------------------------------------------------------- aggregates
 
 
-def player_view(reader: data.Reader, player: str, dashboard: str) -> models.PlayerView | None:
-    rankings = data.player_rankings(reader, player).to_dicts()
+def player_view(reader: read.Reader, player: str, dashboard: str) -> models.PlayerView | None:
+    """A player's figures per ruleset and their violations by code (None: no such player).
+    (Not a game's player view: that is `engine.player_view`.)"""
+    rankings = read.player_rankings(reader, player).to_dicts()
     if not rankings:
         return None
-    violations = sorted(data.player_violations(reader, player).to_dicts(),
+    violations = sorted(read.player_violations(reader, player).to_dicts(),
                         key=lambda v: (-v["violations"], v["ruleset"], v["code"]))
     return models.PlayerView(
         player=player,
@@ -261,10 +263,11 @@ def player_view(reader: data.Reader, player: str, dashboard: str) -> models.Play
     )
 
 
-def leaderboard(reader: data.Reader, rulesets: Sequence[str], min_hands: int, cursor: str | None,
+def leaderboard(reader: read.Reader, rulesets: Sequence[str], min_hands: int, cursor: str | None,
                 limit: int) -> models.Page[models.LeaderboardRow]:
+    """One page of the leaderboard, after the row `cursor` names."""
     after = decode_cursor(cursor, "leaderboard", (str, int)) if cursor else None
-    rows = data.leaderboard_page(reader, rulesets, min_hands, after, limit + 1).to_dicts()
+    rows = read.leaderboard_page(reader, rulesets, min_hands, after, limit + 1).to_dicts()
     items = [models.LeaderboardRow.model_validate(r) for r in rows[:limit]]
     more = len(rows) > limit
     last = items[-1] if items else None
@@ -273,11 +276,12 @@ def leaderboard(reader: data.Reader, rulesets: Sequence[str], min_hands: int, cu
         next_cursor=encode_cursor("leaderboard", [last.ruleset, last.rank]) if more and last else None)
 
 
-def compliance(reader: data.Reader, flt: data.GameFilter, codes: Sequence[str], period: str | None,
+def compliance(reader: read.Reader, flt: read.GameFilter, codes: Sequence[str], period: str | None,
                cursor: str | None, limit: int) -> models.Page[models.ComplianceRow]:
+    """One page of violations per code, ruleset, build (and period), after `cursor`."""
     kind = f"compliance:{period or 'all'}"
     after = decode_cursor(cursor, kind, (str, str, str, str)) if cursor else None
-    rows = data.compliance_page(reader, flt, codes, period, after, limit + 1).to_dicts()
+    rows = read.compliance_page(reader, flt, codes, period, after, limit + 1).to_dicts()
     more = len(rows) > limit
     rows = rows[:limit]
     items = [models.ComplianceRow.model_validate({**r, "period": r["period"] or None}) for r in rows]
@@ -288,14 +292,16 @@ def compliance(reader: data.Reader, flt: data.GameFilter, codes: Sequence[str], 
         if more and last else None)
 
 
-def builds(reader: data.Reader, flt: data.GameFilter) -> list[models.BuildRow]:
-    return [models.BuildRow.model_validate(r) for r in data.builds(reader, flt).to_dicts()]
+def builds(reader: read.Reader, flt: read.GameFilter) -> list[models.BuildRow]:
+    """Every server build's compliance (`ingest.read.builds`)."""
+    return [models.BuildRow.model_validate(r) for r in read.builds(reader, flt).to_dicts()]
 
 
-def violations(reader: data.Reader, flt: data.GameFilter, codes: Sequence[str], cursor: str | None,
+def violations(reader: read.Reader, flt: read.GameFilter, codes: Sequence[str], cursor: str | None,
                limit: int) -> models.Page[models.ViolationRow]:
+    """One page of the violations themselves, newest games first, after `cursor`."""
     after = decode_cursor(cursor, "violations", (str, str, int)) if cursor else None
-    rows = data.violation_page(reader, flt, codes, after, limit + 1).to_dicts()
+    rows = read.violation_page(reader, flt, codes, after, limit + 1).to_dicts()
     more = len(rows) > limit
     rows = rows[:limit]
     items = [models.ViolationRow.model_validate(

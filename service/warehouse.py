@@ -1,5 +1,5 @@
 """The service's read side: one read-only connection to the warehouse's committed snapshot
-(the dashboard's `dashboards.data.connect`), reopened when a new batch commits; the games
+(`ingest.read.connect`, as the dashboard's), reopened when a new batch commits; the games
 it replays for the step views, kept per snapshot; and the game index that finds a game's
 lines without scanning for them.
 
@@ -35,8 +35,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from dashboards import data
 from engine.replay import GameReplay, RecordedGame, ReplayStep, record_lines
+from ingest import read
 from ingest.storage import Location
 from ingest.store import PartFile, Warehouse
 from service.footers import FooterMap, FooterUnreadable, footer_bytes, map_footer
@@ -308,7 +308,7 @@ class Gateway:
         self.index = GameIndex(self.store) if index else None
         self._poll = poll
         self._polled: tuple[float, int | None] | None = None  # (when, what) on S3
-        self._reader: data.Reader | None = None
+        self._reader: read.Reader | None = None
         self._problem: str | None = None
         self._seen: int | None = None  # the commit signal when the reader was opened
         self._lock = threading.Lock()
@@ -324,7 +324,7 @@ class Gateway:
         """Changes whenever `batches` commits: its log folder's mtime, or on S3 its version
         (asked at most every `poll` seconds unless `fresh`)."""
         if self.location.local:
-            return data.commit_marker(self.root)
+            return read.commit_marker(self.location)
         now = time.monotonic()
         polled = self._polled
         if not fresh and polled is not None and now - polled[0] < self._poll:
@@ -336,7 +336,7 @@ class Gateway:
         self._polled = (now, signal)
         return signal
 
-    def reader(self) -> data.Reader:
+    def reader(self) -> read.Reader:
         """The reader of the latest committed snapshot (reopened if a batch committed since)."""
         signal = self._signal()
         current = self._reader
@@ -356,8 +356,8 @@ class Gateway:
 
     def _open(self, signal: int | None) -> None:
         try:
-            reader = data.connect(self.root)
-        except data.WarehouseMissing as exc:
+            reader = read.connect(self.location)
+        except read.WarehouseMissing as exc:
             # an old reader stays usable; only a missing one makes the warehouse unavailable
             self._problem = (f"{exc}; push logs with POST /v1/ingest or run "
                              f"`haftkhabis ingest PATH --warehouse {self.root}`")
@@ -392,19 +392,19 @@ class Gateway:
             return str(exc)
         return None
 
-    def partition_of(self, reader: data.Reader, game: str) -> data.Partition | None:
+    def partition_of(self, reader: read.Reader, game: str) -> read.Partition | None:
         """`game`'s partition (ruleset, month), when the game index at `reader`'s snapshot
         knows it (None: not indexed yet, or no such game)."""
         return self.index.partition(game, reader.snapshot.versions["events"]) if self.index else None
 
-    def game_lines(self, reader: data.Reader, game: str) -> Lines:
+    def game_lines(self, reader: read.Reader, game: str) -> Lines:
         """`game`'s stored lines at `reader`'s snapshot: by the index when it is there, else
         by a scan of the game's partition."""
         if self.index is not None:
             found = self.index.lines(game, reader.snapshot.versions["events"])
             if found is not None:
                 return found
-        return data.game_lines(reader, game)
+        return read.game_lines(reader, game)
 
     def _cached(self, cache: OrderedDict, limit: int, key: object, make: Callable[[], Any]) -> Any:
         with self._replay_lock:

@@ -7,12 +7,13 @@ import altair as alt
 import polars as pl
 import streamlit as st
 
-from dashboards import cache, data, views
+from dashboards import cache, views
 from engine.violations import EXPLANATIONS, Code
+from ingest import read
 
 st.title("Compliance")
 views.require_warehouse()
-options: data.Choices = cache.query("choices")
+options: read.Choices = cache.query("choices")
 flt = views.game_filter("compliance", builds=True)
 
 by_ruleset = cache.query("violations_by", flt, "ruleset")

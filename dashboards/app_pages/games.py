@@ -6,14 +6,15 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboards import cache, data, views
+from dashboards import cache, views
+from ingest import read
 
 PAGE_SIZE = 200
 URL_SEEN = "games_url_seen"  # the query string this session last read or wrote
 
 st.title("Games")
 views.require_warehouse()
-options: data.Choices = cache.query("choices")
+options: read.Choices = cache.query("choices")
 FILTERS = (
     views.UrlFilter("player", "games_player"),
     views.UrlFilter("game", "games_text"),
@@ -34,7 +35,7 @@ player = cols[2].text_input("Player", key="games_player", placeholder="part of a
 text = cols[3].text_input("Game id contains", key="games_text", help="Any case.").strip()
 views.filters_to_url(URL_SEEN, FILTERS, flt)
 
-search = data.GameSearch(flt, tuple(statuses), player, code or "", text)
+search = read.GameSearch(flt, tuple(statuses), player, code or "", text)
 total, _ = cache.query("find_games", search, 1, 0)
 pages = max(1, -(-total // PAGE_SIZE))
 if st.session_state.get("games_page", 1) > pages:

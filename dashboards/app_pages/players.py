@@ -10,14 +10,15 @@ import altair as alt
 import polars as pl
 import streamlit as st
 
-from dashboards import cache, data, views
+from dashboards import cache, views
+from ingest import read
 
 if TYPE_CHECKING:
     from streamlit.elements.lib.column_types import ColumnConfig
 
 st.title("Players")
 views.require_warehouse()
-options: data.Choices = cache.query("choices")
+options: read.Choices = cache.query("choices")
 
 
 
@@ -53,11 +54,11 @@ def leaderboard_tab() -> None:
     cols = st.columns([3, 2, 1])
     rulesets = cols[0].multiselect("Ruleset", options.rulesets, key="players_board_rulesets",
                                    placeholder="All rulesets")
-    measure = cols[1].selectbox("Rank by", list(data.MEASURES), key="players_measure",
-                                format_func=lambda m: data.MEASURES[m].label)
+    measure = cols[1].selectbox("Rank by", list(read.MEASURES), key="players_measure",
+                                format_func=lambda m: read.MEASURES[m].label)
     min_hands = cols[2].number_input("At least this many hands", 0, 10_000, 5, key="players_min_hands",
                                      help="In the measure's sample (the hands it is taken over).")
-    spec = data.MEASURES[measure]
+    spec = read.MEASURES[measure]
     table = cache.query("leaderboard", tuple(rulesets), int(min_hands), measure)
     if not table.height:
         st.info(f"No player in these rulesets has {max(int(min_hands), 1)} or more hands to rank by "
@@ -139,7 +140,7 @@ def profile_tab() -> None:
                 color=alt.Color("who:N", scale=alt.Scale(domain=["player", "everyone"], range=["#1565c0", "#b0bec5"])),
                 row=alt.Row("ruleset:N", title=None),
                 tooltip=["ruleset", "what", "who", alt.Tooltip("per hand:Q", format=".2f")],
-            ).properties(height=24 * len(data.SPECIAL_CARDS), width=520,
+            ).properties(height=24 * len(read.SPECIAL_CARDS), width=520,
                          title="Special cards per hand: this player against everyone"),
             width="content",
         )

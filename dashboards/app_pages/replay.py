@@ -9,8 +9,10 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
-from dashboards import cache, components, data, views
+from dashboards import cache, views
+from engine import render as components
 from engine.replay import SETUP_HAND, GameReplay, ReplayStep
+from ingest import read
 
 KEYS = views.ReplayKeys("replay")
 URL_SEEN = "replay_url_seen"  # the query string this session last read or wrote
@@ -120,7 +122,7 @@ if not game:
 
 replay = loaded.get(game) or cache.replay_game(game)
 if replay is None:
-    total, like = cache.query("find_games", data.GameSearch(text=game), 5)
+    total, like = cache.query("find_games", read.GameSearch(text=game), 5)
     found = like["game_id"].to_list() if total else []
     hint = (f" Games whose id contains it: {', '.join(found)}{' …' if total > len(found) else ''}."
             if found else " Find games by player, date or status on the Games page.")

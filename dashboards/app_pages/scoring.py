@@ -10,9 +10,9 @@ import polars as pl
 import streamlit as st
 
 from dashboards import cache, views
-from dashboards import components as ui
-from dashboards.report import score_table_html
+from engine import render as ui
 from engine.replay import score_from_rows
+from engine.report import score_table_html
 from engine.rulesets import RULESETS
 
 views.inject_css()

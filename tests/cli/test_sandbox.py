@@ -15,8 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from cli.app import app
-from dashboards import data
-from ingest import sandbox
+from ingest import read, sandbox
 from ingest.queries import WarehouseReader, open_warehouse
 from tests.dashboards.conftest import sample_lines
 
@@ -48,8 +47,8 @@ def cli_reader(warehouse: Path, cwd_with_tmp: Path) -> Iterator[WarehouseReader]
 
 
 @pytest.fixture
-def dashboard_reader(warehouse: Path, cwd_with_tmp: Path) -> Iterator[data.Reader]:
-    reader = data.connect(warehouse)
+def dashboard_reader(warehouse: Path, cwd_with_tmp: Path) -> Iterator[read.Reader]:
+    reader = read.connect(warehouse)
     yield reader
     reader.close()
 
@@ -95,7 +94,7 @@ def test_cli_connection_reaches_no_file(cli_reader: WarehouseReader, cwd_with_tm
 
 
 @pytest.mark.parametrize("statement", FILE_ACCESS)
-def test_dashboard_connection_reaches_no_file(dashboard_reader: data.Reader, cwd_with_tmp: Path,
+def test_dashboard_connection_reaches_no_file(dashboard_reader: read.Reader, cwd_with_tmp: Path,
                                               statement: str) -> None:
     with pytest.raises(duckdb.Error):
         dashboard_reader.con.execute(statement).fetchall()
@@ -104,7 +103,7 @@ def test_dashboard_connection_reaches_no_file(dashboard_reader: data.Reader, cwd
     _tmp_untouched(cwd_with_tmp)
 
 
-def test_dashboard_cannot_write_into_the_warehouse(dashboard_reader: data.Reader,
+def test_dashboard_cannot_write_into_the_warehouse(dashboard_reader: read.Reader,
                                                    warehouse: Path) -> None:
     """It reads the snapshot's own part files and may create no file anywhere, the
     warehouse folder included (a forged Delta commit, a stray part)."""
@@ -120,7 +119,7 @@ def test_dashboard_cannot_write_into_the_warehouse(dashboard_reader: data.Reader
 
 
 @pytest.mark.parametrize("statement", NOT_ONE_SELECT)
-def test_only_one_select_is_run(cli_reader: WarehouseReader, dashboard_reader: data.Reader,
+def test_only_one_select_is_run(cli_reader: WarehouseReader, dashboard_reader: read.Reader,
                                 statement: str) -> None:
     with pytest.raises(sandbox.StatementRefused):
         cli_reader.query(statement)
@@ -185,7 +184,7 @@ def test_cli_time_limit(warehouse: Path) -> None:
     assert "interrupted at its time limit (0.5 s)" in result.output
 
 
-def test_dashboard_time_limit(dashboard_reader: data.Reader) -> None:
+def test_dashboard_time_limit(dashboard_reader: read.Reader) -> None:
     slow = replace(dashboard_reader, limits=replace(sandbox.DASHBOARD_LIMITS, seconds=0.5))
     with pytest.raises(sandbox.TimeLimitExceeded):
         slow.rows("SELECT count(*) FROM range(1000000000) a, range(1000000000) b")
@@ -240,7 +239,7 @@ def test_cli_json_stays_exact(warehouse: Path) -> None:
 _ABSOLUTE = re.compile(r"(?:^|[\[\s,'\"])/")
 
 
-def test_settings_show_no_paths(cli_reader: WarehouseReader, dashboard_reader: data.Reader,
+def test_settings_show_no_paths(cli_reader: WarehouseReader, dashboard_reader: read.Reader,
                                 warehouse: Path) -> None:
     with cli_reader.query("SELECT name, value FROM duckdb_settings()") as result:
         table = result.table()

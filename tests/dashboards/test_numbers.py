@@ -19,7 +19,7 @@ from streamlit.testing.v1 import AppTest
 from typer.testing import CliRunner
 
 from cli.app import app as cli
-from dashboards import data
+from ingest import read
 from ingest.queries import open_warehouse
 from tests.dashboards.conftest import DISPUTED, open_page
 from tests.dashboards.loggen import dump, random_game
@@ -79,9 +79,9 @@ def app(monkeypatch: pytest.MonkeyPatch, sample_warehouse: Path) -> Iterator[App
 
 
 @pytest.fixture(scope="module")
-def reader(sample_warehouse: Path) -> Iterator[data.Reader]:
+def reader(sample_warehouse: Path) -> Iterator[read.Reader]:
     """The dashboard's own queries, outside any page."""
-    opened = data.connect(sample_warehouse)
+    opened = read.connect(sample_warehouse)
     yield opened
     opened.close()
 
@@ -176,7 +176,7 @@ def test_a_retried_line_counts_against_nobody(edge_warehouse: Path) -> None:
 def test_the_leaderboard_ranks_by_a_stated_measure_with_its_sample(app: AppTest) -> None:
     open_page(app, "players", players_tab="Leaderboard")
     app.number_input(key="players_min_hands").set_value(0).run()
-    for measure, spec in data.MEASURES.items():
+    for measure, spec in read.MEASURES.items():
         app.selectbox(key="players_measure").set_value(measure).run()
         assert not app.exception
         caption = next(c.value for c in app.caption if c.value.startswith("Ranked within each ruleset by"))
@@ -216,12 +216,12 @@ def test_hands_won_ranks_as_the_cli_does(app: AppTest, sample_warehouse: Path) -
 def test_wilson_interval() -> None:
     import polars as pl
 
-    frame = data.with_wilson(pl.DataFrame({"wins": [5, 0, 45], "hands": [10, 2, 157],
+    frame = read.with_wilson(pl.DataFrame({"wins": [5, 0, 45], "hands": [10, 2, 157],
                                            "fair_rate": [0.5, 0.25, 0.25]}))
     assert frame["ci_low"].round(4).to_list() == [0.2366, 0.0, 0.2217]
     assert frame["ci_high"].round(4).to_list() == [0.7634, 0.6576, 0.3618]
     assert frame["against_fair"].to_list() == ["within chance", "within chance", "within chance"]
-    frame = data.with_wilson(pl.DataFrame({"wins": [60, 10], "hands": [100, 100], "fair_rate": [0.25, 0.25]}))
+    frame = read.with_wilson(pl.DataFrame({"wins": [60, 10], "hands": [100, 100], "fair_rate": [0.25, 0.25]}))
     assert frame["against_fair"].to_list() == ["above", "below"]
 
 
@@ -273,12 +273,12 @@ def test_a_profile_splits_points_and_elimination_play(app: AppTest, sample_wareh
 # ---------------------------------------------------------------------------- 2-card targeting
 
 
-def test_two_card_lift_only_above_a_minimum(app: AppTest, reader: data.Reader) -> None:
+def test_two_card_lift_only_above_a_minimum(app: AppTest, reader: read.Reader) -> None:
     open_page(app, "players", players_tab="2-card targeting")
     app.radio(key="players_two_metric").set_value("lift").run()
     assert app.number_input(key="players_two_min_expected").value == 20
     caption = next(c.value for c in app.caption if c.value.startswith("Lift:"))
-    cells = len(data.two_targets(reader, (), 25, True))
+    cells = len(read.two_targets(reader, (), 25, True))
     assert f"{cells} of {cells} cells are below that" in caption  # the sample's 2s are few
     app.number_input(key="players_two_min_expected").set_value(0.5).run()
     caption = next(c.value for c in app.caption if c.value.startswith("Lift:"))
@@ -287,10 +287,10 @@ def test_two_card_lift_only_above_a_minimum(app: AppTest, reader: data.Reader) -
     assert "0 of" in next(c.value for c in app.caption if c.value.startswith("Lift:"))
 
 
-def test_the_heatmap_labels_every_row_and_column(app: AppTest, reader: data.Reader) -> None:
+def test_the_heatmap_labels_every_row_and_column(app: AppTest, reader: read.Reader) -> None:
     open_page(app, "players", players_tab="2-card targeting")
     spec = next(s for s in _charts(app) if _title(s).startswith("Who gives 2s"))
-    matrix = data.two_targets(reader, (), 25)
+    matrix = read.two_targets(reader, (), 25)
     rows, columns = matrix["player"].n_unique(), matrix["target"].n_unique()
     for encoding in _encodings(spec):
         for channel in ("x", "y"):
@@ -301,10 +301,10 @@ def test_the_heatmap_labels_every_row_and_column(app: AppTest, reader: data.Read
     assert sorted(_encodings(spec)[0]["y"]["sort"]) == sorted(matrix["player"].unique().to_list())
 
 
-def test_a_heatmap_cell_drills_down_to_its_games(app: AppTest, reader: data.Reader,
+def test_a_heatmap_cell_drills_down_to_its_games(app: AppTest, reader: read.Reader,
                                                 sample_warehouse: Path) -> None:
     open_page(app, "players", players_tab="2-card targeting")
-    matrix = data.two_targets(reader, (), 25)
+    matrix = read.two_targets(reader, (), 25)
     top = matrix.sort(["twos", "player", "target"], descending=[True, False, False]).row(0, named=True)
     app.selectbox(key="players_two_giver").set_value(top["player"]).run()
     app.selectbox(key="players_two_target").set_value(top["target"]).run()
@@ -322,10 +322,10 @@ def test_a_heatmap_cell_drills_down_to_its_games(app: AppTest, reader: data.Read
 # ---------------------------------------------------------------------------- chart sizes
 
 
-def test_compliance_shows_every_code(app: AppTest, reader: data.Reader) -> None:
+def test_compliance_shows_every_code(app: AppTest, reader: read.Reader) -> None:
     open_page(app, "compliance")
     spec = next(s for s in _charts(app) if _title(s).startswith("Violations by code and ruleset"))
-    codes = len(data.violations_by(reader, data.GameFilter(), "ruleset")["code"].unique())
+    codes = len(read.violations_by(reader, read.GameFilter(), "ruleset")["code"].unique())
     assert f"({codes} codes)" in _title(spec)
     axis = spec["encoding"]["y"]["axis"]
     assert axis["labelOverlap"] is False and axis["labelLimit"] == 0

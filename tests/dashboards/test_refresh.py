@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dashboards import data
+from ingest import read
 from tests.dashboards.loggen import dump, random_game
 
 APP = Path(__file__).resolve().parents[2] / "dashboards" / "app.py"
@@ -58,14 +58,14 @@ def test_pages_follow_a_compact_with_vacuum(sample_warehouse: Path, tmp_path: Pa
 def test_stale_notices_a_new_batch_only(sample_warehouse: Path, tmp_path: Path) -> None:
     root = tmp_path / "wh"
     shutil.copytree(sample_warehouse, root)
-    reader = data.connect(root)
+    reader = read.connect(root)
     try:
         assert not reader.stale()
         (root / "games" / "unrelated.txt").write_text("x")  # not a commit
         assert not reader.stale()
         _ingest_more(root, tmp_path, 0)
         assert reader.stale()
-        fresh = data.connect(root)
+        fresh = read.connect(root)
         assert fresh.batch == reader.batch + 1 and not fresh.stale()
         fresh.close()
     finally:

@@ -8,8 +8,8 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from cli.app import app
-from dashboards.report import render_hand_report
 from engine.replay import replay_blob
+from engine.report import render_hand_report
 from tests.dashboards.conftest import DISPUTED
 from tests.dashboards.loggen import dump, random_game
 
@@ -76,7 +76,7 @@ def test_report_command_reads_the_warehouse(sample_warehouse: Path, tmp_path: Pa
 
 
 def test_dashboard_command_line_is_locked_down(tmp_path: Path) -> None:
-    from cli.dashboard_cmd import APP, streamlit_command
+    from dashboards.server import APP, streamlit_command
 
     command = streamlit_command(tmp_path, 8765, "127.0.0.1")
     assert command[1:5] == ["-m", "dashboards.server", "run", str(APP)]

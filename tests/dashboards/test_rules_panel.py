@@ -7,8 +7,8 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from dashboards import data
-from dashboards.inference import game_what_if, infer_builds
+from ingest import read
+from ingest.inference import game_what_if, infer_builds
 from tests.dashboards.conftest import DISPUTED, open_page
 from tests.dashboards.test_pages import _html, app
 
@@ -16,16 +16,16 @@ __all__ = ["app"]  # the fixture, shared with test_pages
 
 
 def test_inference_per_build_reads_the_warehouse(sample_warehouse: Path) -> None:
-    reader = data.connect(sample_warehouse)
+    reader = read.connect(sample_warehouse)
     try:
-        result = infer_builds(reader, data.GameFilter(), 10)
+        result = infer_builds(reader, read.GameFilter(), 10)
         assert result.sampled == 5
         assert set(result.games["server_build"]) == {"hk-server/2.4.1-rc", "hk-server/2.4.0", "hk-server/2.3.1"}
         bazito = result.games.filter(result.games["game_id"] == "t41-bazito-1").row(0, named=True)
         assert bazito["header"] == "bazito" and bazito["inferred"] == "bazito" and not bazito["discrepancy"]
         # the planted faults are counted against every profile: no false finding
         assert result.findings == []
-        only = infer_builds(reader, data.GameFilter(builds=("hk-server/2.4.0",)), 1)
+        only = infer_builds(reader, read.GameFilter(builds=("hk-server/2.4.0",)), 1)
         assert only.sampled == 1
         branch = game_what_if(reader, DISPUTED, 3, [])
         assert branch.alternatives and branch.before is not None

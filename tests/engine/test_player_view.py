@@ -10,8 +10,8 @@ import dataclasses
 import orjson
 import pytest
 
-from dashboards.report import render_hand_report
 from engine.player_view import public_replay
+from engine.report import render_hand_report
 from engine.whatif import Move, WhatIf, what_if
 from tests.leakcheck import Corpus, Leak, Sight, cards_in, leaks, report_leaks
 

@@ -15,6 +15,7 @@ import pytest
 from engine.simulate import SimConfig, SimulatedGame, simulate
 from ingest.queries import open_warehouse
 from ingest.schema import SNAPSHOT_TABLES
+from tests.ingest import faults
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -125,12 +126,13 @@ def moto(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
         server.stop()
 
 
-def run_cli(*args: str, env: dict[str, str] | None = None,
-            check: bool = True) -> subprocess.CompletedProcess[str]:
-    """`haftkhabis ARGS` in a fresh interpreter (for tests that kill the process)."""
+def run_cli(*args: str, env: dict[str, str] | None = None, check: bool = True,
+            kill_at: str | None = None) -> subprocess.CompletedProcess[str]:
+    """`haftkhabis ARGS` in a fresh interpreter (for tests that kill the process: `kill_at`,
+    a point of `tests.ingest.faults`)."""
     full_env = dict(os.environ, **(env or {}))
-    result = subprocess.run([sys.executable, "-m", "cli.app", *args], cwd=REPO, env=full_env,
-                            capture_output=True, text=True, timeout=300)
+    line = faults.command(*args, kill_at=kill_at) if kill_at else [sys.executable, "-m", "cli.app", *args]
+    result = subprocess.run(line, cwd=REPO, env=full_env, capture_output=True, text=True, timeout=300)
     if check and result.returncode != 0:
         raise AssertionError(f"haftkhabis {' '.join(args)} failed ({result.returncode}):\n"
                              f"{result.stdout}\n{result.stderr}")

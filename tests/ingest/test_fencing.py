@@ -7,9 +7,7 @@ row is lost and nothing is duplicated."""
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from datetime import UTC, datetime
 from pathlib import Path
 from types import SimpleNamespace
@@ -19,10 +17,11 @@ import pytest
 
 from engine.simulate import SimulatedGame
 from ingest.lock import LOCK_NAME
-from ingest.pipeline import HANDSHAKE_ENV, ingest
+from ingest.pipeline import ingest
 from ingest.queries import open_warehouse
 from ingest.schema import DATA_TABLES
 from ingest.store import PartWriter, Warehouse, WriterFenced, new_attempt
+from tests.ingest import faults
 from tests.ingest.conftest import (
     REPO,
     batches,
@@ -67,9 +66,8 @@ def test_a_deleted_lock_never_gives_a_batch_number_twice(
     handshake = tmp_path / "handshake"
     handshake.mkdir()
     writer = subprocess.Popen(
-        [sys.executable, "-m", "cli.app", "ingest", str(mine), "-w", str(root), "-q", "-j", "1"],
-        cwd=REPO, env=dict(os.environ, **{HANDSHAKE_ENV: str(handshake)}),
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        faults.command("ingest", str(mine), "-w", str(root), "-q", "-j", "1", handshake=handshake),
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         poll((handshake / "committed-games").exists, "the first ingest's commit of games",
              timeout=240, process=None)

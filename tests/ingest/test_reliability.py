@@ -10,7 +10,6 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -19,10 +18,11 @@ import pytest
 from deltalake import DeltaTable
 
 from engine.simulate import SimulatedGame
-from ingest.pipeline import HANDSHAKE_ENV, KILL_ENV, ingest
+from ingest.pipeline import ingest
 from ingest.queries import open_warehouse
 from ingest.schema import DATA_TABLES, SNAPSHOT_TABLES
 from ingest.store import Warehouse
+from tests.ingest import faults
 from tests.ingest.conftest import (
     REPO,
     batches,
@@ -48,7 +48,7 @@ def test_a_killed_batch_leaves_the_warehouse_as_before(
     before_log = batches(root)
 
     killed = run_cli("ingest", str(second), "-w", str(root), "-q", "-j", workers,
-                     env={KILL_ENV: point}, check=False)
+                     kill_at=point, check=False)
     assert killed.returncode == -signal.SIGKILL, killed.stderr
     # what the killed batch wrote and never committed (#14 item 15: orphans)
     orphans = {p for p in root.rglob("part-b000002-*.parquet")}
@@ -88,9 +88,8 @@ def test_raw_readers_of_the_latest_version_never_see_half_a_batch(
     handshake = tmp_path / "handshake"
     handshake.mkdir()
     writer = subprocess.Popen(
-        [sys.executable, "-m", "cli.app", "ingest", str(second), "-w", str(root), "-q",
-         "-j", "1"], cwd=REPO, env=dict(os.environ, **{HANDSHAKE_ENV: str(handshake)}),
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        faults.command("ingest", str(second), "-w", str(root), "-q", "-j", "1", handshake=handshake),
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         for name in DATA_TABLES:  # answer each commit up to `table`'s, kill at that one
             announced = handshake / f"committed-{name}"
@@ -168,11 +167,8 @@ def test_a_reader_never_sees_half_a_batch(games: dict[str, list[SimulatedGame]],
     reader.start()
     try:
         assert ready.wait(timeout=120), "the reader never observed the warehouse"
-        os.environ[HANDSHAKE_ENV] = str(handshake)  # the reader meets every commit step
-        try:
+        with faults.wrapped_commits(handshake=handshake):  # the reader meets every commit step
             ingest([str(second)], root, workers=1)
-        finally:
-            del os.environ[HANDSHAKE_ENV]
         # and the finished batch: one observation begun after the ingest returned
         (handshake / "committed-final").touch()
         deadline = time.monotonic() + 120
@@ -278,7 +274,7 @@ def test_tables_stay_consistent_after_recovery(games: dict[str, list[SimulatedGa
     root = tmp_path / "wh"
     ingest([str(first)], str(root), workers=1)
     run_cli("ingest", str(second), "-w", str(root), "-q", "-j", "1",
-            env={KILL_ENV: "after-commit:hand_players"}, check=False)
+            kill_at="after-commit:hand_players", check=False)
     store = Warehouse(root)
     with store.lock():
         restored = store.recover()

@@ -21,9 +21,11 @@ import pytest
 from engine.simulate import SimulatedGame
 from ingest.lock import LOCK_NAME, LockBusy, ObjectLock
 from ingest.maintenance import compact
-from ingest.pipeline import KILL_ENV, PAUSE_ENV, ingest
+from ingest.pipeline import ingest
 from ingest.queries import open_warehouse, scan_polars
+from ingest.schema import DATA_TABLES
 from ingest.store import APP_ID, PartWriter, Warehouse, WriterFenced, new_attempt
+from tests.ingest import faults
 from tests.ingest.conftest import (
     REPO,
     batches,
@@ -91,32 +93,44 @@ def halves(games: dict[str, list[SimulatedGame]],
     return first, second, contents(local, batch_columns=False)
 
 
-def _cli(*args: str, env: dict[str, str]) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-m", "cli.app", *args], cwd=REPO,
+def _cli(*args: str, env: dict[str, str], handshake: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen(faults.command(*args, handshake=handshake), cwd=REPO,
                             env=dict(os.environ, **env), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
 
 
 def test_two_ingests_racing_one_waits_or_refuses(
-        moto: Any, halves: tuple[Path, Path, Any]) -> None:
+        moto: Any, halves: tuple[Path, Path, Any], tmp_path: Path) -> None:
+    """The first ingest holds the lock, stopped after its first commit (the commit
+    handshake); a second refuses, a third waits for the lock and commits once the first
+    is let go."""
     first, second, reference = halves
     bucket = moto.bucket()
     uri = f"s3://{bucket}/wh"
-    slow = _cli("ingest", str(first), "-w", uri, "-q", "-j", "1",
-                env=moto.env | {PAUSE_ENV: "0.4"})
+    handshake = tmp_path / "handshake"
+    handshake.mkdir()
+    slow = _cli("ingest", str(first), "-w", uri, "-q", "-j", "1", env=moto.env, handshake=handshake)
+    waiting: subprocess.Popen[str] | None = None
     try:
-        poll(lambda: f"wh/{LOCK_NAME}" in moto.keys(bucket), "the first ingest's lock",
-             process=None)
+        poll((handshake / "committed-games").exists, "the first ingest's first commit", process=None)
+        assert f"wh/{LOCK_NAME}" in moto.keys(bucket)
         refused = run_cli("ingest", str(second), "-w", uri, "-q", "-j", "1", env=moto.env,
                           check=False)
         assert refused.returncode == 1
         assert "busy" in refused.stderr
-        waited = run_cli("ingest", str(second), "-w", uri, "-q", "-j", "1", "--wait", "120",
-                         env=moto.env)
-        assert "batch 2 committed" in waited.stdout
+        waiting = subprocess.Popen(
+            [sys.executable, "-m", "cli.app", "ingest", str(second), "-w", uri, "-q", "-j", "1",
+             "--wait", "120"], cwd=REPO, env=dict(os.environ, **moto.env), stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True)
     finally:
-        _out, err = slow.communicate(timeout=120)
+        for name in DATA_TABLES:  # let the first one go on
+            (handshake / f"seen-{name}").touch()
+        _out, err = slow.communicate(timeout=300)
     assert slow.returncode == 0, err
+    assert waiting is not None
+    waited, err = waiting.communicate(timeout=300)
+    assert waiting.returncode == 0, err
+    assert "batch 2 committed" in waited
     assert [b["id"] for b in batches(uri, moto.options)] == [1, 2]
     stored = contents(uri, batch_columns=False, storage_options=moto.options)
     assert digest(stored) == digest(reference)
@@ -136,8 +150,8 @@ def test_a_driver_killed_mid_batch_on_s3_leaves_no_trace(
     ingest([str(first)], uri, workers=1, storage_options=moto.options)
     before = contents(uri, storage_options=moto.options)
     before_raw = raw_latest(uri, moto.options)
-    killed = run_cli("ingest", str(second), "-w", uri, "-q", "-j", "2", env=moto.env | {
-        KILL_ENV: point}, check=False)
+    killed = run_cli("ingest", str(second), "-w", uri, "-q", "-j", "2", env=moto.env,
+                     kill_at=point, check=False)
     assert killed.returncode == -signal.SIGKILL, killed.stderr
     assert f"wh/{LOCK_NAME}" in moto.keys(bucket)  # the dead writer's lock is left behind
     assert raw_latest(uri, moto.options) != before_raw  # half a batch, read raw

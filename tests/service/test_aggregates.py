@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
-from dashboards import data
+from ingest import read
 from tests.service.conftest import Keys, Server
 
 
@@ -30,11 +30,11 @@ def pages(client: httpx.Client, path: str, **params: Any) -> Iterator[dict[str, 
 
 
 @pytest.fixture(scope="module")
-def reader(sample_copy: Path) -> data.Reader:
-    return data.connect(sample_copy)
+def reader(sample_copy: Path) -> read.Reader:
+    return read.connect(sample_copy)
 
 
-def test_leaderboard_pages_are_the_leaderboard_view(api: Server, api_keys: Keys, reader: data.Reader) -> None:
+def test_leaderboard_pages_are_the_leaderboard_view(api: Server, api_keys: Keys, reader: read.Reader) -> None:
     expected = reader.frame("SELECT ruleset, rank, player, wins FROM leaderboard ORDER BY ruleset, rank").to_dicts()
     with api.client(api_keys["analyst"]) as client:
         got = [page for page in pages(client, "/v1/leaderboard", limit=3)]
@@ -51,7 +51,7 @@ def test_leaderboard_pages_are_the_leaderboard_view(api: Server, api_keys: Keys,
         assert wrong_listing.status_code == 400
 
 
-def test_compliance_pages_are_the_compliance_view(api: Server, api_keys: Keys, reader: data.Reader) -> None:
+def test_compliance_pages_are_the_compliance_view(api: Server, api_keys: Keys, reader: read.Reader) -> None:
     expected = sorted(reader.rows("SELECT code, ruleset, server_build, violations, games FROM compliance"))
     with api.client(api_keys["auditor"]) as client:
         rows = [r for p in pages(client, "/v1/compliance", limit=2) for r in p["items"]]
@@ -68,11 +68,11 @@ def test_compliance_pages_are_the_compliance_view(api: Server, api_keys: Keys, r
         only = [r for p in pages(client, "/v1/compliance", code=code) for r in p["items"]]
         assert only and {r["code"] for r in only} == {code}
         builds = client.get("/v1/compliance/builds", params={"ruleset": "persian"}).json()
-        assert builds == data.builds(reader, data.GameFilter(("persian",))).to_dicts()
+        assert builds == read.builds(reader, read.GameFilter(("persian",))).to_dicts()
         assert client.get("/v1/compliance", params={"code": "no_such_code"}).status_code == 422
 
 
-def test_violation_pages_list_every_violation(api: Server, api_keys: Keys, reader: data.Reader) -> None:
+def test_violation_pages_list_every_violation(api: Server, api_keys: Keys, reader: read.Reader) -> None:
     expected = sorted(reader.rows("SELECT game_id, seq, code FROM violations"), key=repr)
     with api.client(api_keys["auditor"]) as client:
         rows = [r for p in pages(client, "/v1/violations", limit=2) for r in p["items"]]
@@ -82,7 +82,7 @@ def test_violation_pages_list_every_violation(api: Server, api_keys: Keys, reade
         assert all(r["explanation"] for r in rows)
 
 
-def test_a_players_figures(api: Server, api_keys: Keys, reader: data.Reader) -> None:
+def test_a_players_figures(api: Server, api_keys: Keys, reader: read.Reader) -> None:
     with api.client(api_keys["analyst"]) as client:
         view = client.get("/v1/players/ali").json()
         expected = reader.frame("SELECT ruleset, rank, wins, hands FROM leaderboard WHERE player = 'ali' "

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from dashboards import components as ui
-from dashboards import data
-from dashboards.report import render_hand_report
 from engine import _core
+from engine import render as ui
 from engine.replay import GameReplay, replay_lines
+from engine.report import render_hand_report
+from ingest import read
 from tests.service.conftest import DISPUTED, REPO, Keys, Server
 
 
@@ -58,8 +58,8 @@ def test_unknown_game_step_and_hand_are_404(api: Server, api_keys: Keys) -> None
 
 
 def test_every_step_matches_the_dashboards_replay(api: Server, api_keys: Keys, sample_copy: Path) -> None:
-    reader = data.connect(sample_copy)
-    replay = replay_lines(data.game_lines(reader, DISPUTED), DISPUTED)
+    reader = read.connect(sample_copy)
+    replay = replay_lines(read.game_lines(reader, DISPUTED), DISPUTED)
     assert replay is not None
     with api.client(api_keys["support"]) as client:
         for step in replay.steps:
@@ -87,7 +87,7 @@ def test_every_step_matches_the_dashboards_replay(api: Server, api_keys: Keys, s
 
 
 def _replay(warehouse: Path, game: str) -> GameReplay:
-    replay = replay_lines(data.game_lines(data.connect(warehouse), game), game)
+    replay = replay_lines(read.game_lines(read.connect(warehouse), game), game)
     assert replay is not None
     return replay
 

@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from dashboards.report import render_hand_report
 from engine.replay import GameReplay, replay_lines
+from engine.report import render_hand_report
 from ingest.pipeline import ingest
 from ingest.queries import game_lines, open_warehouse
 from tests.ingest.services import MotoServer

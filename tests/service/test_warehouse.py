@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dashboards import data
+from ingest import read
 from ingest.pipeline import ingest
 from ingest.storage import Location
 from service.warehouse import Gateway
@@ -27,12 +27,12 @@ def _every_game_agrees(gateway: Gateway) -> int:
     for game in games:
         indexed = gateway.index.lines(game, version)
         assert indexed, game
-        assert indexed == data.game_lines(reader, game), game
+        assert indexed == read.game_lines(reader, game), game
         # the index names the game's partition, which prunes every read of its rows
         partition = gateway.partition_of(reader, game)
-        assert partition is not None and partition == data.game_partition(reader, game)
-        assert data.game_row(reader, game, partition) == data.game_row(reader, game)
-        for rows in (data.game_hands, data.game_hand_players, data.game_violations):
+        assert partition is not None and partition == read.game_partition(reader, game)
+        assert read.game_row(reader, game, partition) == read.game_row(reader, game)
+        for rows in (read.game_hands, read.game_hand_players, read.game_violations):
             assert rows(reader, game, partition).equals(rows(reader, game)), (rows.__name__, game)
     assert gateway.index.lines("no-such-game", version) == []
     assert gateway.partition_of(reader, "no-such-game") is None

@@ -1,8 +1,8 @@
-"""The dashboard's questions to the warehouse. Each function takes the reader and plain
-arguments and returns a polars DataFrame (or plain values); `dashboards.cache` puts them
-behind `st.cache_data`. No Streamlit here, so the CLI (`haftkhabis report --warehouse`) and
-the benchmark use it too. SQL values are always bound parameters; only column lists
-chosen here are interpolated.
+"""The warehouse's read model: a reader over its committed snapshot, and the questions the
+dashboard, the HTTP API and the CLI ask it. Each function takes the reader and plain
+arguments and returns a polars DataFrame (or plain values); the dashboard caches them
+(`dashboards.cache`), the API lays them out (`service.views`). SQL values are always bound
+parameters; only column lists chosen here are interpolated.
 
 The connection is `ingest.queries`' (`attach_snapshot`): the snapshot the latest `batches`
 row pins (`ingest.store.Warehouse.snapshot`), the same tables and the same named views
@@ -16,7 +16,7 @@ are therefore materialised once (pyarrow datasets are seen by one connection onl
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -25,9 +25,10 @@ from typing import Any
 import duckdb
 import polars as pl
 
+from engine.replay import GameReplay, replay_lines
 from ingest import sandbox
 from ingest.queries import attach_snapshot
-from ingest.storage import is_remote
+from ingest.storage import Location
 from ingest.store import Snapshot, Warehouse, WarehouseError
 
 
@@ -42,13 +43,18 @@ class Reader:
 
     con: duckdb.DuckDBPyConnection
     snapshot: Snapshot
-    root: Path | str  # a folder, or an s3:// URI
+    location: Location  # a folder, or an s3:// URI with its storage options
     limits: sandbox.Limits = sandbox.DASHBOARD_LIMITS
     marker: int | None = None  # `commit_marker` as it was before the snapshot was read
 
     @property
     def batch(self) -> int:
         return self.snapshot.batch
+
+    @property
+    def root(self) -> str:
+        """The warehouse's folder or `s3://` URI."""
+        return self.location.uri
 
     def frame(self, query: str, params: Sequence[Any] | None = None) -> pl.DataFrame:
         statement = sandbox.check(query)
@@ -67,11 +73,11 @@ class Reader:
         """Whether the warehouse committed a batch after this snapshot (an ingest, or a
         compact whose vacuum may have deleted files this snapshot reads). One `stat` of
         the batches table's log folder when nothing was written since the last look."""
-        marker = commit_marker(self.root)
+        marker = commit_marker(self.location)
         if marker == self.marker:
             return False
         try:
-            batch = Warehouse(str(self.root)).snapshot().batch
+            batch = Warehouse(self.location).snapshot().batch
         except (WarehouseError, OSError):
             return True
         if batch == self.batch:
@@ -80,25 +86,27 @@ class Reader:
         return True
 
 
-def commit_marker(root: Path | str) -> int | None:
+def commit_marker(where: Location) -> int | None:
     """Changes whenever a commit lands in the warehouse's `batches` table (the last write
     of every ingest and compact): the modification time of its Delta log folder (on S3,
     which has no folder times: the table's latest version)."""
-    if is_remote(root):
+    if not where.local:
         try:
-            return Warehouse(str(root)).table("batches").version()
+            return Warehouse(where).table("batches").version()
         except Exception:  # no table there yet, or the store is unreachable
             return None
     try:
-        return (Path(root) / "batches" / "_delta_log").stat().st_mtime_ns
+        return (Path(where.uri) / "batches" / "_delta_log").stat().st_mtime_ns
     except OSError:
         return None
 
 
-def connect(root: Path | str) -> Reader:
-    """Open the latest committed snapshot of the warehouse at `root`, read-only."""
-    store = Warehouse(str(root))
-    marker = commit_marker(root)  # before the snapshot: a commit in between is seen later
+def connect(where: Path | str | Location, storage_options: Mapping[str, str] | None = None) -> Reader:
+    """Open the latest committed snapshot of the warehouse at `where` (a folder, an
+    `s3://` URI with its `storage_options`, or a `Location` holding both), read-only."""
+    location = Location.of(where, storage_options)
+    store = Warehouse(location)
+    marker = commit_marker(location)  # before the snapshot: a commit in between is seen later
     con = sandbox.connect(sandbox.DASHBOARD_LIMITS)
     try:
         snapshot = store.snapshot()
@@ -107,7 +115,7 @@ def connect(root: Path | str) -> Reader:
         con.close()
         raise WarehouseMissing(str(exc)) from None
     sandbox.lock(con, readable=readable)
-    return Reader(con, snapshot, root if is_remote(root) else Path(root), marker=marker)
+    return Reader(con, snapshot, location, marker=marker)
 
 
 # ------------------------------------------------------------------------ filters
@@ -332,6 +340,12 @@ def game_lines(reader: Reader, game: str) -> list[tuple[bytes, str | None, int |
     where, params = _one_game(game, partition)
     rows = reader.rows(f"SELECT raw, file, line FROM events WHERE {where} ORDER BY ordinal", params)
     return [(raw.encode("utf-8"), file, line) for raw, file, line in rows]
+
+
+def game_replay(reader: Reader, game: str) -> GameReplay | None:
+    """A game replayed from the lines the warehouse stored for it, every step built (the
+    support view; `engine.player_view.public_replay` gives a player's). None: no such game."""
+    return replay_lines(game_lines(reader, game), game)
 
 
 # ------------------------------------------------------------------------ scoring
@@ -660,6 +674,7 @@ def violations_by(reader: Reader, flt: GameFilter, column: str) -> pl.DataFrame:
 
 
 def builds(reader: Reader, flt: GameFilter) -> pl.DataFrame:
+    """Per server build: its games, violations and compliance rate, worst first."""
     where, params = flt.where()
     return reader.frame(f"""
         SELECT coalesce(server_build, '?') AS server_build, ruleset, count(*) AS games,

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from html import escape
 
-from dashboards import components as ui
 from engine import ENGINE_VERSION
+from engine import render as ui
 from engine.cards import pretty
 from engine.player_view import public_replay
 from engine.replay import SETUP_HAND, GameReplay, HandScore, ReplayStep

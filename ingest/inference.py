@@ -1,5 +1,6 @@
-"""The Compliance page's auditor panel and the Replay page's what-if, as plain functions
-of the warehouse reader (no Streamlit here; `dashboards.cache` caches them).
+"""Which ruleset profile each server build plays, and the what-if at a warehouse game's
+step: plain functions of the warehouse reader (`ingest.read`), which the Compliance page's
+auditor panel and the Replay page ask (`dashboards.cache` caches them).
 
 Inference samples the newest games of each server build (`ingest.queries`' view
 `inference_sample`, from `games.server_build`) and replays each under every candidate
@@ -15,9 +16,9 @@ from typing import Any
 
 import polars as pl
 
-from dashboards import data
 from engine.infer import infer_lines, summarize
 from engine.whatif import WhatIf, what_if
+from ingest import read
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,7 +31,7 @@ class BuildInference:
     sampled: int
 
 
-def infer_builds(reader: data.Reader, flt: data.GameFilter, per_build: int) -> BuildInference:
+def infer_builds(reader: read.Reader, flt: read.GameFilter, per_build: int) -> BuildInference:
     """Infer the rules of the newest `per_build` games of each build the filter keeps."""
     where, params = flt.where("g")
     rows = reader.rows(f"""
@@ -76,7 +77,7 @@ def infer_builds(reader: data.Reader, flt: data.GameFilter, per_build: int) -> B
     return BuildInference(shares, findings, games, len(results))
 
 
-def game_what_if(reader: data.Reader, game: str, seq: int, moves: Sequence[str],
+def game_what_if(reader: read.Reader, game: str, seq: int, moves: Sequence[str],
                  viewer: str | None = None) -> WhatIf:
     """`engine.whatif.what_if` over a warehouse game's raw lines, in `viewer`'s view."""
-    return what_if(data.game_lines(reader, game), game, seq, list(moves), viewer)
+    return what_if(read.game_lines(reader, game), game, seq, list(moves), viewer)
