@@ -46,6 +46,9 @@ def serve(
     max_validate_mb: Annotated[int, typer.Option("--max-validate-mb", min=1, help="Largest body POST /v1/validate takes (MiB, decompressed).")] = 64,
     max_ingest_mb: Annotated[int, typer.Option("--max-ingest-mb", min=1, help="Largest body POST /v1/ingest takes (MiB, decompressed).")] = 256,
     ingest_workers: Annotated[int, typer.Option("--ingest-workers", min=1, help="Worker processes per pushed batch.")] = 1,
+    commit_interval: Annotated[float, typer.Option("--commit-interval", min=0.0, help="Pushes waiting are committed together at most this many seconds after the last commit.")] = 1.0,
+    commit_lines: Annotated[int, typer.Option("--commit-lines", min=1, help="…and at once when this many lines wait (the most a group holds).")] = 100_000,
+    max_lag: Annotated[float, typer.Option("--max-lag", min=0.0, help="Past this many seconds of wait for the oldest push, new pushes are told to wait (429, Retry-After).")] = 30.0,
     validate_threads: Annotated[int, typer.Option("--validate-threads", min=1, help="Bodies validated at once.")] = 2,
     rate: Annotated[float, typer.Option("--rate", min=0, help="Requests a second per key (0: unlimited), unless its entry sets `rate`.")] = 20.0,
     burst: Annotated[int | None, typer.Option("--burst", min=1, help="Requests a key may make at once (default: twice the rate).")] = None,
@@ -87,6 +90,7 @@ def serve(
         dashboard_url=dashboard_url,
         max_validate_bytes=max_validate_mb * MiB, max_ingest_bytes=max_ingest_mb * MiB,
         ingest_workers=ingest_workers, validate_threads=validate_threads, rate=rate, burst=burst,
+        commit_interval=commit_interval, commit_lines=commit_lines, max_lag=max_lag,
     )
     console.print(f"API on http://{escape(host)}:{port}/v1 (docs: /v1/docs) over "
                   f"{escape(location.uri)}, {len(store)} keys from {escape(store.source)}"

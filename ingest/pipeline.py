@@ -340,7 +340,9 @@ class ShardWorker:
             del self.ingestor  # and with it the engine's state of the pass
             base = {name: writer.close() for name, writer in self.writers.items()}
             self._report(force=True)
-            return self._reconcile(base)
+            result = self._reconcile(base)
+            self.warehouse.location.synced()  # what it reports is on disk
+            return result
         except BaseException:
             for writer in self.writers.values():
                 writer.abort()
@@ -532,7 +534,7 @@ def _scan(dataset: pads.Dataset, columns: list[str], games: list[str]) -> pa.Tab
     return scanner.to_table()
 
 
-def _set_parent_death_signal() -> None:
+def set_parent_death_signal() -> None:
     """Ask Linux to kill this worker when the coordinator dies (a SIGKILLed ingest must
     not leave workers writing behind it)."""
     with contextlib.suppress(OSError, AttributeError):
@@ -557,7 +559,7 @@ def run_shard(task: WorkerTask) -> WorkerResult:
 def _worker_main(task: WorkerTask, messages: Any, go: Any = None) -> None:
     """A worker process: its share of the routing (if any), then, once every worker has
     routed (`go` is set by the coordinator), the replay of its shard."""
-    _set_parent_death_signal()
+    set_parent_death_signal()
 
     def report(counts: Counts, final: bool) -> None:
         messages.put(("progress", task.shard, (counts.files, counts.lines, counts.games,
@@ -616,9 +618,13 @@ def ingest(
     cluster: str | None = None,
     wait: float = 0.0,
     task_retries: int = TASK_RETRIES,
+    digests: Mapping[str, tuple[int, str]] | None = None,
 ) -> BatchSummary:
     """Ingest `paths` (files and directories) into `warehouse` (a folder or
     `s3://bucket/prefix`) as one batch.
+
+    `digests`: the size and sha256 of files the caller has hashed already (a pushed
+    body's, taken as it arrived), by path as given: those are not read twice.
 
     `cluster`: run the shards as tasks on a Dask cluster, `tcp://HOST:PORT` of a running
     scheduler or `local:N` to start N local worker processes for this batch; `workers`
@@ -638,15 +644,17 @@ def ingest(
         else:
             workers = max(1, workers or os.cpu_count() or 1)
         stack.enter_context(store.lock(wait=wait))
+        known = {os.path.abspath(p): d for p, d in (digests or {}).items()}
         summary = _ingest_locked(store, files, workers, force, progress, client, task_retries,
-                                 started)
+                                 started, known)
     summary.seconds = time.monotonic() - clock
     return summary
 
 
 def _ingest_locked(store: Warehouse, files: list[str], workers: int, force: bool,
                    progress: Callable[[Progress], None] | None, client: Any,
-                   task_retries: int, started: datetime) -> BatchSummary:
+                   task_retries: int, started: datetime,
+                   digests: Mapping[str, tuple[int, str]]) -> BatchSummary:
     restored = store.recover()
     snapshot = store.snapshot()
     known = set() if force else _known_files(store, snapshot)
@@ -654,8 +662,10 @@ def _ingest_locked(store: Warehouse, files: list[str], workers: int, force: bool
     paths = list(dict.fromkeys(files))
     # hashing reads every file: a thread per core (hashlib and reads release the GIL)
     threads = max(1, min(len(paths), workers, os.cpu_count() or 1))
+    unhashed = [p for p in paths if p not in digests]
     with ThreadPoolExecutor(threads) as pool:
-        hashed = list(pool.map(_hash_file, paths))
+        fresh = dict(zip(unhashed, pool.map(_hash_file, unhashed), strict=True))
+    hashed = [fresh[p] if p in fresh else (*digests[p], None) for p in paths]
     for path, (size, sha, error) in zip(paths, hashed, strict=True):
         inputs.append(InputFile(path, size, sha, skip=sha is not None and sha in known,
                                 error=error))
@@ -1052,22 +1062,28 @@ def _commit(store: Warehouse, snapshot: Snapshot, inputs: list[InputFile], route
     partitions = set(replaced.values())
     versions: dict[str, int] = {}
     changed = False
+    written: dict[str, list[PartFile]] = {}  # the batch's own rows, by table
+    rewritten: dict[str, list[PartFile]] = {}  # parts that held replaced games' rows
     for name in DATA_TABLES:
-        adds = [p for r in results for p in r.parts.get(name, [])]
+        adds = written[name] = [p for r in results for p in r.parts.get(name, [])]
         if name == "quarantine":
-            adds += routed.quarantine
+            adds = adds + routed.quarantine
         removes: list[PartFile] = []
         if replaced and name in GAME_TABLES:
             candidates = [p for p in store.committed_files(name, snapshot.versions[name])
                           if tuple(v for _, v in p.partition) in partitions]
             fresh, removes = rewrite_without(store, name, candidates, set(replaced),
                                              f"{prefix}-x")
-            adds += fresh
+            adds = adds + fresh
+            rewritten[name] = removes
         versions[name] = store.commit(name, adds, removes, batch, "ingest", attempt)
         if adds or removes:
             changed = True
     if changed or any(snapshot.versions.get(n, 0) == 0 for n in SUMMARY_TABLES):
-        versions.update(summaries.refresh(store, versions, batch, prefix, attempt))
+        # kept, not recomputed: what the batch's rows add, less what the rows it replaced had
+        stats = summaries.update(store, snapshot.versions.get("player_stats", 0), written,
+                                 rewritten, set(replaced))
+        versions["player_stats"] = summaries.commit(store, stats, batch, prefix, attempt)
     else:
         versions.update({n: snapshot.versions[n] for n in SUMMARY_TABLES})
     reports = routed.files

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 #: bump on any change of a table's columns; the warehouse records it in `batches`
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 #: the partition value when a game's ruleset is not one the engine knows
 UNKNOWN_RULESET = "unknown"
@@ -166,6 +166,11 @@ PLAYER_STATS = pa.schema([
     pa.field("mean_points", pa.float64()),
     pa.field("total_points", pa.int64()),
     pa.field("violations", pa.int64(), nullable=False),
+    # the counters the mean and the table's membership rest on, kept so that a batch can
+    # add and take away rows (ingest/summaries.py): hands dealt (decided or not), and the
+    # hands with points
+    pa.field("hands_dealt", pa.int64(), nullable=False),
+    pa.field("hands_scored", pa.int64(), nullable=False),
 ])
 
 BATCH_FILE = pa.struct([

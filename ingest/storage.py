@@ -23,11 +23,20 @@ import json
 import os
 import shutil
 from collections.abc import Iterator, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
 import pyarrow.fs as pafs
+
+#: the threads that fsync written parts (`Location.sync_later`)
+_SYNCS = ThreadPoolExecutor(4, thread_name_prefix="haftkhabis-fsync")
+
+
+def _fsync(path: str) -> None:
+    with open(path, "rb") as handle:
+        os.fsync(handle.fileno())
 
 OPTIONS_ENV = "HAFTKHABIS_STORAGE_OPTIONS"
 #: the `AWS_*` variables read from the environment (the names delta-rs also takes)
@@ -84,6 +93,8 @@ class Location:
     uri: str
     options: dict[str, str] = field(default_factory=dict)
     _fs: pafs.FileSystem | None = field(default=None, repr=False, compare=False)
+    #: fsyncs of local files written, running (`sync_later`); awaited by `synced`
+    _syncs: list[Future[None]] = field(default_factory=list, repr=False, compare=False)
 
     @classmethod
     def of(cls, warehouse: str | os.PathLike[str] | Location,
@@ -159,6 +170,20 @@ class Location:
     def bucket_key(self, uri: str) -> tuple[str, str]:
         bucket, _, key = uri.removeprefix("s3://").partition("/")
         return bucket, key
+
+    # -- durability
+
+    def sync_later(self, path: str) -> None:
+        """fsync a local file written whole, in the background: the parts of a batch are
+        synced together (a file system syncs many at once faster than one after the
+        other), and `synced` waits for them before anything refers to them."""
+        self._syncs.append(_SYNCS.submit(_fsync, path))
+
+    def synced(self) -> None:
+        """Wait until every file `sync_later` was given is on disk (the first error raised)."""
+        pending, self._syncs = self._syncs, []
+        for future in pending:
+            future.result()
 
     # -- objects
 
@@ -260,9 +285,11 @@ class AtomicOutput:
         self.stream.close()
         self.closed = True
         if self.location.local:
-            with open(self.target, "rb+") as handle:
-                os.fsync(handle.fileno())
+            # visible now, on disk before any commit names it (Warehouse.commit and a
+            # worker's result wait for `Location.synced`): a crash before leaves a part
+            # nothing refers to, which `recover` removes with the batch it belonged to
             os.replace(self.target, self.uri)
+            self.location.sync_later(self.uri)
         return size
 
     def abort(self) -> None:

@@ -465,6 +465,7 @@ class Warehouse:
         from deltalake.exceptions import DeltaError
 
         spec = TABLES[name]
+        self.location.synced()  # the parts it names are on disk first
         expected = self._expected.get(name) if self._lock is not None else None
         table = self.table(name, expected)
         if not adds and not removes:

@@ -16,7 +16,7 @@ import os
 import threading
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import date, datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -38,7 +38,7 @@ from ingest.storage import Location
 from service import models, views
 from service.auth import KeyStore, Principal, RateLimiter, Role
 from service.bodies import BadBody, BodyTooLarge, decoded
-from service.jobs import IngestQueue, Receipt
+from service.jobs import CommitPolicy, IngestQueue, Receipt
 from service.validation import ValidationPool
 from service.warehouse import Gateway, WarehouseUnavailable
 
@@ -65,6 +65,11 @@ class Settings:
     max_validate_bytes: int = 64 * MiB
     max_ingest_bytes: int = 256 * MiB
     ingest_workers: int = 1
+    #: group commit: at most this many seconds between commits, at once past this many lines
+    commit_interval: float = 1.0
+    commit_lines: int = 100_000
+    #: back-pressure: pushes are told to wait once the oldest waiting one is this old
+    max_lag: float = 30.0
     validate_threads: int = 2
     rate: float = 20.0  # requests a second per key, unless its entry says otherwise
     burst: int | None = None
@@ -133,7 +138,9 @@ def create_app(settings: Settings) -> FastAPI:
     location = Location.of(settings.warehouse, settings.storage_options)
     gateway = Gateway(location, replays=settings.replay_cache, index=settings.game_index)
     queue = IngestQueue(location, workers=settings.ingest_workers, state=settings.state,
-                        on_commit=gateway.refresh)
+                        on_commit=lambda batch: gateway.refresh(),
+                        policy=CommitPolicy(settings.commit_interval, settings.commit_lines,
+                                            settings.max_lag))
     pool = ValidationPool(settings.validate_threads)
     limiter = RateLimiter(settings.rate, settings.burst)
 
@@ -203,9 +210,10 @@ def create_app(settings: Settings) -> FastAPI:
 
     # ------------------------------------------------------------------ keys and roles
 
-    def caller(*roles: Role, player_token: bool = False) -> Callable[..., Caller]:
+    def caller(*roles: Role, player_token: bool = False, limited: bool = True) -> Callable[..., Caller]:
         """A dependency: the authenticated caller, holding one of `roles` (or a player's
-        token, when `player_token`)."""
+        token, when `player_token`), within its key's rate (unless not `limited`: pushes
+        are paced by the queue's back-pressure instead)."""
         allowed = ", ".join(r.value for r in roles) + (" or a player's token" if player_token else "")
 
         def dependency(
@@ -221,7 +229,7 @@ def create_app(settings: Settings) -> FastAPI:
             if principal is None:
                 raise ApiError(401, "unauthorized", "this API key is not configured on this server",
                                {"WWW-Authenticate": 'Bearer error="invalid_token"'})
-            wait = limiter.take(principal)
+            wait = limiter.take(principal) if limited else None
             if wait is not None:
                 raise ApiError(429, "rate_limited",
                                f"{principal.describe()} is over its rate limit; retry in {wait:.1f}s",
@@ -262,8 +270,10 @@ def create_app(settings: Settings) -> FastAPI:
     @app.get("/v1/health", response_model=models.Health, tags=["service"])
     def health() -> models.Health:
         """Whether the service is up (no key needed), and the warehouse batch it reads."""
+        stats = queue.stats()
         return models.Health(status="ok", engine_version=ENGINE_VERSION, batch=gateway.batch,
-                             games_indexed=gateway.indexed)
+                             games_indexed=gateway.indexed,
+                             ingest=models.IngestHealth.model_validate(asdict(stats)))
 
     # ------------------------------------------------------------------ validate
 
@@ -331,7 +341,7 @@ def create_app(settings: Settings) -> FastAPI:
                 row = read.batch_row(gateway.reader(), receipt.batch)
             except WarehouseUnavailable:
                 row = None
-            outcome = views.batch_outcome(row) if row else None
+            outcome = views.batch_outcome(row, receipt.id) if row else None
         return models.BatchStatus(
             id=receipt.id, status=receipt.status,  # type: ignore[arg-type]
             received_at=_when(receipt.received_at), started_at=_when(receipt.started_at),
@@ -344,13 +354,22 @@ def create_app(settings: Settings) -> FastAPI:
         openapi_extra=body_doc,
         responses=AUTH_ERRORS | {
             400: _doc("the body cannot be read (a broken gzip stream, an unknown encoding)"),
-            413: _doc("the body (decompressed) is larger than the server's cap")})
+            413: _doc("the body (decompressed) is larger than the server's cap"),
+            429: _doc("the committer is behind: push again after `Retry-After` seconds")})
     async def ingest(request: Request, response: Response,
-                     who: Annotated[Caller, Depends(caller(Role.ingest))]) -> models.BatchStatus:
-        """Push a batch of log lines: committed to the warehouse as one batch (all or
-        nothing), after the batches before it. Answers at once with the batch's receipt;
-        follow it at `GET /v1/batches/{id}`. The same body pushed again while it is queued
-        gets the same receipt; once committed, pushing it again changes nothing."""
+                     who: Annotated[Caller, Depends(caller(Role.ingest, limited=False))]) -> models.BatchStatus:
+        """Push log lines (a finished game, or any part of any games). The answer, `202`
+        with the push's receipt, comes once the body is on disk; pushes waiting are
+        committed together as one warehouse batch within `--commit-interval` (all or
+        nothing; a game completed when its rest arrives), and the receipt then names it
+        (`GET /v1/batches/{id}`). Pushes are not rate-limited: while the committer keeps
+        up every push is taken, and when it falls behind a push is answered `429` with
+        how long to wait (`Retry-After`). The same body pushed again while it waits gets
+        the same receipt; once committed, pushing it again changes nothing."""
+        wait = queue.back_pressure()
+        if wait is not None:
+            raise ApiError(429, "busy", f"the committer is {queue.stats().oldest_age:.0f}s behind; "
+                           f"push again in {wait:.0f}s", {"Retry-After": str(round(wait + 0.5))})
         spool = queue.spool()
         try:
             async for piece in text_of(request, settings.max_ingest_bytes):

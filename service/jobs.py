@@ -1,20 +1,29 @@
-"""`POST /v1/ingest`: pushed batches of log lines, committed to the warehouse one after the
-other by the warehouse's own ingest (`ingest.pipeline.ingest`), in a separate process so a
-batch's CPU and memory never slow the API or take it down.
+"""`POST /v1/ingest`: pushed bodies accepted durably, and group-committed to the warehouse.
 
-A pushed body is stored, decompressed, as `<state>/incoming/<sha256>.jsonl` — named by its
-content, so a retry of the same body is the same file: the ingest's own guarantees then
-hold as for files (an identical file already read whole is skipped, a game is replaced
-when more of it arrives, unusable lines are quarantined verbatim), and the warehouse
-records the same path for it however often it is pushed. The receipt
-(`<state>/receipts/<id>.json`, written atomically) follows the batch: queued, running,
-then committed with the warehouse's batch number, or failed with the reason. Receipts
-left queued or running by a stopped server are run again when it restarts (an
-interrupted batch left no trace; ingest recovers it).
+A push is streamed to a temporary file, then appended to the journal (`service.journal`):
+the `202` comes once the journal is on disk up to it, so a server killed at any moment
+after it loses nothing. One committer thread takes the pushes waiting — at most every
+`commit_interval` seconds, at once when `commit_lines` lines wait — and commits them
+together as one warehouse batch, in journal order (the order of acceptance), through a
+long-lived writer process (`ingest.live.commit_files`: its CPU and memory never slow the
+API or take it down, and its imports are paid once). Each push's receipt names the batch
+it went into.
 
-`<state>` is a local folder, since ingest reads local files: `<warehouse>/_api` for a
-warehouse on this disk, and for one on S3 a folder of the user's state directory named
-after the bucket and prefix (`state_folder`), unless `serve --state` names one.
+After a restart the committer goes on from its committed position in the journal. A group
+the warehouse committed but the journal was not told of (a kill in between) is found in
+the warehouse's own record — the batch's files are named by their receipts — so no push
+is committed twice, and none is lost.
+
+Receipts (`GET /v1/batches/{id}`) are kept in memory for the most recent pushes
+(`RECENT_RECEIPTS`) and written, per batch, to `commits.log`, where older ones are found.
+
+Back-pressure: while the committer keeps up, pushes are never refused; when the oldest
+waiting push is older than `max_lag` seconds, or the waiting bodies pass `max_waiting`
+bytes, a push is answered `429` with how long to wait, estimated from the recent commit
+rate (`IngestQueue.back_pressure`).
+
+`<state>` is a local folder (`<warehouse>/_api` for a warehouse on this disk, a folder of
+the user's state directory for one on S3; `serve --state` names another).
 """
 
 from __future__ import annotations
@@ -25,11 +34,14 @@ import logging
 import multiprocessing
 import os
 import secrets
+import shutil
 import threading
-from collections.abc import Callable, Mapping
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
@@ -37,23 +49,19 @@ from typing import IO, Any
 import orjson
 
 from ingest.storage import Location
+from service.journal import Journal, Record
 
 log = logging.getLogger("haftkhabis.service")
 
 STATE_DIR = "_api"
-
-
-def run_ingest(path: str, warehouse: str, workers: int,
-               storage_options: Mapping[str, str] | None = None) -> dict[str, Any]:
-    """One pushed body through the warehouse's ingest (in the ingest process)."""
-    from ingest.pipeline import ingest
-
-    summary = ingest([path], warehouse, workers=workers, storage_options=storage_options)
-    return {"batch": int(summary.batch)}
+#: receipts kept in memory (older ones are read from commits.log)
+RECENT_RECEIPTS = 200_000
+#: commits.log is started again past this size (the previous one is kept as commits.log.1)
+COMMITS_LOG_BYTES = 256 << 20
 
 
 def state_folder(location: Location) -> Path:
-    """Where the API keeps pushed bodies and receipts for the warehouse at `location`:
+    """Where the API keeps its journal and receipts for the warehouse at `location`:
     `<warehouse>/_api` on this disk; for S3, `$XDG_STATE_HOME/haftkhabis/api/<bucket>/<prefix>`
     (default `~/.local/state/...`)."""
     if location.local:
@@ -63,6 +71,16 @@ def state_folder(location: Location) -> Path:
     return Path(home, "haftkhabis", "api", bucket, *[p for p in prefix.split("/") if p])
 
 
+@dataclass(frozen=True, slots=True)
+class CommitPolicy:
+    """When the committer commits, and when a push is told to wait."""
+
+    interval: float = 1.0  # seconds: a group is committed at most this long after the last
+    lines: int = 100_000  # a group is committed at once when this many lines wait
+    max_lag: float = 30.0  # seconds: past this age of the oldest waiting push, pushes wait
+    max_waiting: int = 1 << 30  # bytes: past this much waiting, pushes wait
+
+
 @dataclass
 class Receipt:
     id: str
@@ -70,13 +88,14 @@ class Receipt:
     sha256: str
     size: int
     received_at: str
+    lines: int = 0
     started_at: str | None = None
     finished_at: str | None = None
     batch: int | None = None
     error: str | None = None
 
     def to_json(self) -> bytes:
-        return orjson.dumps(asdict(self), option=orjson.OPT_INDENT_2)
+        return orjson.dumps(asdict(self))
 
 
 def _now() -> str:
@@ -84,79 +103,128 @@ def _now() -> str:
 
 
 class Spool:
-    """A pushed body being written: to a temporary file beside its final place, hashed as
-    it goes."""
+    """A pushed body being received: to a temporary file, hashed and its lines counted as
+    it comes."""
 
     def __init__(self, folder: Path) -> None:
         folder.mkdir(parents=True, exist_ok=True)
-        self._folder = folder
         self.tmp = folder / f".{secrets.token_hex(8)}.tmp"
-        self._file: IO[bytes] = open(self.tmp, "wb")  # noqa: SIM115 - closed by finish/discard
+        self._file: IO[bytes] = open(self.tmp, "wb")  # noqa: SIM115 - closed by close/discard
         self._hash = hashlib.sha256()
         self.size = 0
+        self.lines = 0
+        self._last = b"\n"
 
     def write(self, data: bytes) -> None:
+        if not data:
+            return
         self._file.write(data)
         self._hash.update(data)
         self.size += len(data)
+        self.lines += data.count(b"\n")
+        self._last = data[-1:]
 
-    def finish(self) -> tuple[Path, str]:
-        """Close it and move it to its content's name: (path, sha256)."""
-        self._file.flush()
-        os.fsync(self._file.fileno())
+    def close(self) -> str:
+        """Close it: the body's sha256 (a last line without its newline is counted)."""
         self._file.close()
-        sha = self._hash.hexdigest()
-        final = self._folder / f"{sha}.jsonl"
-        os.replace(self.tmp, final)
-        return final, sha
+        if self._last != b"\n":
+            self.lines += 1
+        return self._hash.hexdigest()
 
     def discard(self) -> None:
         self._file.close()
         self.tmp.unlink(missing_ok=True)
 
 
-class IngestQueue:
-    """Receipts, and the one thread that commits their batches in order."""
+@dataclass
+class QueueStats:
+    """What `GET /v1/health` and `/metrics` show of the queue."""
 
-    def __init__(self, location: Location, *, workers: int, state: Path | None = None,
-                 on_commit: Callable[[], None] = lambda: None) -> None:
+    waiting: int = 0  # pushes
+    waiting_lines: int = 0
+    waiting_bytes: int = 0
+    oldest_age: float = 0.0  # seconds the oldest waiting push has waited
+    committing: int = 0  # pushes in the group being committed
+    batches: int = 0  # groups committed since the start
+    pushes_committed: int = 0
+    last_batch: int | None = None
+    last_commit_seconds: float | None = None
+    last_commit_lines: int = 0
+    lines_per_second: float | None = None  # the recent commit rate
+    failures: int = 0
+
+
+@dataclass
+class _Waiting:
+    receipt: Receipt
+    record: Record
+    since: float  # monotonic
+
+
+@dataclass
+class _Group:
+    items: list[_Waiting]
+    folder: Path
+    files: list[str] = field(default_factory=list)
+
+
+class IngestQueue:
+    """The journal, the receipts, and the committer thread."""
+
+    def __init__(self, location: Location, *, workers: int = 1, state: Path | None = None,
+                 on_commit: Callable[[int], None] = lambda batch: None,
+                 policy: CommitPolicy | None = None) -> None:
         self.location = location
         self.state = state if state is not None else state_folder(location)
         self.incoming = self.state / "incoming"
-        self.receipts = self.state / "receipts"
+        self.groups = self.state / "groups"
+        self.policy = policy or CommitPolicy()
         self.workers = workers
+        self.journal = Journal(self.state / "journal")
         self._on_commit = on_commit
         self._lock = threading.Lock()
         self._wake = threading.Condition(self._lock)
-        self._queue: list[str] = []
-        self._by_id: dict[str, Receipt] = {}
+        self._waiting: list[_Waiting] = []
+        self._queued_by_sha: dict[str, _Waiting] = {}  # a waiting push not yet being committed
+        self._waiting_lines = 0  # of `_waiting`, kept as it changes
+        self._waiting_bytes = 0
+        self._receipts: OrderedDict[str, Receipt] = OrderedDict()
+        self._stats = QueueStats()
+        self._last_commit = 0.0  # monotonic
+        self._committing = 0  # pushes at the head of `_waiting` in the group being committed
         self._stopping = False
         self._pool: ProcessPoolExecutor | None = None
-        self._thread = threading.Thread(target=self._run, name="haftkhabis-ingest", daemon=True)
+        self._thread = threading.Thread(target=self._run, name="haftkhabis-commit", daemon=True)
 
     # ------------------------------------------------------------------ life cycle
 
     def start(self) -> None:
-        self.receipts.mkdir(parents=True, exist_ok=True)
         self.incoming.mkdir(parents=True, exist_ok=True)
         for tmp in self.incoming.glob(".*.tmp"):
-            tmp.unlink(missing_ok=True)  # a body whose upload was cut off
-        pending = []
-        for path in self.receipts.glob("*.json"):
-            try:
-                receipt = Receipt(**orjson.loads(path.read_bytes()))
-            except (OSError, ValueError, TypeError) as exc:
-                log.warning("ignoring the unreadable receipt %s: %s", path, exc)
+            tmp.unlink(missing_ok=True)  # a body whose upload was cut off: never answered
+        shutil.rmtree(self.groups, ignore_errors=True)
+        self._load_commits_log()
+        committed = self.journal.committed()
+        pending = list(self.journal.records(committed))
+        done = self._committed_in_warehouse({r.id for r in pending})
+        found: list[Receipt] = []
+        head = True  # the records so far are all committed: the journal's position moves past them
+        for record in pending:
+            receipt = self._receipt_of(record)
+            if record.id in done:  # committed, but the journal was not told (a kill between)
+                receipt.status, receipt.batch, receipt.finished_at = "committed", done[record.id], _now()
+                self._remember(receipt)
+                found.append(receipt)
+                if head:
+                    committed = record.end
                 continue
-            self._by_id[receipt.id] = receipt
-            if receipt.status in ("queued", "running"):
-                pending.append(receipt)
-        for receipt in sorted(pending, key=lambda r: r.received_at):
-            if (self.incoming / f"{receipt.sha256}.jsonl").exists():
-                receipt.status = "queued"
-                self._queue.append(receipt.id)
-            else:
-                self._finish(receipt, "failed", error="the body was lost before it was ingested; push it again")
+            head = False
+            self._remember(receipt)
+            self._enqueue(_Waiting(receipt, record, time.monotonic()))
+        if found:  # their receipts outlive the journal's records, as any committed one's
+            self._log_group(found)
+            self.journal.mark_committed(committed)
+        self._pool = self._writer()
         self._thread.start()
 
     def stop(self) -> None:
@@ -165,102 +233,280 @@ class IngestQueue:
             self._wake.notify_all()
         pool, self._pool = self._pool, None
         if pool is not None:
-            # a batch cut short leaves no trace (ingest recovers it) and its receipt, still
-            # `running`, is run again at the next start; waiting for it could take minutes
+            # a group cut short leaves no trace (ingest recovers it), and stays in the
+            # journal: it is committed at the next start; waiting for it could take a while
             for process in list(getattr(pool, "_processes", {}).values()):
                 process.terminate()
             pool.shutdown(wait=False, cancel_futures=True)
-        self._thread.join(timeout=5)
+        self._thread.join(timeout=10)
+        self.journal.close()
 
-    # ------------------------------------------------------------------ receipts
+    def _writer(self) -> ProcessPoolExecutor:
+        from ingest.live import writer_started
+
+        pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"),
+                                   initializer=writer_started)
+        pool.submit(int)  # start it now: the first group does not wait for it
+        return pool
+
+    # ------------------------------------------------------------------ pushes
 
     def spool(self) -> Spool:
         return Spool(self.incoming)
 
     def submit(self, spool: Spool) -> tuple[Receipt, bool]:
-        """Queue the written body: its receipt, and whether it is new (False: the same body
-        is already queued or running, and that receipt stands)."""
-        path, sha = spool.finish()
-        with self._wake:
-            for receipt_id in self._queue + [r.id for r in self._by_id.values() if r.status == "running"]:
-                existing = self._by_id[receipt_id]
-                if existing.sha256 == sha and existing.status in ("queued", "running"):
-                    return replace(existing), False
+        """Accept the received body: journal it (on disk before this returns), queue it.
+        Its receipt, and whether it is new (False: the same body is already waiting, and
+        that receipt stands)."""
+        sha = spool.close()
+        try:
+            with self._lock:
+                same = self._queued_by_sha.get(sha)
+                if same is not None:
+                    return replace(same.receipt), False
             receipt = Receipt(id=f"ing_{secrets.token_hex(8)}", status="queued", sha256=sha,
-                              size=path.stat().st_size, received_at=_now())
-            self._save(receipt)
-            self._by_id[receipt.id] = receipt
-            self._queue.append(receipt.id)
+                              size=spool.size, lines=spool.lines, received_at=_now())
+            header = {"id": receipt.id, "sha256": sha, "size": spool.size, "lines": spool.lines,
+                      "received_at": receipt.received_at}
+            record = self.journal.append(header, spool.tmp)
+        finally:
+            spool.tmp.unlink(missing_ok=True)
+        with self._wake:
+            self._remember(receipt)
+            self._enqueue(_Waiting(receipt, record, time.monotonic()))
             self._wake.notify_all()
-            return replace(receipt), True
+        return replace(receipt), True
+
+    def _enqueue(self, item: _Waiting) -> None:
+        self._waiting.append(item)
+        self._queued_by_sha.setdefault(item.receipt.sha256, item)
+        self._waiting_lines += item.record.lines
+        self._waiting_bytes += item.record.size
 
     def get(self, receipt_id: str) -> Receipt | None:
-        """A copy of the receipt as it stands."""
+        """A copy of the receipt as it stands (a recent one from memory, an older one
+        from commits.log), None when no push has that id."""
         with self._lock:
-            receipt = self._by_id.get(receipt_id)
-            return replace(receipt) if receipt is not None else None
+            receipt = self._receipts.get(receipt_id)
+            if receipt is not None:
+                return replace(receipt)
+        return self._find_in_commits_log(receipt_id)
 
-    def _save(self, receipt: Receipt) -> None:
-        path = self.receipts / f"{receipt.id}.json"
-        tmp = path.with_name(f".{path.name}.tmp")
-        tmp.write_bytes(receipt.to_json())
-        os.replace(tmp, path)
+    def stats(self) -> QueueStats:
+        with self._lock:
+            stats = replace(self._stats)
+            stats.committing = self._committing
+            stats.waiting = len(self._waiting) - self._committing
+            stats.waiting_lines = self._waiting_lines
+            stats.waiting_bytes = self._waiting_bytes
+            stats.oldest_age = time.monotonic() - self._waiting[0].since if self._waiting else 0.0
+        return stats
 
-    def _finish(self, receipt: Receipt, status: str, *, batch: int | None = None,
-                error: str | None = None) -> None:
-        receipt.status, receipt.batch, receipt.error = status, batch, error
-        receipt.finished_at = _now()
-        self._save(receipt)
+    def back_pressure(self) -> float | None:
+        """Seconds a new push should wait before it is sent (None: send it now): the
+        queue's lag or size is past the policy's bounds, and this is how long the recent
+        commit rate takes to work through what waits."""
+        stats = self.stats()
+        if stats.oldest_age <= self.policy.max_lag and stats.waiting_bytes <= self.policy.max_waiting:
+            return None
+        rate = stats.lines_per_second or 1_000.0
+        return max(1.0, min(300.0, stats.waiting_lines / rate))
 
-    # ------------------------------------------------------------------ the worker
+    # ------------------------------------------------------------------ receipts
 
-    def _pool_for_job(self) -> ProcessPoolExecutor:
-        if self._pool is None:
-            self._pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
-        return self._pool
+    def _receipt_of(self, record: Record) -> Receipt:
+        h = record.header
+        return Receipt(id=record.id, status="queued", sha256=str(h.get("sha256", "")),
+                       size=record.size, lines=record.lines, received_at=str(h.get("received_at", "")))
+
+    def _remember(self, receipt: Receipt) -> None:
+        self._receipts[receipt.id] = receipt
+        self._receipts.move_to_end(receipt.id)
+        while len(self._receipts) > RECENT_RECEIPTS:
+            self._receipts.popitem(last=False)
+
+    def _commits_log(self) -> Path:
+        return self.state / "commits.log"
+
+    def _log_group(self, receipts: Sequence[Receipt]) -> None:
+        path = self._commits_log()
+        with contextlib.suppress(OSError):
+            if path.stat().st_size > COMMITS_LOG_BYTES:
+                os.replace(path, path.with_name("commits.log.1"))
+        with open(path, "ab") as out:
+            out.write(b"".join(r.to_json() + b"\n" for r in receipts))
+
+    def _load_commits_log(self) -> None:
+        for path in (self._commits_log().with_name("commits.log.1"), self._commits_log()):
+            with contextlib.suppress(OSError), open(path, "rb") as lines:
+                for line in lines:
+                    with contextlib.suppress(ValueError, TypeError):
+                        self._remember(Receipt(**orjson.loads(line)))
+
+    def _find_in_commits_log(self, receipt_id: str) -> Receipt | None:
+        needle = orjson.dumps(receipt_id)
+        found = None
+        for path in (self._commits_log().with_name("commits.log.1"), self._commits_log()):
+            with contextlib.suppress(OSError), open(path, "rb") as lines:
+                for line in lines:
+                    if needle in line:
+                        with contextlib.suppress(ValueError, TypeError):
+                            found = Receipt(**orjson.loads(line))
+        return found
+
+    def _committed_in_warehouse(self, ids: set[str]) -> dict[str, int]:
+        """Which of the receipts `ids` a warehouse batch holds (its files are named by
+        their receipts): receipt → batch."""
+        if not ids:
+            return {}
+        from ingest.store import Warehouse, WarehouseError
+
+        try:
+            store = Warehouse(self.location)
+            version = store.snapshot().versions["batches"]
+            rows = store.dataset("batches", version).to_table(columns=["id", "files"]).to_pylist()
+        except (WarehouseError, OSError, KeyError):
+            return {}
+        found: dict[str, int] = {}
+        for row in rows:
+            for item in row["files"] or ():
+                name = Path(item["path"] or "").stem
+                if name in ids and item["status"] != "failed":
+                    found[name] = int(row["id"])
+        return found
+
+    # ------------------------------------------------------------------ the committer
+
+    def _take(self) -> _Group | None:
+        """Wait for a group to be due; take it (None: stopping)."""
+        with self._wake:
+            while not self._stopping:
+                if not self._waiting:
+                    self._wake.wait()
+                    continue
+                due = self._last_commit + self.policy.interval
+                now = time.monotonic()
+                if self._waiting_lines >= self.policy.lines or now >= due:
+                    break
+                self._wake.wait(due - now)
+            if self._stopping:
+                return None
+            taken: list[_Waiting] = []
+            lines = 0
+            for item in self._waiting:
+                if taken and lines + item.record.lines > self.policy.lines:
+                    break
+                taken.append(item)
+                lines += item.record.lines
+            started = _now()
+            for item in taken:
+                item.receipt.status, item.receipt.started_at = "running", started
+                if self._queued_by_sha.get(item.receipt.sha256) is item:
+                    del self._queued_by_sha[item.receipt.sha256]
+            self._committing = len(taken)
+        return _Group(taken, self.groups / secrets.token_hex(6))
 
     def _run(self) -> None:
         while True:
-            with self._wake:
-                while not self._queue and not self._stopping:
-                    self._wake.wait()
-                if self._stopping:
-                    return
-                receipt = self._by_id[self._queue[0]]
-                receipt.status, receipt.started_at = "running", _now()
-                self._save(receipt)
-            path = self.incoming / f"{receipt.sha256}.jsonl"
-            outcome = self._ingest(receipt, path)
-            if outcome[0] == "committed":
-                with contextlib.suppress(Exception):
-                    self._on_commit()  # readers see the batch before its receipt says so
-            with self._wake:
-                self._queue.pop(0)
-                self._finish(receipt, outcome[0], batch=outcome[1], error=outcome[2])
-                still_needed = any(self._by_id[i].sha256 == receipt.sha256 for i in self._queue)
-            if not still_needed:
-                path.unlink(missing_ok=True)
-
-    def _ingest(self, receipt: Receipt, path: Path) -> tuple[str, int | None, str | None]:
-        """Run one batch: (status, warehouse batch, error). A warehouse busy with another
-        writer (a `haftkhabis ingest` or `compact`) is waited for."""
-        delay = 0.5
-        while True:
+            group = self._take()
+            if group is None:
+                return
             try:
-                future = self._pool_for_job().submit(run_ingest, str(path), self.location.uri,
-                                                     self.workers, self.location.delta_options())
-                result = future.result()
+                self._write_files(group)
+                outcome = self._commit(group)
+            except Exception as exc:  # the group could not be read back: say so, go on
+                log.error("a group of %d pushes failed", len(group.items), exc_info=exc)
+                outcome = {"error": f"{type(exc).__name__}: {exc}"[:500]}
+            finally:
+                shutil.rmtree(group.folder, ignore_errors=True)
+            if outcome.get("batch") is not None:
+                with contextlib.suppress(Exception):
+                    self._on_commit(int(outcome["batch"]))  # readers see it before receipts say so
+            self._finish(group, outcome)
+
+    def _write_files(self, group: _Group) -> None:
+        """The group's bodies as files, each named by its receipt (the names the
+        warehouse's batch records)."""
+        group.folder.mkdir(parents=True, exist_ok=True)
+        for item in group.items:
+            path = group.folder / f"{item.receipt.id}.jsonl"
+            with open(path, "wb") as out:
+                for chunk in self.journal.body(item.record):
+                    out.write(chunk)
+            group.files.append(str(path))
+
+    def _commit(self, group: _Group) -> dict[str, Any]:
+        """Commit the group as one batch, waiting while the warehouse is busy with another
+        writer and retrying a transient failure; the writer's outcome, or its error."""
+        from ingest.live import commit_files
+
+        delay, tries = 0.5, 0
+        while True:
+            clock = time.monotonic()
+            try:
+                pool = self._pool or self._writer()
+                self._pool = pool
+                digests = {path: (item.receipt.size, item.receipt.sha256)
+                           for path, item in zip(group.files, group.items, strict=True)}
+                result: dict[str, Any] = pool.submit(commit_files, group.files, self.location.uri,
+                                                     self.location.delta_options(), digests).result()
+                result["wall"] = time.monotonic() - clock
+                return result
             except BrokenProcessPool:
                 self._pool = None
-                return "failed", None, "the ingest process died; the warehouse is as it was before"
+                error = "the writer process died; the warehouse is as it was before"
             except Exception as exc:
-                message = " ".join(str(exc).split("\n", 1)[0].split()) or type(exc).__name__
-                if "is busy" in message and not self._stopping:
-                    log.info("batch %s waits: %s", receipt.id, message)
+                error = " ".join(str(exc).split("\n", 1)[0].split()) or type(exc).__name__
+                if "is busy" in error and not self._stopping:
+                    log.info("a group waits: %s", error)
                     with self._wake:
                         self._wake.wait(delay)
-                    delay = min(delay * 2, 10.0)
+                    delay = min(delay * 2, 5.0)
                     continue
-                log.warning("batch %s failed", receipt.id, exc_info=exc)
-                return "failed", None, f"{type(exc).__name__}: {message}"[:500]
-            return "committed", int(result["batch"]), None
+                error = f"{type(exc).__name__}: {error}"[:500]
+            tries += 1
+            if tries >= 3 or self._stopping:
+                return {"error": error}
+            log.warning("a group of %d pushes failed (%s); trying again", len(group.items), error)
+            with self._wake:
+                self._wake.wait(delay)
+            delay = min(delay * 2, 5.0)
+
+    def _finish(self, group: _Group, outcome: Mapping[str, Any]) -> None:
+        batch = outcome.get("batch")
+        files = outcome.get("files") or {}
+        finished = _now()
+        done: list[Receipt] = []
+        with self._wake:
+            paths = group.files + [""] * (len(group.items) - len(group.files))
+            for item, path in zip(group.items, paths, strict=True):
+                receipt = item.receipt
+                report = files.get(path) or {}
+                if batch is None or report.get("status") == "failed":
+                    receipt.status = "failed"
+                    receipt.error = outcome.get("error") or report.get("error") or "not committed"
+                else:
+                    receipt.status, receipt.batch = "committed", int(batch)
+                receipt.finished_at = finished
+                done.append(replace(receipt))
+            del self._waiting[:len(group.items)]  # the group is the queue's head
+            self._committing = 0
+            self._waiting_lines -= sum(i.record.lines for i in group.items)
+            self._waiting_bytes -= sum(i.record.size for i in group.items)
+            stats = self._stats
+            if batch is not None:
+                stats.batches += 1
+                stats.last_batch = int(batch)
+                stats.last_commit_seconds = float(outcome.get("wall") or 0.0)
+                stats.last_commit_lines = int(outcome.get("lines") or 0)
+                rate = stats.last_commit_lines / max(stats.last_commit_seconds, 1e-3)
+                stats.lines_per_second = rate if stats.lines_per_second is None else \
+                    0.8 * stats.lines_per_second + 0.2 * rate
+            else:
+                stats.failures += 1
+            stats.pushes_committed += sum(1 for r in done if r.status == "committed")
+            self._last_commit = time.monotonic()
+        self._log_group(done)
+        self.journal.mark_committed(group.items[-1].record.end)
+
+

@@ -420,6 +420,23 @@ class Page(Model, Generic[T]):
     batch: int = Field(description="the warehouse batch the page was read at")
 
 
+class IngestHealth(Model):
+    """The push queue: what waits, and how the committer keeps up."""
+
+    waiting: int = Field(description="pushes accepted and not yet being committed")
+    waiting_lines: int
+    waiting_bytes: int
+    oldest_age: float = Field(description="seconds the oldest push still waiting has waited")
+    committing: int = Field(description="pushes in the group being committed now")
+    batches: int = Field(description="groups committed since the service started")
+    pushes_committed: int
+    last_batch: int | None
+    last_commit_seconds: float | None
+    last_commit_lines: int
+    lines_per_second: float | None = Field(description="the recent commit rate")
+    failures: int
+
+
 class Health(Model):
     """The service is up (no key needed): the engine's version and the warehouse's batch."""
 
@@ -429,3 +446,4 @@ class Health(Model):
     games_indexed: bool = Field(description="steps find their game's lines by the game index of "
                                 "the batch read (false while it is built after a start or a "
                                 "commit: they scan the game's partition meanwhile)")
+    ingest: IngestHealth

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Mapping, Sequence
+from pathlib import PurePath
 from typing import Any
 from urllib.parse import quote, urlencode
 
@@ -313,5 +314,14 @@ def violations(reader: read.Reader, flt: read.GameFilter, codes: Sequence[str], 
         if more and last else None)
 
 
-def batch_outcome(row: Mapping[str, Any]) -> models.BatchOutcome:
-    return models.BatchOutcome.model_validate({**row, "batch": row["id"], "files": row["files"] or []})
+def batch_outcome(row: Mapping[str, Any], receipt: str | None = None) -> models.BatchOutcome:
+    """A `batches` row as the API shows it: each file by its name, never the server's path
+    to it (a pushed body's name is its receipt); for a receipt, its own file only (a
+    batch commits many pushes)."""
+    files = []
+    for item in row["files"] or []:
+        name = PurePath(item["path"] or "").name
+        if receipt is not None and PurePath(name).stem != receipt:
+            continue
+        files.append({**item, "path": name})
+    return models.BatchOutcome.model_validate({**row, "batch": row["id"], "files": files})

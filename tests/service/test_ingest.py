@@ -51,7 +51,8 @@ def test_the_same_batch_twice_is_one(fresh: Server, api_keys: Keys, sample_log: 
     again = push(fresh, api_keys["ingest"], gzip.compress(body), **{"Content-Encoding": "gzip"})
     assert again["status"] == "committed" and again["batch"] == first["batch"] + 1
     assert again["outcome"]["games_new"] == again["outcome"]["games_updated"] == 0
-    assert [f["status"] for f in again["outcome"]["files"]] == ["skipped"]
+    assert again["outcome"]["games_unchanged"] == 5  # read again, and found the same
+    assert [(f["path"], f["status"]) for f in again["outcome"]["files"]] == [(f"{again['id']}.jsonl", "ok")]
     assert contents(fresh.warehouse) == after_one
     with fresh.client(api_keys["support"]) as support:
         game = support.get(f"/v1/games/{DISPUTED}")  # the reader moved to the new batch

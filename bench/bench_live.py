@@ -1,0 +1,297 @@
+"""Live ingest under load: N simulated table servers push finished games to a real
+`haftkhabis serve` (started here on a free loopback port, over a fresh warehouse) for a
+bounded time, one game a push, each as soon as the last was accepted; figures printed,
+never asserted.
+
+    .venv/bin/python bench/bench_live.py                       # 32 servers, 60 s, local folder
+    .venv/bin/python bench/bench_live.py --servers 8 --seconds 20
+    .venv/bin/python bench/bench_live.py --s3                  # the warehouse on moto's S3 emulator
+
+Printed: pushes (games) a second and lines a second accepted and committed (sustained:
+over the run, the committer's drain after the deadline included), push-to-queryable
+latency p50/p99/max (a push's start to the moment its receipt says committed: the service
+refreshes its reader before it marks a receipt, so the game is then answered by
+`GET /v1/games/{id}`, which is checked for a sample), the commits (count, games and lines
+per commit, seconds p50/p99), refusals (`429`: back-pressure) and errors, the server's
+peak memory (its process and the writer's, RSS), and the machine's load. The figures are
+kept in `bench/out/live-*.json`.
+
+The games come from the simulator (a pool, `--pool`, of every ruleset), renamed for each
+round so every push is a new game.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+import orjson
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from engine.simulate import SimConfig, simulate  # noqa: E402
+from service.auth import key_entry, new_key  # noqa: E402
+
+OUT = ROOT / "bench" / "out"
+
+
+@dataclass
+class Push:
+    game: str
+    lines: int
+    started: float  # wall clock (time.time), comparable with the receipt's times
+    receipt: str | None = None
+    status: int = 0
+
+
+@dataclass
+class Tally:
+    pushes: list[Push] = field(default_factory=list)
+    refused: int = 0
+    errors: dict[str, int] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def pool_of_games(size: int, seed: int) -> list[tuple[str, list[bytes]]]:
+    """Simulated finished games of every ruleset: (game id, its lines)."""
+    games: list[tuple[str, list[bytes]]] = []
+    per = max(1, size // 3)
+    for ruleset in ("bazito", "persian", "pis-yedili"):
+        for game in simulate(SimConfig(ruleset, games=per, seed=seed)):
+            games.append((game.game, list(game.lines)))
+    return games
+
+
+def body_of(game: str, lines: list[bytes], round_: int) -> tuple[str, bytes]:
+    """The game's lines as a new game: its id suffixed with the round."""
+    new = f"{game}-r{round_}"
+    old_key, new_key_ = orjson.dumps(game), orjson.dumps(new)
+    return new, b"".join(line.replace(old_key, new_key_) + b"\n" for line in lines)
+
+
+def rss_of_tree(pid: int) -> int:
+    """Resident memory of a process and its children, bytes."""
+    total = 0
+    pids = [pid]
+    try:
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+        pids += [int(c) for c in children]
+    except OSError:
+        pass
+    for p in pids:
+        try:
+            for line in Path(f"/proc/{p}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1]) * 1024
+        except OSError:
+            pass
+    return total
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--servers", type=int, default=32, help="table servers pushing at once")
+    parser.add_argument("--seconds", type=float, default=60.0, help="how long they push")
+    parser.add_argument("--pool", type=int, default=600, help="simulated games to push (renamed each round)")
+    parser.add_argument("--commit-interval", type=float, default=1.0)
+    parser.add_argument("--commit-lines", type=int, default=100_000)
+    parser.add_argument("--s3", action="store_true", help="the warehouse on moto's S3 emulator")
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--accept-only", action="store_true",
+                        help="no commits during the run (a commit interval of a day): how fast pushes are taken")
+    args = parser.parse_args()
+
+    print(f"simulating a pool of {args.pool} games …", flush=True)
+    pool = pool_of_games(args.pool, args.seed)
+    work = Path(tempfile.mkdtemp(prefix="haftkhabis-live-"))
+    keys = {"ingest": new_key(), "support": new_key()}
+    (work / "keys.toml").write_text(key_entry("ingest", keys["ingest"], ["ingest"])
+                                    + key_entry("support", keys["support"], ["support"]))
+    env = dict(os.environ)
+    moto = None
+    if args.s3:
+        from tests.ingest.services import MotoServer
+
+        moto = MotoServer(work / "moto.log")
+        bucket = moto.bucket()
+        warehouse = f"s3://{bucket}/wh"
+        env.update(moto.env)
+    else:
+        warehouse = str(work / "wh")
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    server = subprocess.Popen(
+        [sys.executable, "-m", "cli.app", "serve", "--warehouse", warehouse, "--port", str(port),
+         "--keys", str(work / "keys.toml"), "--log-level", "warning", "--state", str(work / "state"), "--rate", "0",
+         "--commit-interval", str(86400 if args.accept_only else args.commit_interval),
+         "--commit-lines", str(10**12 if args.accept_only else args.commit_lines)],
+        cwd=ROOT, env=env, stdout=open(work / "serve.log", "wb"), stderr=subprocess.STDOUT)  # noqa: SIM115
+    try:
+        with httpx.Client(base_url=url, timeout=5) as probe:
+            deadline = time.monotonic() + 120
+            while True:
+                try:
+                    if probe.get("/v1/health").status_code == 200:
+                        break
+                except httpx.TransportError:
+                    pass
+                if server.poll() is not None or time.monotonic() > deadline:
+                    raise SystemExit(f"the server did not start:\n{(work / 'serve.log').read_text()}")
+                time.sleep(0.1)
+        run(args, pool, url, keys, server, warehouse, moto.options if moto is not None else None)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+        if moto is not None:
+            moto.stop()
+
+
+def run(args: argparse.Namespace, pool: list[tuple[str, list[bytes]]], url: str, keys: dict[str, str],
+        server: subprocess.Popen[bytes], warehouse: str, options: dict[str, str] | None) -> None:
+    tally = Tally()
+    counter = iter(range(10**9))
+    stop = threading.Event()
+    peak = [0]
+
+    def pusher() -> None:
+        headers = {"Authorization": f"Bearer {keys['ingest']}", "Content-Type": "application/x-ndjson"}
+        with httpx.Client(base_url=url, timeout=120, headers=headers) as client:
+            while not stop.is_set():
+                n = next(counter)
+                game, lines = pool[n % len(pool)]
+                name, body = body_of(game, lines, n // len(pool))
+                push = Push(name, len(lines), time.time())
+                try:
+                    answer = client.post("/v1/ingest", content=body)
+                except httpx.HTTPError as exc:
+                    with tally.lock:
+                        tally.errors[type(exc).__name__] = tally.errors.get(type(exc).__name__, 0) + 1
+                    continue
+                push.status = answer.status_code
+                if answer.status_code == 202:
+                    push.receipt = answer.json()["id"]
+                    with tally.lock:
+                        tally.pushes.append(push)
+                elif answer.status_code == 429:
+                    with tally.lock:
+                        tally.refused += 1
+                    stop.wait(float(answer.headers.get("retry-after", "1")))
+                else:
+                    with tally.lock:
+                        key = f"HTTP {answer.status_code}"
+                        tally.errors[key] = tally.errors.get(key, 0) + 1
+
+    def sampler() -> None:
+        while not stop.is_set():
+            peak[0] = max(peak[0], rss_of_tree(server.pid))
+            stop.wait(0.5)
+
+    print(f"{args.servers} table servers push for {args.seconds:.0f} s …", flush=True)
+    threads = [threading.Thread(target=pusher, daemon=True) for _ in range(args.servers)]
+    watcher = threading.Thread(target=sampler, daemon=True)
+    began = time.time()
+    watcher.start()
+    for t in threads:
+        t.start()
+    time.sleep(args.seconds)
+    stop.set()
+    for t in threads:
+        t.join()
+    pushed_until = time.time()
+    support = httpx.Client(base_url=url, timeout=60, headers={"Authorization": f"Bearer {keys['support']}"})
+    if args.accept_only:
+        span = pushed_until - began
+        print(f"  accepted: {len(tally.pushes)} pushes in {span:.1f} s = {len(tally.pushes) / span:.0f}/s, "
+              f"{sum(p.lines for p in tally.pushes) / span:.0f} lines/s; refused {tally.refused}; "
+              f"errors {tally.errors}; load {os.getloadavg()[0]:.2f}")
+        return
+    # the drain: every accepted push committed
+    support = httpx.Client(base_url=url, timeout=60, headers={"Authorization": f"Bearer {keys['support']}"})
+    while True:
+        health = support.get("/v1/health").json()["ingest"]
+        peak[0] = max(peak[0], rss_of_tree(server.pid))
+        if health["waiting"] == 0 and health["committing"] == 0:
+            break
+        time.sleep(0.2)
+    drained = time.time()
+    latencies: list[float] = []
+    failed = 0
+    for push in tally.pushes:
+        receipt = support.get(f"/v1/batches/{push.receipt}").json()
+        if receipt["status"] != "committed":
+            failed += 1
+            continue
+        finished = datetime.fromisoformat(receipt["finished_at"]).timestamp()
+        latencies.append(finished - push.started)
+    sample = random.Random(1).sample(tally.pushes, min(20, len(tally.pushes)))
+    queryable = sum(1 for p in sample if support.get(f"/v1/games/{p.game}").status_code == 200)
+    commits = batches_of(warehouse, options)
+    games = len(tally.pushes)
+    lines = sum(p.lines for p in tally.pushes)
+    span = drained - began
+    figures: dict[str, Any] = {
+        "when": datetime.now(UTC).isoformat(timespec="seconds"),
+        "servers": args.servers, "seconds": args.seconds, "s3": args.s3,
+        "commit_interval": args.commit_interval, "commit_lines": args.commit_lines,
+        "games_accepted": games, "lines_accepted": lines,
+        "games_per_second": round(games / span, 1), "lines_per_second": round(lines / span),
+        "pushing_seconds": round(pushed_until - began, 1), "drain_seconds": round(drained - pushed_until, 1),
+        "push_to_queryable_p50": _q(latencies, 0.5), "push_to_queryable_p99": _q(latencies, 0.99),
+        "push_to_queryable_max": round(max(latencies), 3) if latencies else None,
+        "queryable_sampled": f"{queryable}/{len(sample)}",
+        "receipts_not_committed": failed, "refused_429": tally.refused, "errors": tally.errors,
+        "commits": len(commits),
+        "games_per_commit_p50": _q([c["games"] for c in commits], 0.5),
+        "commit_seconds_p50": _q([c["seconds"] for c in commits], 0.5),
+        "commit_seconds_p99": _q([c["seconds"] for c in commits], 0.99),
+        "peak_rss_mib": round(peak[0] / 2**20),
+        "load_average_1m": os.getloadavg()[0],
+    }
+    for key, value in figures.items():
+        print(f"  {key}: {value}")
+    OUT.mkdir(parents=True, exist_ok=True)
+    out = OUT / f"live-{figures['when'].replace(':', '')}.json"
+    out.write_text(json.dumps(figures, indent=2))
+    print(f"kept in {out.relative_to(ROOT)}")
+
+
+def _q(values: list[float] | list[int], q: float) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    return round(float(ordered[min(len(ordered) - 1, int(q * len(ordered)))]), 3)
+
+
+def batches_of(warehouse: str, options: dict[str, str] | None) -> list[dict[str, Any]]:
+    """Every ingest batch's games, lines and seconds (from the warehouse's own record)."""
+    from ingest.store import Warehouse
+
+    store = Warehouse(warehouse, options)
+    rows = store.dataset("batches", store.snapshot().versions["batches"]).to_table(
+        columns=["id", "kind", "started", "ended", "lines", "games_new", "games_updated"]).to_pylist()
+    return [{"games": r["games_new"] + r["games_updated"], "lines": r["lines"],
+             "seconds": (r["ended"] - r["started"]).total_seconds()} for r in rows if r["kind"] == "ingest"]
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,179 @@
+"""Live ingest (issue 30): pushes accepted durably and group-committed.
+
+- Group commit: pushes that arrive within one commit interval become one batch, and each
+  receipt names it.
+- SIGKILL at random moments of a push storm, 20 times over (after a random number of
+  `202`s, or while a group is being committed): after the last restart every push that got
+  a `202` is committed exactly once (its receipt names one batch, and the warehouse's
+  batches hold its body once), and the warehouse equals a clean ingest of the same games.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from engine.simulate import SimConfig, simulate
+from ingest.pipeline import ingest
+from ingest.store import Warehouse
+from tests.service.conftest import Keys, Server, start_server, wait_for_batch
+from tests.service.test_ingest import without_provenance
+
+
+def _games(count: int, seed: int) -> list[tuple[str, bytes]]:
+    """Small finished games, each a body of its own: (game id, body)."""
+    out = []
+    for game in simulate(SimConfig("pis-yedili", games=count, seed=seed, players=(2, 3))):
+        out.append((game.game, b"".join(line + b"\n" for line in game.lines)))
+    return out
+
+
+def _push(client: httpx.Client, body: bytes) -> str | None:
+    """The receipt id of an accepted push (None: not accepted, or the server died)."""
+    try:
+        answer = client.post("/v1/ingest", content=body)
+    except httpx.TransportError:
+        return None
+    return str(answer.json()["id"]) if answer.status_code == 202 else None
+
+
+def test_pushes_within_one_interval_are_one_batch(serve: Callable[..., Server], api_keys: Keys,
+                                                  tmp_path: Path) -> None:
+    games = _games(40, seed=5)
+    server = serve(tmp_path / "wh", "--commit-interval", "30")
+    with server.client(api_keys["ingest"]) as client:
+        first = _push(client, games[0][1])  # starts the interval (the first group waits none)
+        assert first is not None
+        wait_for_batch(client, first)
+        receipts: list[str | None] = [None] * (len(games) - 1)
+
+        def push(k: int) -> None:
+            with server.client(api_keys["ingest"]) as own:
+                receipts[k] = _push(own, games[k + 1][1])
+
+        threads = [threading.Thread(target=push, args=(k,)) for k in range(len(receipts))]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert all(receipts)
+        outcomes = [wait_for_batch(client, r) for r in receipts if r]
+    batches = {o["batch"] for o in outcomes}
+    assert all(o["status"] == "committed" for o in outcomes)
+    assert len(batches) == 1, batches  # all within the one 30 s interval after the first
+    for outcome in outcomes:
+        files = outcome["outcome"]["files"]
+        assert [f["path"] for f in files] == [f"{outcome['id']}.jsonl"]  # its own, by name only
+
+
+@pytest.mark.slow
+def test_a_server_killed_during_a_push_storm_loses_nothing(api_keys: Keys, tmp_path: Path) -> None:
+    rng = random.Random(30)
+    games = _games(200, seed=8)
+    warehouse = tmp_path / "wh"
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    accepted: dict[str, str] = {}  # receipt → game
+    sent: set[str] = set()
+    queue = list(games)
+    for trial in range(20):
+        server = start_server(warehouse, api_keys, logs, "--commit-interval", "0.2")
+        try:
+            _storm(server, api_keys["ingest"], queue, accepted, sent, rng, trial)
+        finally:
+            server.stop()
+        assert server.process.returncode in (-signal.SIGKILL, 0, -signal.SIGTERM)
+    server = start_server(warehouse, api_keys, logs)
+    try:
+        with server.client(api_keys["support"]) as client:
+            outcomes = {r: wait_for_batch(client, r) for r in accepted}
+    finally:
+        server.stop()
+    assert accepted and all(o["status"] == "committed" for o in outcomes.values()), \
+        [o for o in outcomes.values() if o["status"] != "committed"][:3]
+    # exactly once: each accepted body is in one batch's files
+    store = Warehouse(warehouse)
+    rows = store.dataset("batches", store.snapshot().versions["batches"]).to_table(
+        columns=["id", "files"]).to_pylist()
+    holding: dict[str, list[int]] = {}
+    for row in rows:
+        for item in row["files"] or ():
+            holding.setdefault(Path(item["path"]).stem, []).append(row["id"])
+    for receipt, outcome in outcomes.items():
+        assert holding.get(receipt) == [outcome["batch"]], (receipt, holding.get(receipt))
+    # the warehouse: a clean ingest of the games it holds, which are every accepted one
+    # (and perhaps some whose push was cut by a kill after it was journaled)
+    held = {g for (g,) in _rows(warehouse, "SELECT game_id FROM games")}
+    assert set(accepted.values()) <= held <= sent
+    clean = tmp_path / "clean.jsonl"
+    clean.write_bytes(b"".join(body for game, body in games if game in held))
+    ingest([str(clean)], str(tmp_path / "clean"), workers=1)
+    assert without_provenance(warehouse) == without_provenance(tmp_path / "clean")
+
+
+def _rows(root: Path, query: str) -> list[tuple[Any, ...]]:
+    from ingest.queries import open_warehouse
+
+    with open_warehouse(str(root)) as reader:
+        return reader.sql(query).fetchall()
+
+
+def _storm(server: Server, key: str, queue: list[tuple[str, bytes]], accepted: dict[str, str],
+           sent: set[str], rng: random.Random, trial: int) -> None:
+    """Push from four connections until the kill: after a random number of `202`s, or
+    (every other trial) once the server says a group is being committed."""
+    kill_after = rng.randint(1, 12)
+    mid_commit = trial % 2 == 1
+    lock = threading.Lock()
+    count = [0]
+    dead = threading.Event()
+
+    def kill() -> None:
+        if not dead.is_set():
+            dead.set()
+            os.kill(server.process.pid, signal.SIGKILL)
+
+    def pusher() -> None:
+        with server.client(key) as client:
+            while not dead.is_set():
+                with lock:
+                    if not queue:
+                        return
+                    game, body = queue.pop(0)
+                    sent.add(game)
+                receipt = _push(client, body)
+                if receipt is None:
+                    with lock:
+                        if not dead.is_set():
+                            queue.append((game, body))  # refused, not killed: push it again later
+                    continue
+                with lock:
+                    accepted[receipt] = game
+                    count[0] += 1
+                    if not mid_commit and count[0] >= kill_after:
+                        kill()
+
+    threads = [threading.Thread(target=pusher) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    if mid_commit:
+        with server.client(key) as probe:
+            while not dead.is_set() and any(t.is_alive() for t in threads):
+                try:
+                    health = probe.get("/v1/health").json()["ingest"]
+                except httpx.TransportError:
+                    break
+                if health["committing"] > 0 and count[0] > 0:
+                    kill()
+    for thread in threads:
+        thread.join()
+    kill()
+    server.process.wait()
