@@ -26,6 +26,7 @@ def commit_files(paths: Sequence[str], warehouse: str,
     summary = ingest(list(paths), warehouse, workers=1, force=True, storage_options=storage_options,
                      digests=digests)
     return {
+        "games_committed": committed_games(warehouse, storage_options, summary.written),
         "batch": int(summary.batch),
         "files": {f["path"]: {"status": f["status"], "error": f["error"], "lines": f["lines"]}
                   for f in summary.files},
@@ -35,6 +36,32 @@ def commit_files(paths: Sequence[str], warehouse: str,
         "quarantined": summary.quarantined,
         "seconds": summary.seconds,
     }
+
+
+def committed_games(warehouse: str, storage_options: Mapping[str, str] | None,
+                    written: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
+    """Each game the batch added or changed, as a live feed shows it: its id, ruleset,
+    server build, status, players, hands and violation codes (read back from the parts the
+    batch wrote, a few kilobytes)."""
+    from ingest.store import Warehouse, read_part
+
+    store = Warehouse(warehouse, storage_options)
+    codes: dict[str, list[str]] = {}
+    for part in written.get("violations", ()):
+        data = read_part(store, "violations", part, ["game_id", "code"])
+        for game, code in zip(data["game_id"].to_pylist(), data["code"].to_pylist(), strict=True):
+            codes.setdefault(game, []).append(code)
+    out: list[dict[str, Any]] = []
+    columns = ["game_id", "status", "players", "server_build", "hands", "complete", "end_time"]
+    for part in written.get("games", ()):
+        ruleset = dict(part.partition).get("ruleset")
+        for row in read_part(store, "games", part, columns).to_pylist():
+            end = row["end_time"]
+            out.append({"game": row["game_id"], "ruleset": ruleset, "server_build": row["server_build"],
+                        "status": row["status"], "complete": row["complete"], "players": row["players"] or [],
+                        "hands": row["hands"], "codes": sorted(set(codes.get(row["game_id"], []))),
+                        "end_time": end.isoformat() if end is not None else None})
+    return out
 
 
 def writer_started() -> None:

@@ -218,6 +218,8 @@ class BatchSummary:
     workers: int
     restored: list[str] = field(default_factory=list)
     peak_open_games: int = 0  # per worker: what the memory of a batch grows with
+    #: the parts holding the batch's own rows (its new and changed games), by table
+    written: dict[str, list[PartFile]] = field(default_factory=dict)
 
     @property
     def files_read(self) -> int:
@@ -1116,4 +1118,5 @@ def _commit(store: Warehouse, snapshot: Snapshot, inputs: list[InputFile], route
     versions["batches"] = store.commit_batch(row, versions, attempt, prefix)
     return BatchSummary(batch, file_rows, lines, new, updated, unchanged, violations,
                         quarantined, 0.0, versions, workers,
-                        peak_open_games=max((r.peak_open for r in results), default=0))
+                        peak_open_games=max((r.peak_open for r in results), default=0),
+                        written=written)

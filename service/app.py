@@ -138,7 +138,7 @@ def create_app(settings: Settings) -> FastAPI:
     location = Location.of(settings.warehouse, settings.storage_options)
     gateway = Gateway(location, replays=settings.replay_cache, index=settings.game_index)
     queue = IngestQueue(location, workers=settings.ingest_workers, state=settings.state,
-                        on_commit=lambda batch: gateway.refresh(),
+                        on_commit=lambda event: gateway.refresh(),
                         policy=CommitPolicy(settings.commit_interval, settings.commit_lines,
                                             settings.max_lag))
     pool = ValidationPool(settings.validate_threads)

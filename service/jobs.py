@@ -154,6 +154,19 @@ class QueueStats:
     failures: int = 0
 
 
+@dataclass(frozen=True, slots=True)
+class CommitEvent:
+    """A group committed: the batch, its figures, and each game it added or changed
+    (`ingest.live.committed_games`), for whoever watches (the live feed, alerts, metrics)."""
+
+    batch: int
+    pushes: int
+    lines: int
+    seconds: float  # from taking the group to its commit
+    quarantined: int
+    games: tuple[dict[str, Any], ...]
+
+
 @dataclass
 class _Waiting:
     receipt: Receipt
@@ -172,7 +185,7 @@ class IngestQueue:
     """The journal, the receipts, and the committer thread."""
 
     def __init__(self, location: Location, *, workers: int = 1, state: Path | None = None,
-                 on_commit: Callable[[int], None] = lambda batch: None,
+                 on_commit: Callable[[CommitEvent], None] = lambda event: None,
                  policy: CommitPolicy | None = None) -> None:
         self.location = location
         self.state = state if state is not None else state_folder(location)
@@ -420,8 +433,13 @@ class IngestQueue:
             finally:
                 shutil.rmtree(group.folder, ignore_errors=True)
             if outcome.get("batch") is not None:
-                with contextlib.suppress(Exception):
-                    self._on_commit(int(outcome["batch"]))  # readers see it before receipts say so
+                event = CommitEvent(int(outcome["batch"]), len(group.items), int(outcome.get("lines") or 0),
+                                    float(outcome.get("wall") or 0.0), int(outcome.get("quarantined") or 0),
+                                    tuple(outcome.get("games_committed") or ()))
+                try:
+                    self._on_commit(event)  # readers see the batch before its receipts say so
+                except Exception as exc:
+                    log.warning("a commit's listener failed", exc_info=exc)
             self._finish(group, outcome)
 
     def _write_files(self, group: _Group) -> None:
