@@ -68,7 +68,8 @@ def writer_started() -> None:
     """In the writer process, first: it dies with the process that started it (a server
     killed must not leave its writer committing behind its back), and imports what a
     commit needs, so the first group does not pay for it."""
-    import ingest.summaries  # noqa: F401
-    from ingest.pipeline import set_parent_death_signal
+    from ingest.lifetime import die_with_parent
 
-    set_parent_death_signal()
+    die_with_parent()  # first: a server killed while this starts must not leave it behind
+    import ingest.pipeline
+    import ingest.summaries  # noqa: F401

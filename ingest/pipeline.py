@@ -36,14 +36,12 @@ with nothing committed.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import dataclasses
 import hashlib
 import multiprocessing as mp
 import os
 import queue as queue_module
 import shutil
-import signal
 import tempfile
 import time
 import traceback
@@ -61,6 +59,7 @@ from engine import ENGINE_VERSION, _core
 from engine.reader import InputPathError
 from ingest import summaries
 from ingest.columns import to_table
+from ingest.lifetime import die_with_parent
 from ingest.schema import DATA_TABLES, GAME_TABLES, SUMMARY_TABLES
 from ingest.store import (
     OpenBudget,
@@ -536,14 +535,6 @@ def _scan(dataset: pads.Dataset, columns: list[str], games: list[str]) -> pa.Tab
     return scanner.to_table()
 
 
-def set_parent_death_signal() -> None:
-    """Ask Linux to kill this worker when the coordinator dies (a SIGKILLed ingest must
-    not leave workers writing behind it)."""
-    with contextlib.suppress(OSError, AttributeError):
-        libc = ctypes.CDLL("libc.so.6", use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-
-
 def run_shard(task: WorkerTask) -> WorkerResult:
     """A cluster task: one shard, its spool fetched from the store when it is there, its
     parts written under a prefix of this attempt's own (a task run again after its worker
@@ -561,7 +552,7 @@ def run_shard(task: WorkerTask) -> WorkerResult:
 def _worker_main(task: WorkerTask, messages: Any, go: Any = None) -> None:
     """A worker process: its share of the routing (if any), then, once every worker has
     routed (`go` is set by the coordinator), the replay of its shard."""
-    set_parent_death_signal()
+    die_with_parent()
 
     def report(counts: Counts, final: bool) -> None:
         messages.put(("progress", task.shard, (counts.files, counts.lines, counts.games,

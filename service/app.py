@@ -139,8 +139,8 @@ def create_app(settings: Settings) -> FastAPI:
     gateway = Gateway(location, replays=settings.replay_cache, index=settings.game_index)
     queue = IngestQueue(location, workers=settings.ingest_workers, state=settings.state,
                         on_commit=lambda event: gateway.refresh(),
-                        policy=CommitPolicy(settings.commit_interval, settings.commit_lines,
-                                            settings.max_lag))
+                        policy=CommitPolicy(interval=settings.commit_interval,
+                                            lines=settings.commit_lines, max_lag=settings.max_lag))
     pool = ValidationPool(settings.validate_threads)
     limiter = RateLimiter(settings.rate, settings.burst)
 

@@ -77,6 +77,9 @@ class CommitPolicy:
 
     interval: float = 1.0  # seconds: a group is committed at most this long after the last
     lines: int = 100_000  # a group is committed at once when this many lines wait
+    #: the most lines one group takes (memory: a batch this size is replayed at once); a
+    #: committer that fell behind takes bigger groups, whose fixed cost is shared by more
+    max_lines: int = 1_000_000
     max_lag: float = 30.0  # seconds: past this age of the oldest waiting push, pushes wait
     max_waiting: int = 1 << 30  # bytes: past this much waiting, pushes wait
 
@@ -407,7 +410,7 @@ class IngestQueue:
             taken: list[_Waiting] = []
             lines = 0
             for item in self._waiting:
-                if taken and lines + item.record.lines > self.policy.lines:
+                if taken and lines + item.record.lines > self.policy.max_lines:
                     break
                 taken.append(item)
                 lines += item.record.lines
@@ -470,7 +473,9 @@ class IngestQueue:
                                                      self.location.delta_options(), digests).result()
                 result["wall"] = time.monotonic() - clock
                 return result
-            except BrokenProcessPool:
+            except BrokenProcessPool as exc:
+                codes = [p.exitcode for p in getattr(self._pool, "_processes", {}).values()]
+                log.error("the writer process died (exit codes %s)", codes, exc_info=exc)
                 self._pool = None
                 error = "the writer process died; the warehouse is as it was before"
             except Exception as exc:

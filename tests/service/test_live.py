@@ -14,6 +14,7 @@ import os
 import random
 import signal
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -86,11 +87,13 @@ def test_a_server_killed_during_a_push_storm_loses_nothing(api_keys: Keys, tmp_p
     queue = list(games)
     for trial in range(20):
         server = start_server(warehouse, api_keys, logs, "--commit-interval", "0.2")
+        children = _children(server.process.pid)
         try:
             _storm(server, api_keys["ingest"], queue, accepted, sent, rng, trial)
         finally:
             server.stop()
         assert server.process.returncode in (-signal.SIGKILL, 0, -signal.SIGTERM)
+        _gone(children)  # its writer died with it: nothing commits behind the next server's back
     server = start_server(warehouse, api_keys, logs)
     try:
         with server.client(api_keys["support"]) as client:
@@ -117,6 +120,30 @@ def test_a_server_killed_during_a_push_storm_loses_nothing(api_keys: Keys, tmp_p
     clean.write_bytes(b"".join(body for game, body in games if game in held))
     ingest([str(clean)], str(tmp_path / "clean"), workers=1)
     assert without_provenance(warehouse) == without_provenance(tmp_path / "clean")
+
+
+def _children(pid: int) -> list[int]:
+    """The processes `pid` started (its writer among them)."""
+    tasks = Path(f"/proc/{pid}/task")
+    found: list[int] = []
+    for task in tasks.iterdir() if tasks.exists() else ():
+        found += [int(c) for c in (task / "children").read_text().split()]
+    return found
+
+
+def _gone(pids: list[int]) -> None:
+    """Wait until none of `pids` runs any more (a zombie waiting for init counts as gone)."""
+    deadline = time.monotonic() + 60  # a guard: the kernel delivers the death signal at once
+    for pid in pids:
+        while True:
+            try:
+                state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+            except OSError:
+                break
+            if state in ("Z", "X"):
+                break
+            assert time.monotonic() < deadline, f"process {pid} outlived the server that started it"
+            time.sleep(0.05)
 
 
 def _rows(root: Path, query: str) -> list[tuple[Any, ...]]:
