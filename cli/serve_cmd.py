@@ -49,6 +49,7 @@ def serve(
     commit_interval: Annotated[float, typer.Option("--commit-interval", min=0.0, help="Pushes waiting are committed together at most this many seconds after the last commit.")] = 1.0,
     commit_lines: Annotated[int, typer.Option("--commit-lines", min=1, help="…and at once when this many lines wait (the most a group holds).")] = 100_000,
     max_lag: Annotated[float, typer.Option("--max-lag", min=0.0, help="Past this many seconds of wait for the oldest push, new pushes are told to wait (429, Retry-After).")] = 30.0,
+    compact_every: Annotated[int, typer.Option("--compact-every", min=0, help="Merge the small parts group commits leave after this many groups (0: never; `haftkhabis compact` still vacuums).")] = 600,
     validate_threads: Annotated[int, typer.Option("--validate-threads", min=1, help="Bodies validated at once.")] = 2,
     rate: Annotated[float, typer.Option("--rate", min=0, help="Requests a second per key (0: unlimited), unless its entry sets `rate`.")] = 20.0,
     burst: Annotated[int | None, typer.Option("--burst", min=1, help="Requests a key may make at once (default: twice the rate).")] = None,
@@ -91,6 +92,7 @@ def serve(
         max_validate_bytes=max_validate_mb * MiB, max_ingest_bytes=max_ingest_mb * MiB,
         ingest_workers=ingest_workers, validate_threads=validate_threads, rate=rate, burst=burst,
         commit_interval=commit_interval, commit_lines=commit_lines, max_lag=max_lag,
+        compact_every=compact_every,
     )
     console.print(f"API on http://{escape(host)}:{port}/v1 (docs: /v1/docs) over "
                   f"{escape(location.uri)}, {len(store)} keys from {escape(store.source)}"

@@ -15,6 +15,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+#: seconds a group waits for the warehouse's lock held by another writer
+LOCK_WAIT = 60.0
+
 
 def commit_files(paths: Sequence[str], warehouse: str,
                  storage_options: Mapping[str, str] | None = None,
@@ -23,8 +26,10 @@ def commit_files(paths: Sequence[str], warehouse: str,
     batch's figures. `digests`: each file's size and sha256, when known (not read again)."""
     from ingest.pipeline import ingest
 
+    # another writer (a replica's, `haftkhabis ingest`, `compact`) holds the warehouse for
+    # one batch at a time: wait for it rather than fail and come back
     summary = ingest(list(paths), warehouse, workers=1, force=True, storage_options=storage_options,
-                     digests=digests)
+                     digests=digests, wait=LOCK_WAIT)
     return {
         "games_committed": committed_games(warehouse, storage_options, summary.written),
         "batch": int(summary.batch),
@@ -36,6 +41,17 @@ def commit_files(paths: Sequence[str], warehouse: str,
         "quarantined": summary.quarantined,
         "seconds": summary.seconds,
     }
+
+
+def compact_parts(warehouse: str, storage_options: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """Merge the small parts group commits leave (`ingest.maintenance.compact`, without
+    its vacuum: files are deleted by the scheduled `haftkhabis compact`, past the retention
+    window); what it merged."""
+    from ingest.maintenance import compact
+
+    summary = compact(warehouse, vacuum=False, storage_options=storage_options, wait=60.0)
+    return {"batch": summary.batch, "removed": sum(summary.files_removed.values()),
+            "added": sum(summary.files_added.values())}
 
 
 def committed_games(warehouse: str, storage_options: Mapping[str, str] | None,

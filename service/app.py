@@ -70,6 +70,8 @@ class Settings:
     commit_lines: int = 100_000
     #: back-pressure: pushes are told to wait once the oldest waiting one is this old
     max_lag: float = 30.0
+    #: the groups' small parts are merged after this many groups (0: never)
+    compact_every: int = 600
     validate_threads: int = 2
     rate: float = 20.0  # requests a second per key, unless its entry says otherwise
     burst: int | None = None
@@ -140,7 +142,8 @@ def create_app(settings: Settings) -> FastAPI:
     queue = IngestQueue(location, workers=settings.ingest_workers, state=settings.state,
                         on_commit=lambda event: gateway.refresh(),
                         policy=CommitPolicy(interval=settings.commit_interval,
-                                            lines=settings.commit_lines, max_lag=settings.max_lag))
+                                            lines=settings.commit_lines, max_lag=settings.max_lag,
+                                            compact_every=settings.compact_every))
     pool = ValidationPool(settings.validate_threads)
     limiter = RateLimiter(settings.rate, settings.burst)
 

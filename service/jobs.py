@@ -80,6 +80,9 @@ class CommitPolicy:
     #: the most lines one group takes (memory: a batch this size is replayed at once); a
     #: committer that fell behind takes bigger groups, whose fixed cost is shared by more
     max_lines: int = 1_000_000
+    #: the small parts of this many groups are merged (`ingest.live.compact_parts`), so
+    #: file counts stay bounded however many batches accumulate (0: never)
+    compact_every: int = 600
     max_lag: float = 30.0  # seconds: past this age of the oldest waiting push, pushes wait
     max_waiting: int = 1 << 30  # bytes: past this much waiting, pushes wait
 
@@ -155,6 +158,8 @@ class QueueStats:
     last_commit_lines: int = 0
     lines_per_second: float | None = None  # the recent commit rate
     failures: int = 0
+    compactions: int = 0
+    last_compact_seconds: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,6 +213,7 @@ class IngestQueue:
         self._stats = QueueStats()
         self._last_commit = 0.0  # monotonic
         self._committing = 0  # pushes at the head of `_waiting` in the group being committed
+        self._since_compact = 0  # groups committed since the last compaction
         self._stopping = False
         self._pool: ProcessPoolExecutor | None = None
         self._thread = threading.Thread(target=self._run, name="haftkhabis-commit", daemon=True)
@@ -436,6 +442,7 @@ class IngestQueue:
             finally:
                 shutil.rmtree(group.folder, ignore_errors=True)
             if outcome.get("batch") is not None:
+                self._since_compact += 1
                 event = CommitEvent(int(outcome["batch"]), len(group.items), int(outcome.get("lines") or 0),
                                     float(outcome.get("wall") or 0.0), int(outcome.get("quarantined") or 0),
                                     tuple(outcome.get("games_committed") or ()))
@@ -444,6 +451,28 @@ class IngestQueue:
                 except Exception as exc:
                     log.warning("a commit's listener failed", exc_info=exc)
             self._finish(group, outcome)
+            if self.policy.compact_every and self._since_compact >= self.policy.compact_every:
+                self._compact()
+
+    def _compact(self) -> None:
+        """Merge the groups' small parts (in the writer: pushes are still taken meanwhile,
+        and committed right after)."""
+        from ingest.live import compact_parts
+
+        self._since_compact = 0
+        clock = time.monotonic()
+        try:
+            pool = self._pool or self._writer()
+            self._pool = pool
+            merged = pool.submit(compact_parts, self.location.uri, self.location.delta_options()).result()
+        except Exception as exc:  # a compaction that fails is tried again after the next groups
+            log.warning("compacting after %d groups failed", self.policy.compact_every, exc_info=exc)
+            return
+        with self._lock:
+            self._stats.compactions += 1
+            self._stats.last_compact_seconds = time.monotonic() - clock
+        log.info("compacted: %s parts merged into %s (batch %s) in %.1fs", merged["removed"],
+                 merged["added"], merged["batch"], time.monotonic() - clock)
 
     def _write_files(self, group: _Group) -> None:
         """The group's bodies as files, each named by its receipt (the names the

@@ -435,6 +435,8 @@ class IngestHealth(Model):
     last_commit_lines: int
     lines_per_second: float | None = Field(description="the recent commit rate")
     failures: int
+    compactions: int = Field(description="merges of the groups' small parts since the start")
+    last_compact_seconds: float | None
 
 
 class Health(Model):

@@ -204,3 +204,22 @@ def _storm(server: Server, key: str, queue: list[tuple[str, bytes]], accepted: d
         thread.join()
     kill()
     server.process.wait()
+
+
+def test_compaction_keeps_file_counts_bounded(serve: Callable[..., Server], api_keys: Keys,
+                                              tmp_path: Path) -> None:
+    """Small groups, one after another: their parts are merged every fifth group, so a
+    table's file count stays bounded instead of growing with every batch."""
+    server = serve(tmp_path / "wh", "--commit-interval", "0", "--compact-every", "5")
+    counts = []
+    with server.client(api_keys["ingest"]) as client:
+        for _, body in _games(25, seed=12):
+            receipt = _push(client, body)
+            assert receipt is not None
+            assert wait_for_batch(client, receipt)["status"] == "committed"
+            store = Warehouse(tmp_path / "wh")
+            counts.append(len(store.committed_files("games", store.snapshot().versions["games"])))
+        health = client.get("/v1/health").json()["ingest"]
+    assert health["compactions"] >= 4
+    assert max(counts) <= 6, counts  # at most the groups since the last merge, and the merged part
+    assert counts[-1] < 25

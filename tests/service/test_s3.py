@@ -166,3 +166,61 @@ def test_a_bad_warehouse_uri_is_refused() -> None:
                                 capture_output=True, text=True, timeout=120, check=False)
         assert result.returncode == 2, result.stderr
         assert words in " ".join(result.stderr.split()), result.stderr
+
+
+def test_two_replicas_share_one_warehouse(serve: Callable[..., Server], moto: MotoServer, api_keys: Keys,
+                                          tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Two `serve` processes (as two machines behind one load balancer) push into one S3
+    warehouse, each group-committing what it received; a game's first half pushed to one
+    and its rest to the other is completed. Every push committed exactly once, and the
+    warehouse is a clean ingest of the games."""
+    from engine.simulate import SimConfig, simulate
+    from tests.service.test_ingest import without_provenance
+
+    uri = f"s3://{moto.bucket()}/replicas"
+    options = [arg for key, value in moto.options.items() for arg in ("--storage-option", f"{key}={value}")]
+    replicas = [serve(uri, *options, "--state", str(tmp_path_factory.mktemp(f"replica-{k}")),
+                      "--commit-interval", "0.3") for k in range(2)]
+    games = list(simulate(SimConfig("bazito", games=12, seed=21)))
+    split = games[0].lines
+    bodies = [(0, b"\n".join(split[:len(split) // 2]) + b"\n"), (1, b"\n".join(split[len(split) // 2:]) + b"\n")]
+    bodies += [(k % 2, b"\n".join(g.lines) + b"\n") for k, g in enumerate(games[1:])]
+    receipts: list[tuple[int, str]] = []
+    for replica, body in bodies:
+        with replicas[replica].client(api_keys["ingest"]) as client:
+            answer = client.post("/v1/ingest", content=body)
+            assert answer.status_code == 202, answer.text
+            receipts.append((replica, answer.json()["id"]))
+    batches: dict[str, int] = {}
+    for replica, receipt in receipts:
+        with replicas[replica].client(api_keys["support"]) as client:
+            outcome = wait_for_batch(client, receipt)
+            assert outcome["status"] == "committed", outcome
+            batches[receipt] = int(outcome["batch"])
+    rows = _rows(moto, uri, "SELECT id, files FROM batches")
+    holding: dict[str, list[int]] = {}
+    for row in rows:
+        for item in row["files"] or ():
+            holding.setdefault(item["path"].rsplit("/", 1)[-1].removesuffix(".jsonl"), []).append(row["id"])
+    assert {r: holding.get(r) for r in batches} == {r: [b] for r, b in batches.items()}
+    assert len(set(batches.values())) >= 2  # both replicas committed groups of their own
+    (split_game,) = _rows(moto, uri, "SELECT complete, lines FROM games WHERE game_id = ?", [games[0].game])
+    assert split_game == {"complete": True, "lines": len(split)}  # completed across replicas
+    clean = tmp_path_factory.mktemp("replicas-clean")
+    (clean / "all.jsonl").write_bytes(b"".join(b"\n".join(g.lines) + b"\n" for g in games))
+    ingest([str(clean / "all.jsonl")], str(clean / "wh"), workers=1)
+    assert without_provenance_s3(moto, uri) == without_provenance(clean / "wh")
+
+
+def without_provenance_s3(moto: MotoServer, uri: str) -> dict[str, list[tuple[Any, ...]]]:
+    from ingest.schema import SNAPSHOT_TABLES
+    from tests.service.test_ingest import PROVENANCE
+
+    out = {}
+    with open_warehouse(uri, storage_options=moto.options) as reader:
+        for name in SNAPSHOT_TABLES:
+            columns = [c for c in reader.sql(f"SELECT * FROM {name} LIMIT 0").columns
+                       if c not in PROVENANCE and c != "ingest_batch"]
+            rows = reader.sql(f"SELECT {', '.join(columns)} FROM {name}").fetchall()
+            out[name] = sorted(rows, key=repr)
+    return out
