@@ -19,6 +19,48 @@ from typing import Any
 LOCK_WAIT = 60.0
 
 
+class GamesIndex:
+    """Every committed game's content hash and partition, kept by the writer between its
+    batches: a batch asks it which of its games are stored (to replace or to leave them)
+    instead of scanning `games`' ids, a cost that grows with the warehouse.
+
+    It follows `games` by its parts: brought from the version it knows to a newer one, it
+    reads the game ids and hashes of the parts added in between (this writer's batches, or
+    another writer's: a replica, `haftkhabis ingest`, `compact` re-adding merged rows) and
+    takes them as they are; a game is never deleted, only replaced by rows in a new part.
+    Its first use reads every part once (about 100 bytes a game held)."""
+
+    def __init__(self) -> None:
+        self.version: int | None = None
+        self.games: dict[str, tuple[str, str, str]] = {}
+        self._parts: set[str] = set()
+        self._root: str | None = None
+
+    def at(self, store: Any, version: int) -> Any:
+        from ingest.store import read_part
+
+        if self._root != store.root or self.version is None or version < self.version:
+            self.games, self._parts, self._root = {}, set(), store.root  # anew
+        if version != self.version:
+            parts = store.committed_files("games", version) if version else []
+            for part in parts:
+                if part.path in self._parts:
+                    continue
+                where = dict(part.partition)
+                data = read_part(store, "games", part, ["game_id", "content_hash"])
+                for game, content in zip(data["game_id"].to_pylist(), data["content_hash"].to_pylist(),
+                                         strict=True):
+                    self.games[game] = (content, where.get("ruleset") or "", where.get("month") or "")
+            self._parts = {p.path for p in parts}
+            self.version = version
+        games = self.games
+        return lambda ids: {g: games[g] for g in ids if g in games}
+
+
+#: the writer process's index (one warehouse a writer)
+_INDEX = GamesIndex()
+
+
 def commit_files(paths: Sequence[str], warehouse: str,
                  storage_options: Mapping[str, str] | None = None,
                  digests: Mapping[str, tuple[int, str]] | None = None) -> dict[str, Any]:
@@ -29,7 +71,7 @@ def commit_files(paths: Sequence[str], warehouse: str,
     # another writer (a replica's, `haftkhabis ingest`, `compact`) holds the warehouse for
     # one batch at a time: wait for it rather than fail and come back
     summary = ingest(list(paths), warehouse, workers=1, force=True, storage_options=storage_options,
-                     digests=digests, wait=LOCK_WAIT)
+                     digests=digests, wait=LOCK_WAIT, games_index=_INDEX)
     return {
         "games_committed": committed_games(warehouse, storage_options, summary.written),
         "batch": int(summary.batch),

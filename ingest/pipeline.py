@@ -50,7 +50,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -291,13 +291,29 @@ RawLine = tuple[bytes, str, int]
 LateLine = tuple[bytes, str, int, int]
 
 
+#: which of some games the warehouse holds: game → (content hash, ruleset, month)
+GameLookup = Callable[[list[str]], dict[str, tuple[str, str, str]]]
+
+
+class GamesIndex(Protocol):
+    """The committed games, kept by a long-lived writer between batches (`ingest.live`),
+    so a batch finds which of its games are stored without scanning `games`."""
+
+    def at(self, store: Warehouse, version: int) -> GameLookup:
+        """The lookup as of `games` at `version` (brought there first)."""
+        ...
+
+
 class ShardWorker:
     """Replays one shard of the games of a batch (its spool) and writes their rows as
     parts. The engine judges each game and builds its rows; this class only writes them
     and reconciles them with the committed warehouse."""
 
-    def __init__(self, task: WorkerTask, report: Callable[[Counts, bool], None] | None = None) -> None:
+    def __init__(self, task: WorkerTask, report: Callable[[Counts, bool], None] | None = None,
+                 lookup: GameLookup | None = None) -> None:
         self.task = task
+        #: which of these games the warehouse holds (hash, ruleset, month); None: scan `games`
+        self.lookup = lookup
         self.warehouse = Warehouse(task.warehouse, task.storage_options)
         self.report = report
         self.ingestor = _core.Ingestor(batch=task.batch, hold_lines=CLOSE_WINDOW,
@@ -385,7 +401,9 @@ class ShardWorker:
         task = self.task
         judged = self._judged(base["games"])
         existing: dict[str, tuple[str, str, str]] = {}  # game → (hash, ruleset, month)
-        if task.has_games and judged.num_rows:
+        if task.has_games and judged.num_rows and self.lookup is not None:
+            existing = self.lookup(judged["game_id"].to_pylist())
+        elif task.has_games and judged.num_rows:
             data = self.warehouse.dataset("games", task.versions["games"]).to_table(
                 columns=["game_id", "content_hash", "ruleset", "month"],
                 filter=pc.field("game_id").isin(judged["game_id"]))
@@ -612,12 +630,15 @@ def ingest(
     wait: float = 0.0,
     task_retries: int = TASK_RETRIES,
     digests: Mapping[str, tuple[int, str]] | None = None,
+    games_index: GamesIndex | None = None,
 ) -> BatchSummary:
     """Ingest `paths` (files and directories) into `warehouse` (a folder or
     `s3://bucket/prefix`) as one batch.
 
     `digests`: the size and sha256 of files the caller has hashed already (a pushed
     body's, taken as it arrived), by path as given: those are not read twice.
+    `games_index`: the committed games, kept by the caller across batches (one worker
+    only): a batch's cost then does not grow with the warehouse.
 
     `cluster`: run the shards as tasks on a Dask cluster, `tcp://HOST:PORT` of a running
     scheduler or `local:N` to start N local worker processes for this batch; `workers`
@@ -639,7 +660,7 @@ def ingest(
         stack.enter_context(store.lock(wait=wait))
         known = {os.path.abspath(p): d for p, d in (digests or {}).items()}
         summary = _ingest_locked(store, files, workers, force, progress, client, task_retries,
-                                 started, known)
+                                 started, known, games_index)
     summary.seconds = time.monotonic() - clock
     return summary
 
@@ -647,9 +668,11 @@ def ingest(
 def _ingest_locked(store: Warehouse, files: list[str], workers: int, force: bool,
                    progress: Callable[[Progress], None] | None, client: Any,
                    task_retries: int, started: datetime,
-                   digests: Mapping[str, tuple[int, str]]) -> BatchSummary:
+                   digests: Mapping[str, tuple[int, str]],
+                   games_index: GamesIndex | None = None) -> BatchSummary:
     restored = store.recover()
     snapshot = store.snapshot()
+    lookup = games_index.at(store, snapshot.versions["games"]) if games_index is not None else None
     known = set() if force else _known_files(store, snapshot)
     inputs: list[InputFile] = []
     paths = list(dict.fromkeys(files))
@@ -675,7 +698,7 @@ def _ingest_locked(store: Warehouse, files: list[str], workers: int, force: bool
     open_batch = store.open_batch(prefix)
     try:
         results, routed = _replay(store, snapshot, to_read, workers, batch, prefix, state,
-                                  progress, client, task_retries)
+                                  progress, client, task_retries, lookup)
         state.phase = "committing"
         if progress is not None:
             progress(state)
@@ -701,7 +724,7 @@ def _ingest_locked(store: Warehouse, files: list[str], workers: int, force: bool
 def _replay(store: Warehouse, snapshot: Snapshot, to_read: tuple[InputFile, ...],
             workers: int, batch: int, prefix: str, state: Progress,
             progress: Callable[[Progress], None] | None, client: Any,
-            task_retries: int) -> tuple[list[WorkerResult], Routed]:
+            task_retries: int, lookup: GameLookup | None = None) -> tuple[list[WorkerResult], Routed]:
     """Route the input to spools and replay them (worker processes, or cluster tasks):
     the workers' results, and the routing pass's."""
     staged = store.staging(f"{prefix}-spool")
@@ -722,7 +745,7 @@ def _replay(store: Warehouse, snapshot: Snapshot, to_read: tuple[InputFile, ...]
             return [], routed
         if client is None:
             return _run_workers(store, snapshot, to_read, routed.spools, batch, prefix,
-                                state, progress), routed
+                                state, progress, lookup=lookup if workers == 1 else None), routed
         spools = routed.spools
         if not store.location.local:
             spools = [f"{staged}/{os.path.basename(p)}" for p in routed.spools]
@@ -965,7 +988,7 @@ def _quarantined_keys(store: Warehouse, snapshot: Snapshot,
 def _run_workers(store: Warehouse, snapshot: Snapshot, files: tuple[InputFile, ...],
                  spools: list[str], batch: int, prefix: str, state: Progress,
                  progress: Callable[[Progress], None] | None,
-                 jobs: Sequence[RouteJob] = ()) -> list[WorkerResult]:
+                 jobs: Sequence[RouteJob] = (), lookup: GameLookup | None = None) -> list[WorkerResult]:
     """Replay the spools, one worker each. With `jobs` (worker processes only), the
     workers first route the input themselves, job k by worker k, all at once; each
     replays once every job is done (the results then carry what their job routed)."""
@@ -993,7 +1016,7 @@ def _run_workers(store: Warehouse, snapshot: Snapshot, files: tuple[InputFile, .
     if workers == 1:
         def report(counts: Counts, final: bool) -> None:
             update(0, (counts.files, counts.lines, counts.games, counts.violations))
-        return [ShardWorker(tasks[0], report).run()]
+        return [ShardWorker(tasks[0], report, lookup).run()]
 
     context = mp.get_context("spawn")
     messages = context.Queue()

@@ -35,8 +35,11 @@ _SYNCS = ThreadPoolExecutor(4, thread_name_prefix="haftkhabis-fsync")
 
 
 def _fsync(path: str) -> None:
-    with open(path, "rb") as handle:
-        os.fsync(handle.fileno())
+    try:
+        with open(path, "rb") as handle:
+            os.fsync(handle.fileno())
+    except FileNotFoundError:
+        pass  # deleted before its turn (a part rewritten at once): nothing refers to it
 
 OPTIONS_ENV = "HAFTKHABIS_STORAGE_OPTIONS"
 #: the `AWS_*` variables read from the environment (the names delta-rs also takes)

@@ -18,6 +18,12 @@ from ingest.store import Warehouse
 from tests.ingest.conftest import write_lines
 
 
+def _arrival_free(tables: dict[str, list[tuple[object, ...]]]) -> dict[str, list[tuple[object, ...]]]:
+    """The events without their `ordinal` (the line's place in the order lines came in)."""
+    events = [row[:2] + row[3:] for row in tables["events"]]  # game_id, seq, [ordinal], …
+    return {**tables, "events": sorted(events, key=repr)}
+
+
 def _table(data: pa.Table) -> list[tuple[object, ...]]:
     return sorted(tuple(row.values()) for row in data.to_pylist())
 
@@ -64,3 +70,41 @@ def test_kept_player_stats_equal_their_recomputation(seed: int, games: dict[str,
     # and at the end, every game is there
     kept = _as_kept(root)
     assert sum(row[2] for row in kept) > 0  # games
+
+
+def test_group_commits_with_the_writers_games_index(games: dict[str, list[SimulatedGame]],
+                                                     tmp_path: Path) -> None:
+    """Live group commits (`ingest.live.commit_files`, whose writer keeps an index of the
+    committed games instead of scanning them): games cut in pieces across groups, a piece
+    sent twice, and a `haftkhabis ingest` of other games in between (a writer the index
+    must follow) end as one ingest of every game, and player_stats as its recomputation."""
+    import ingest.live as live
+    from ingest.live import GamesIndex, commit_files
+    from tests.service.test_ingest import without_provenance
+
+    index = GamesIndex()
+    rng = random.Random(9)
+    pool = [g for found in games.values() for g in found]
+    pieces = []
+    for game in pool[:-5]:
+        cut = rng.randint(1, len(game.lines) - 1)
+        pieces += [game.lines[:cut], game.lines[cut:]]
+    rng.shuffle(pieces)
+    root = tmp_path / "wh"
+    for k in range(0, len(pieces), 7):
+        group = [write_lines(tmp_path / f"g{k}" / f"p{j}.jsonl", piece) for j, piece in enumerate(pieces[k:k + 7])]
+        if k == 14:  # another writer commits meanwhile
+            other = write_lines(tmp_path / "other.jsonl", [line for g in pool[-5:] for line in g.lines])
+            ingest([str(other)], str(root), workers=1)
+        if k == 21:  # a retried push: a piece already committed
+            group.append(group[0].with_name("again.jsonl"))
+            group[-1].write_bytes(group[0].read_bytes())
+        live._INDEX = index  # the writer's own, fresh for this test
+        commit_files([str(p) for p in group], str(root))
+        assert _as_kept(root) == _recomputed(root)
+    whole = write_lines(tmp_path / "whole.jsonl", [line for g in pool for line in g.lines])
+    ingest([str(whole)], str(tmp_path / "one"), workers=1)
+    # the same rows, but for where each line was read and its place in the order it came in
+    # (a game's rest may arrive before its start)
+    assert _arrival_free(without_provenance(root)) == _arrival_free(without_provenance(tmp_path / "one"))
+    assert index.version is not None and len(index.games) == len(pool)
