@@ -286,9 +286,7 @@ def _follow(directory: str, warehouse: str, options: dict[str, str], state: str 
     def on_note(text: str) -> None:
         err.print(f"[yellow]note:[/yellow] {shown(text)}")
 
-    follower = Follower(directory, warehouse, storage_options=options, state=state,
-                        policy=FollowPolicy(interval, lines, rescan, watch),
-                        on_batch=on_batch, on_note=on_note)
+    follower: Follower | None = None
     stopping = False
 
     def stop(signum: int, frame: object) -> None:
@@ -296,11 +294,17 @@ def _follow(directory: str, warehouse: str, options: dict[str, str], state: str 
         if stopping and signum == signal.SIGINT:
             raise KeyboardInterrupt  # a second Ctrl-C: the group in flight is abandoned
         stopping = True
-        follower.stop()
+        if follower is not None:
+            follower.stop()
 
     previous = {number: signal.signal(number, stop) for number in (signal.SIGINT, signal.SIGTERM)}
     try:
+        follower = Follower(directory, warehouse, storage_options=options, state=state,
+                            policy=FollowPolicy(interval, lines, rescan, watch),
+                            on_batch=on_batch, on_note=on_note)
         follower.open()
+        if stopping:  # a signal before the follower could hear it
+            follower.stop()
         if not quiet:
             err.print(f"following {shown(os.path.abspath(directory))} into {shown(warehouse)} "
                       f"(checkpoint in {shown(follower.state)}); Ctrl-C or SIGTERM stops",
@@ -318,7 +322,8 @@ def _follow(directory: str, warehouse: str, options: dict[str, str], state: str 
             raise refused from None
         raise
     finally:
-        follower.close()
+        if follower is not None:
+            follower.close()
         for number, handler in previous.items():
             signal.signal(number, handler)
     if not quiet:

@@ -43,6 +43,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from stat import S_ISREG
 from typing import Any
 
 import orjson
@@ -318,7 +319,6 @@ class Follower:
         self._serials = 0
         self._next_order = 0
         self._batch = 0  # the batch that committed the last group
-        self._last_group = ""
         self._group: _Group | None = None
         self._handles: OrderedDict[int, int] = OrderedDict()  # serial → fd
         self._cursor: _GzipCursor | None = None
@@ -413,10 +413,10 @@ class Follower:
             while not self._stopping.is_set():
                 self._wake.clear()
                 group = self._open_group()
-                now = time.monotonic()
                 try:
                     if not group.frozen:
                         self._scan_and_read()
+                    now = time.monotonic()
                     full = group.lines >= self.policy.lines or group.bytes >= GROUP_BYTES
                     due = max(self._last_commit + self.policy.interval, retry_at)
                     if group.lines and now >= retry_at and (full or now >= due):
@@ -427,9 +427,9 @@ class Follower:
                     if not _expected(exc):
                         raise
                     failures += 1
-                    pause = min(RETRY_MAX, self.policy.interval * 2 ** failures)
+                    pause = min(RETRY_MAX, max(0.5, self.policy.interval) * 2 ** failures)
                     retry_at = time.monotonic() + pause
-                    self._on_note(f"{_one_line(exc)}; trying again in {pause:.0f} s")
+                    self._on_note(f"{_one_line(exc)}; trying again in {pause:.1f} s")
                     due = retry_at
                 wait = self.policy.rescan
                 if group.lines:
@@ -526,7 +526,6 @@ class Follower:
         if checkpoint is None:
             return
         self._batch = int(checkpoint.get("batch") or 0)
-        self._last_group = str(checkpoint.get("group") or "")
         self._next_order = int(checkpoint.get("next_order") or 0)
         try:
             for item in checkpoint.get("files") or ():
@@ -611,7 +610,7 @@ class Follower:
                     st = os.stat(path)
                 except OSError:
                     continue  # gone between the listing and the stat
-                if not os.path.isfile(path):
+                if not S_ISREG(st.st_mode):
                     continue
                 identity = (st.st_dev, st.st_ino)
                 if identity not in found:
@@ -942,13 +941,14 @@ class Follower:
             raise FollowError(f"batch {outcome['batch']} could not read the segment {failed[0]}: "
                               f"{report.get('error')}; the group is committed again")
         batch = int(outcome["batch"])
-        self._save_checkpoint({**state, "batch": batch})
-        self._batch, self._last_group = batch, group.id
+        self._save_checkpoint({**{k: v for k, v in state.items() if k != "segments"}, "batch": batch})
+        self._batch = batch
         for record in [*self._files.values(), *self._gone]:
             record.offset, record.lines = record.read, record.read_lines
         self._group = None
         self._last_commit = time.monotonic()
-        shutil.rmtree(group.folder, ignore_errors=True)
+        for folder in self._segments().glob(f"{group.id}*"):  # and its `+N` folders
+            shutil.rmtree(folder, ignore_errors=True)
         done = FollowBatch(batch, len(segments), int(outcome.get("lines") or 0),
                            int(outcome.get("games") or 0), int(outcome.get("quarantined") or 0),
                            seconds, tuple(segments))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gzip
 import itertools
+import re
 import shutil
 import signal
 import subprocess
@@ -485,10 +486,13 @@ def test_the_follow_command_commits_what_is_written_and_stops_on_sigterm(
             process.communicate()
     assert process.returncode == 0, err
     assert_each_line_once(warehouse, corpus[:800])
-    printed = [line for line in out.splitlines() if line.startswith("batch ")]
-    assert printed and all(" lines, " in line and " games, " in line for line in printed), out
-    assert sum(int(line.split(" lines")[0].split(", ")[-1].replace(",", "")) for line in printed) == 800
-    assert "stopped" in err
+    # a line per batch: its files, lines, games and seconds
+    printed = [re.fullmatch(r"batch ([0-9]+): ([0-9,]+) files?, ([0-9,]+) lines?, ([0-9,]+) "
+                            r"games?, [0-9.]+ s(, [0-9,]+ quarantined)?", line)
+               for line in out.splitlines()]
+    assert printed and all(printed), out
+    assert sum(int(m[3].replace(",", "")) for m in printed if m) == 800
+    assert "stopped: " in err
 
 
 def test_the_follow_command_refuses_paths_and_batch_options(tmp_path: Path) -> None:
