@@ -458,6 +458,28 @@ def test_run_without_inotify_commits_on_its_rescans_and_stops(
     assert_each_line_once(warehouse, corpus[:600])
 
 
+def test_run_wakes_on_a_change_before_its_rescan_is_due(tmp_path: Path, corpus: list[bytes]) -> None:
+    logs, warehouse = tmp_path / "logs", tmp_path / "wh"
+    logs.mkdir()
+    append(logs / "server.log", blob(corpus[:100]))
+    batches: list[FollowBatch] = []
+    notes: list[str] = []
+    # a rescan an hour away: only the watcher (watchfiles) can bring the appended lines in
+    tail = follower(logs, warehouse, notes, interval=0.1, rescan=3600)
+    tail._on_batch = batches.append
+    runner = threading.Thread(target=tail.run)
+    runner.start()
+    try:
+        wait_for(lambda: sum(b.lines for b in batches) == 100, "the lines there at the start")
+        append(logs / "server.log", blob(corpus[100:200]))
+        wait_for(lambda: sum(b.lines for b in batches) == 200 or bool(notes), "a change reported")
+    finally:
+        tail.stop()
+        runner.join(DEADLINE)
+    assert not notes and not runner.is_alive()
+    assert_each_line_once(warehouse, corpus[:200])
+
+
 def test_the_follow_command_commits_what_is_written_and_stops_on_sigterm(
         tmp_path: Path, corpus: list[bytes]) -> None:
     logs, warehouse = tmp_path / "logs", tmp_path / "wh"
