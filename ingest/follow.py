@@ -427,7 +427,7 @@ class Follower:
                     if not _expected(exc):
                         raise
                     failures += 1
-                    pause = min(RETRY_MAX, max(0.5, self.policy.interval) * 2 ** failures)
+                    pause = min(RETRY_MAX, max(0.5, self.policy.interval) * 2 ** (failures - 1))
                     retry_at = time.monotonic() + pause
                     self._on_note(f"{_one_line(exc)}; trying again in {pause:.1f} s")
                     due = retry_at
