@@ -505,11 +505,15 @@ class Follower:
                               f"{CHECKPOINT_VERSION}, found {found!r}")
         for key, mine in (("directory", self.directory), ("warehouse", self.location.uri)):
             if state.get(key) != mine:
-                raise FollowError(f"{path} follows {state.get(key)!r} into its warehouse; this "
-                                  f"follower was asked for {key} {mine!r} (give it a --state of its own)")
+                raise FollowError(f"{path} is the state of a follower of the {key} "
+                                  f"{state.get(key)!r}; this follower was asked for the {key} "
+                                  f"{mine!r} (give it a --state of its own)")
         return state
 
     def _load(self) -> None:
+        # what a previous opening knew is the checkpoint's now, or is read again
+        self._files, self._gone, self._group = {}, [], None
+        self._batch = self._next_order = 0
         checkpoint = self._read_state(self._checkpoint())
         pending = self._read_state(self._pending())
         if pending is not None:
@@ -519,7 +523,7 @@ class Follower:
                 after = int(checkpoint["batch"]) if checkpoint is not None else 0
                 batch = self._committed_in_warehouse(pending.get("segments") or [], after)
                 if batch is not None:  # committed, then stopped before the checkpoint
-                    checkpoint = dict(pending, batch=batch)
+                    checkpoint = {**_without_segments(pending), "batch": batch}
                     self._save_checkpoint(checkpoint)
             self._pending().unlink(missing_ok=True)
         shutil.rmtree(self._segments(), ignore_errors=True)
@@ -941,7 +945,7 @@ class Follower:
             raise FollowError(f"batch {outcome['batch']} could not read the segment {failed[0]}: "
                               f"{report.get('error')}; the group is committed again")
         batch = int(outcome["batch"])
-        self._save_checkpoint({**{k: v for k, v in state.items() if k != "segments"}, "batch": batch})
+        self._save_checkpoint({**_without_segments(state), "batch": batch})
         self._batch = batch
         for record in [*self._files.values(), *self._gone]:
             record.offset, record.lines = record.read, record.read_lines
@@ -978,6 +982,10 @@ class Follower:
             taken.add(piece.path)
             names.append(str(piece.path))
         return names
+
+
+def _without_segments(state: Mapping[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in state.items() if key != "segments"}
 
 
 def _stat_of(fd: int) -> tuple[int, int]:

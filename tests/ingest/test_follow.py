@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gzip
 import itertools
+import json
 import re
 import shutil
 import signal
@@ -416,6 +417,26 @@ def test_a_follower_killed_after_its_commit_commits_nothing_twice(
     assert_each_line_once(warehouse, corpus[:600])
 
 
+def test_a_follower_closed_and_opened_again_goes_on_from_its_checkpoint(
+        tmp_path: Path, corpus: list[bytes]) -> None:
+    logs, warehouse = tmp_path / "logs", tmp_path / "wh"
+    logs.mkdir()
+    append(logs / "server.log", blob(corpus[:200]))
+    tail = follower(logs, warehouse)
+    assert tail.step() is not None
+    tail.close()
+    append(logs / "server.log", blob(corpus[200:300]))
+    batch = tail.step()  # opened again by the step
+    assert batch is not None and batch.lines == 100
+    assert tail.step() is None
+    tail.close()
+    assert_each_line_once(warehouse, corpus[:300])
+    # the checkpoint knows the file once, at its end
+    checkpoint = json.loads((tail.state / "checkpoint.json").read_text())
+    assert [(f["path"], f["offset"], f["lines"]) for f in checkpoint["files"]] == \
+        [("server.log", len(blob(corpus[:300])), 300)]
+
+
 def test_one_follower_at_a_time_and_a_state_for_one_directory(tmp_path: Path) -> None:
     logs, other, warehouse = tmp_path / "logs", tmp_path / "other", tmp_path / "wh"
     logs.mkdir()
@@ -428,7 +449,7 @@ def test_one_follower_at_a_time_and_a_state_for_one_directory(tmp_path: Path) ->
     with follower(logs, warehouse) as tail:
         tail.step()
     state = state_folder(Location.of(str(warehouse)), str(logs))
-    with pytest.raises(FollowError, match=r"follows .*logs"):
+    with pytest.raises(FollowError, match=r"a follower of the directory .*logs"):
         Follower(other, str(warehouse), state=state).open()
     with pytest.raises(FollowError, match="expected a directory"):
         Follower(tmp_path / "missing", str(warehouse)).open()
