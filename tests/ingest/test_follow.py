@@ -73,26 +73,27 @@ def follower(logs: Path, warehouse: Path, notes: list[str] | None = None, **poli
                     on_note=(notes.append if notes is not None else None))
 
 
-def batch_rows(warehouse: Path) -> list[dict[str, Any]]:
-    with open_warehouse(str(warehouse)) as reader:
+def batch_rows(warehouse: Path | str, options: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    with open_warehouse(str(warehouse), storage_options=options) as reader:
         return reader.rows("SELECT id, lines, files FROM batches ORDER BY id")
 
 
-def stored_lines(warehouse: Path) -> Counter[bytes]:
+def stored_lines(warehouse: Path | str, options: dict[str, str] | None = None) -> Counter[bytes]:
     """Every line the warehouse holds: the games' lines and the quarantined ones."""
-    with open_warehouse(str(warehouse)) as reader:
+    with open_warehouse(str(warehouse), storage_options=options) as reader:
         events = [r[0].encode() for r in reader.sql("SELECT raw FROM events").fetchall()]
         quarantined = [bytes(r[0]) for r in reader.sql(
             "SELECT raw FROM quarantine WHERE raw IS NOT NULL").fetchall()]
     return Counter(events + quarantined)
 
 
-def assert_each_line_once(warehouse: Path, written: Sequence[bytes]) -> None:
+def assert_each_line_once(warehouse: Path | str, written: Sequence[bytes],
+                          options: dict[str, str] | None = None) -> None:
     """Every line written is in the warehouse, and the batches read each one once (their
     `lines` add up to what was written: a line read twice would be counted twice, though
     the warehouse keeps one copy)."""
-    assert sum(r["lines"] for r in batch_rows(warehouse)) == len(written)
-    assert set(stored_lines(warehouse)) == set(written)
+    assert sum(r["lines"] for r in batch_rows(warehouse, options)) == len(written)
+    assert set(stored_lines(warehouse, options)) == set(written)
 
 
 def without_provenance(warehouse: Path) -> dict[str, list[tuple[Any, ...]]]:
@@ -112,8 +113,8 @@ def wait_for(condition: Callable[[], bool], what: str) -> None:
         time.sleep(0.05)  # polling the warehouse's state, not waiting for time to pass
 
 
-def committed_batch(warehouse: Path) -> int:
-    store = Warehouse(str(warehouse))
+def committed_batch(warehouse: Path | str, options: dict[str, str] | None = None) -> int:
+    store = Warehouse(str(warehouse), options)
     return store.snapshot(heal=False).batch if store.exists() else 0
 
 
@@ -386,6 +387,36 @@ def test_a_crash_before_the_commit_reads_the_group_again(
         batch = again.step()
         assert batch is not None and batch.lines == 400
     assert_each_line_once(warehouse, corpus[:700])
+
+
+def test_a_follower_into_an_s3_warehouse_keeps_its_state_locally_and_commits_nothing_twice(
+        tmp_path: Path, corpus: list[bytes], moto: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    uri = f"s3://{moto.bucket()}/warehouse"
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    log = logs / "server.log"
+    append(log, blob(corpus[:300]))
+    with Follower(logs, uri, storage_options=moto.options) as tail:
+        assert tail.state.is_relative_to(tmp_path / "state" / "haftkhabis" / "follow")
+        assert tail.step() is not None
+    append(log, blob(corpus[300:500]))
+
+    def crash(self: Follower, state: Any) -> None:
+        raise Crash("killed after the warehouse commit, before the checkpoint")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(Follower, "_save_checkpoint", crash)
+        tail = Follower(logs, uri, storage_options=moto.options)
+        with pytest.raises(Crash):
+            tail.step()
+        tail.close()
+    assert committed_batch(uri, moto.options) == 2
+    append(log, blob(corpus[500:550]))
+    with Follower(logs, uri, storage_options=moto.options) as again:
+        batch = again.step()
+        assert batch is not None and batch.lines == 50
+    assert_each_line_once(uri, corpus[:550], moto.options)
 
 
 KILLED_AFTER_COMMIT = """
