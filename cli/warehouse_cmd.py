@@ -31,6 +31,10 @@ if TYPE_CHECKING:  # pyarrow, deltalake and duckdb load only when a command runs
 DEFAULT_WAREHOUSE = "data/warehouse"
 DEFAULT_RETAIN_HOURS = 168
 DEFAULT_TARGET_SIZE = "128MiB"  # ingest.store.TARGET_FILE_SIZE
+# `ingest --follow`'s, held equal to ingest.follow.FollowPolicy's by the same test
+DEFAULT_COMMIT_INTERVAL = 1.0
+DEFAULT_COMMIT_LINES = 100_000
+DEFAULT_RESCAN = 5.0
 
 #: exit status of `ingest` and `compact` when the storage refused a write (a read-only
 #: file system, a full disk, no permission): nothing was committed (docs/cli.md)
@@ -152,13 +156,15 @@ def _storage_failure(command: str, warehouse: str, exc: BaseException) -> typer.
 
 
 def ingest_command(
-    paths: Annotated[list[str], typer.Argument(help="Log files and directories (recursive).")],
+    paths: Annotated[list[str] | None, typer.Argument(
+        help="Log files and directories (recursive).", show_default=False)] = None,
     warehouse: WarehouseOption = DEFAULT_WAREHOUSE,
     workers: Annotated[int | None, typer.Option("--workers", "-j", min=1,
                                                 help="Worker processes (default: every core).")] = None,
     force: Annotated[bool, typer.Option("--force", help="Read files even when an earlier "
                                         "batch already ingested them whole.")] = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar (with --follow: "
+                                        "no line per batch).")] = False,
     storage: StorageOption = None,
     cluster: Annotated[str | None, typer.Option(
         "--cluster", metavar="tcp://HOST:PORT|local:N",
@@ -167,13 +173,52 @@ def ingest_command(
     wait: Annotated[float, typer.Option(
         "--wait", min=0, help="Seconds to wait for another ingest's or compact's lock "
         "before giving up (busy).")] = 0.0,
+    follow: Annotated[str | None, typer.Option(
+        "--follow", metavar="DIR",
+        help="Follow the log directory DIR instead of reading PATHS once: lines written to "
+             "its files are committed as they come, in group commits, until Ctrl-C or "
+             "SIGTERM; a restart goes on where it stopped.")] = None,
+    commit_interval: Annotated[float, typer.Option(
+        "--commit-interval", min=0.0, metavar="S",
+        help="With --follow: commit the lines read at most every S seconds.")] = DEFAULT_COMMIT_INTERVAL,
+    commit_lines: Annotated[int, typer.Option(
+        "--commit-lines", min=1, metavar="N",
+        help="With --follow: commit at once when N lines wait (a group holds at most N).")]
+        = DEFAULT_COMMIT_LINES,
+    rescan: Annotated[float, typer.Option(
+        "--rescan", min=0.01, metavar="S",
+        help="With --follow: scan the directory at least every S seconds, changes reported "
+             "or not (a file system without inotify is followed by these scans).")] = DEFAULT_RESCAN,
+    no_watch: Annotated[bool, typer.Option(
+        "--no-watch", help="With --follow: find changes by the rescans only.")] = False,
+    state: Annotated[str | None, typer.Option(
+        "--state", metavar="DIR",
+        help="With --follow: where the checkpoint and the segments being committed are kept "
+             "(default: WAREHOUSE/_follow/NAME-HASH; for S3, under ~/.local/state/haftkhabis).")]
+        = None,
 ) -> None:
     """Validate and replay every game in PATHS and commit them to the warehouse as one batch.
 
     Idempotent: ingesting the same files again changes no table but `batches`.
 
     A game delivered again with more lines replaces its older version.
+
+    With --follow DIR, tail the directory instead: new files, appended lines, rotated
+    (renamed, copied and truncated, compressed) and deleted files, each line committed once.
     """
+    if follow is not None:
+        if paths:
+            raise _fail("ingest: --follow DIR takes no PATHS (follow one directory, or ingest files once)")
+        given = [name for name, on in (("--workers", workers is not None), ("--force", force),
+                                       ("--cluster", cluster is not None), ("--wait", wait > 0)) if on]
+        if given:
+            raise _fail(f"ingest: --follow commits its groups in this process, one writer at a "
+                        f"time, retrying a busy warehouse; it takes no {', '.join(given)}")
+        _follow(follow, warehouse, storage_options(storage), state, quiet, commit_interval,
+                commit_lines, rescan, not no_watch)
+        return
+    if not paths:
+        raise _fail("ingest: expected PATHS to ingest once, or --follow DIR, found neither")
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from engine.reader import InputPathError
@@ -211,6 +256,83 @@ def ingest_command(
             raise refused from None
         raise  # a bug (a worker's included): `cli.app.main` writes the traceback to a file
     _print_summary(_console(), summary, warehouse)
+
+
+def _follow(directory: str, warehouse: str, options: dict[str, str], state: str | None,
+            quiet: bool, interval: float, lines: int, rescan: float, watch: bool) -> None:
+    """`ingest --follow DIR`: a line per batch committed (standard output), notes on
+    standard error; the first Ctrl-C or SIGTERM finishes the group in flight and stops
+    (exit 0), a second Ctrl-C abandons it (exit 130: nothing of it committed)."""
+    import signal
+
+    from ingest.follow import FollowBatch, Follower, FollowError, FollowPolicy
+
+    if not os.path.isdir(directory):
+        raise _fail(f"ingest --follow: expected a directory, found "
+                    f"{'a file' if os.path.exists(directory) else 'nothing'} at {directory}")
+    out, err = _console(), terminal.console(stderr=True, soft_wrap=True)
+    totals = {"batches": 0, "lines": 0}
+
+    def on_batch(batch: FollowBatch) -> None:
+        totals["batches"] += 1
+        totals["lines"] += batch.lines
+        if not quiet:
+            out.print(f"batch {batch.batch}: {_count(batch.files, 'file')}, "
+                      f"{_count(batch.lines, 'line')}, {_count(batch.games, 'game')}, "
+                      f"{batch.seconds:.2f} s"
+                      + (f", {batch.quarantined:,} quarantined" if batch.quarantined else ""),
+                      highlight=False)
+
+    def on_note(text: str) -> None:
+        err.print(f"[yellow]note:[/yellow] {shown(text)}")
+
+    follower: Follower | None = None
+    stopping = False
+
+    def stop(signum: int, frame: object) -> None:
+        nonlocal stopping
+        if stopping and signum == signal.SIGINT:
+            raise KeyboardInterrupt  # a second Ctrl-C: the group in flight is abandoned
+        stopping = True
+        if follower is not None:
+            follower.stop()
+
+    previous = {number: signal.signal(number, stop) for number in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        follower = Follower(directory, warehouse, storage_options=options, state=state,
+                            policy=FollowPolicy(interval, lines, rescan, watch),
+                            on_batch=on_batch, on_note=on_note)
+        follower.open()
+        if stopping:  # a signal before the follower could hear it
+            follower.stop()
+        if not quiet:
+            err.print(f"following {shown(os.path.abspath(directory))} into {shown(warehouse)} "
+                      f"(checkpoint in {shown(follower.state)}); Ctrl-C or SIGTERM stops",
+                      highlight=False)
+        follower.run()
+    except FollowError as exc:
+        raise _fail(str(exc), 1) from None
+    except KeyboardInterrupt:
+        err.print("interrupted: the group in flight was abandoned, nothing of it committed; "
+                  "its lines are read again at the next start")
+        raise typer.Exit(130) from None
+    except Exception as exc:
+        refused = _storage_failure("ingest --follow", warehouse, exc)
+        if refused is not None:
+            raise refused from None
+        raise
+    finally:
+        if follower is not None:
+            follower.close()
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+    if not quiet:
+        err.print(f"stopped: {totals['batches']:,} batches, {totals['lines']:,} lines committed",
+                  highlight=False)
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number:,} {noun}{'' if number == 1 else 's'}"
 
 
 def _print_summary(console: Console, s: BatchSummary, warehouse: str) -> None:

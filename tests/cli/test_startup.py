@@ -66,8 +66,13 @@ def test_validate_json_imports_no_heavy_library() -> None:
 def test_help_defaults_match_the_warehouse_package() -> None:
     """`cli.warehouse_cmd` spells the defaults `--help` shows so it need not load `ingest`."""
     from cli import warehouse_cmd
+    from ingest.follow import FollowPolicy
     from ingest.maintenance import DEFAULT_RETAIN_HOURS
     from ingest.store import DEFAULT_WAREHOUSE
 
     assert warehouse_cmd.DEFAULT_WAREHOUSE == DEFAULT_WAREHOUSE
     assert warehouse_cmd.DEFAULT_RETAIN_HOURS == DEFAULT_RETAIN_HOURS
+    policy = FollowPolicy()
+    assert policy.interval == warehouse_cmd.DEFAULT_COMMIT_INTERVAL
+    assert policy.lines == warehouse_cmd.DEFAULT_COMMIT_LINES
+    assert policy.rescan == warehouse_cmd.DEFAULT_RESCAN
