@@ -29,9 +29,10 @@ def push(server: Server, key: str, body: bytes, **headers: str) -> dict[str, Any
         return wait_for_batch(client, receipt["id"])
 
 
-def without_provenance(root: Path) -> dict[str, list[tuple[Any, ...]]]:
+def without_provenance(root: Path | str, storage_options: dict[str, str] | None = None
+                       ) -> dict[str, list[tuple[Any, ...]]]:
     out = {}
-    with open_warehouse(str(root)) as reader:
+    with open_warehouse(str(root), storage_options=storage_options) as reader:
         for name in SNAPSHOT_TABLES:
             columns = [c for c in reader.sql(f"SELECT * FROM {name} LIMIT 0").columns
                        if c not in PROVENANCE and c != "ingest_batch"]
