@@ -510,16 +510,16 @@ def query_command(
     except duckdb.Error as exc:
         raise _fail(str(exc), 1) from None
     try:
-        reader = _open(warehouse, limits, storage)
-    except duckdb.Error as exc:  # a memory limit DuckDB cannot parse
+        sandbox.parse_memory(limits.memory)
+    except ValueError as exc:
         raise _fail(str(exc)) from None
-    with reader:
-        try:
-            with reader.query(sql) as result:
-                emit_batches(result.column_names, result.batches(), fmt)
-                truncated, rows = result.truncated, result.rows
-        except (sandbox.SandboxError, duckdb.Error) as exc:
-            raise _fail(str(exc), 1) from None
+    try:
+        # a process of its own: its memory and time limits bind whatever the statement does
+        with sandbox.run_isolated(warehouse, sql, limits, storage_options(storage)) as result:
+            emit_batches(result.column_names, result.batches(), fmt)
+            truncated, rows = result.truncated, result.rows
+    except (sandbox.SandboxError, duckdb.Error) as exc:
+        raise _fail(str(exc), 1) from None
     if truncated:
         terminal.console(stderr=True).print(
             f"[yellow]note:[/yellow] the result was cut at {rows:,} rows (--max-rows); "
