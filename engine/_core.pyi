@@ -1,10 +1,12 @@
 """Typed stubs of `engine._core`, the compiled engine (engine/core/haftkhabis-py)."""
 
 from collections.abc import Callable, Collection
+from enum import StrEnum
 from typing import Any, BinaryIO, Literal, TypedDict, final, type_check_only
 
 __all__ = [
     "ENGINE_VERSION",
+    "Code",
     "ColumnBuffer",
     "GameRun",
     "Ingestor",
@@ -20,6 +22,7 @@ __all__ = [
     "shard_of",
     "validate_json",
     "validate_to",
+    "violation_codes",
 ]
 
 ENGINE_VERSION: str
@@ -104,6 +107,43 @@ def event_specs() -> EventSpecs:
     """The codec's field table (`notation::EVENT_FIELDS`, `COMMON_FIELDS`): every event
     type's fields with their kind, and the limits and value sets the kinds are checked
     against; the JSON Schema is generated from it (`engine/schema.py`)."""
+
+class Code(StrEnum):
+    """A violation code (the contract's closed list; a message says the specifics). Made
+    from the core's table when the module loads (`haftkhabis_core::violation::CODES`)."""
+
+    MALFORMED_JSON = "malformed_json"
+    SCHEMA = "schema"
+    SEQUENCE = "sequence"
+    NO_HEADER = "no_header"
+    UNKNOWN_RULESET = "unknown_ruleset"
+    BAD_DEAL = "bad_deal"
+    UNEXPECTED_EVENT = "unexpected_event"
+    NOT_YOUR_TURN = "not_your_turn"
+    CARD_NOT_IN_HAND = "card_not_in_hand"
+    ILLEGAL_CARD = "illegal_card"
+    MUST_PLAY = "must_play"
+    ILLEGAL_DRAW = "illegal_draw"
+    STOCK_MISMATCH = "stock_mismatch"
+    ILLEGAL_PASS = "illegal_pass"
+    BAD_SUIT = "bad_suit"
+    BAD_TARGET = "bad_target"
+    UNJUSTIFIED_PENALTY = "unjustified_penalty"
+    MISSED_CALL = "missed_call"
+    SCORE_MISMATCH = "score_mismatch"
+    WINNER_MISMATCH = "winner_mismatch"
+
+@type_check_only
+class CodeInfo(TypedDict):
+    """One violation code as the core declares it."""
+
+    code: str
+    foul: bool
+    explanation: str
+
+def violation_codes() -> list[CodeInfo]:
+    """Every violation code in the contract's order: its name, whether it is a player's own
+    foul (rules.md's list), and one line of explanation."""
 
 @type_check_only
 class ViolationInfo(TypedDict):

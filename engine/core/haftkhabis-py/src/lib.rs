@@ -104,6 +104,7 @@ fn ruleset_dict<'py>(py: Python<'py>, rules: &Ruleset) -> PyResult<Bound<'py, Py
     Ok(d)
 }
 
+mod codes;
 mod columns;
 mod convert;
 mod ingest;
@@ -134,6 +135,9 @@ mod core_module {
     use crate::specs::event_specs;
 
     #[pymodule_export]
+    use crate::codes::violation_codes;
+
+    #[pymodule_export]
     use crate::columns::ColumnBuffer;
 
     #[pymodule_export]
@@ -150,6 +154,12 @@ mod core_module {
     /// The engine's version, recorded with every verdict and warehouse row.
     #[pymodule_export]
     const ENGINE_VERSION: &str = haftkhabis_core::ENGINE_VERSION;
+
+    /// `Code`, the violation codes as a `StrEnum` made from the core's table.
+    #[pymodule_init]
+    fn init(module: &Bound<'_, PyModule>) -> PyResult<()> {
+        module.add("Code", crate::codes::code_enum(module.py())?)
+    }
 
     /// Every ruleset profile's parameters, in the contract's order (bazito, persian,
     /// pis-yedili).
