@@ -5,6 +5,9 @@
 //! [`machine`] → [`validator`] (with [`reader`] for files). Nothing here knows Python; the
 //! `haftkhabis-py` crate is the thin binding.
 
+#[macro_use]
+mod named;
+
 pub mod cards;
 pub mod event;
 pub mod fastline;

@@ -272,6 +272,17 @@ pub struct Snapshot {
     pub outcome: Option<HandOutcome>,
 }
 
+impl Snapshot {
+    /// The direction of play as the replay views name it.
+    pub fn direction(&self) -> &'static str {
+        if self.clockwise {
+            "clockwise"
+        } else {
+            "counter-clockwise"
+        }
+    }
+}
+
 /// How many of the pile's last cards a snapshot shows.
 pub const PILE_HISTORY: usize = 8;
 

@@ -126,14 +126,7 @@ pub fn snapshot<'py>(py: Python<'py>, s: &Snapshot) -> PyResult<Bound<'py, PyDic
         "current_suit",
         s.current_suit.map(|x| x.letter().to_string()),
     )?;
-    d.set_item(
-        "direction",
-        if s.clockwise {
-            "clockwise"
-        } else {
-            "counter-clockwise"
-        },
-    )?;
+    d.set_item("direction", s.direction())?;
     d.set_item("mover", s.mover.as_deref())?;
     d.set_item("turn", s.turn.as_deref())?;
     d.set_item("pending_total", s.pending_total)?;

@@ -695,11 +695,7 @@ fn narration_note<'py>(
             d.set_item(intern!(py, "mover"), mover)?;
             let active: Vec<_> = s.active.iter().map(|p| names.text(p)).collect();
             d.set_item(intern!(py, "active"), PyList::new(py, active)?)?;
-            let direction = if s.clockwise {
-                intern!(py, "clockwise")
-            } else {
-                intern!(py, "counter-clockwise")
-            };
+            let direction = PyString::intern(py, s.direction());
             d.set_item(intern!(py, "direction"), direction)?;
             match &s.legal {
                 Some(legal) => {
