@@ -1,5 +1,6 @@
 """Issue 29: each fact declared once, in the core, and read from it.
 
+The engine's version is the workspace's (`engine/core/Cargo.toml`, `CARGO_PKG_VERSION`).
 The violation codes (name, foul, explanation) are the core's table
 (`haftkhabis-core/src/violation.rs`, `CODES`); `engine._core.Code`, `engine.violations`
 and the table in docs/notation.md are made from it, and the typed stub declares the same
@@ -10,12 +11,15 @@ has no member the runtime lacks: this file does).
 from __future__ import annotations
 
 import ast
+import importlib.metadata
 import pickle
+import tomllib
 from enum import StrEnum
 from pathlib import Path
 
 import pytest
 
+import engine
 from engine import _core, violations
 from tests.corekit import validate_paths
 
@@ -99,3 +103,12 @@ def test_the_docs_table_is_rewritten_from_the_core() -> None:
     assert violations.codes_table() in fresh
     with pytest.raises(ValueError, match="markers"):
         violations.with_codes_table("no markers here")
+
+
+def test_one_engine_version() -> None:
+    """The version every verdict, warehouse row, batch, report and /health carries is the
+    core's, and the Python package's."""
+    cargo = tomllib.loads((REPO / "engine" / "core" / "Cargo.toml").read_text(encoding="utf-8"))
+    version = cargo["workspace"]["package"]["version"]
+    assert engine.ENGINE_VERSION is _core.ENGINE_VERSION
+    assert _core.ENGINE_VERSION == version == importlib.metadata.version("haftkhabis")

@@ -22,5 +22,7 @@ pub mod validator;
 pub mod verdict;
 pub mod violation;
 
-/// The engine's version, recorded with every verdict and warehouse row.
+/// The engine's version (the workspace's, `engine/core/Cargo.toml`): the one version of the
+/// project, recorded with every warehouse row and batch, shown by the API and the report,
+/// and the Python package's own (`pyproject.toml` reads it through maturin).
 pub const ENGINE_VERSION: &str = env!("CARGO_PKG_VERSION");
