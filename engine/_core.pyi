@@ -23,6 +23,7 @@ __all__ = [
     "validate_json",
     "validate_to",
     "violation_codes",
+    "warehouse_columns",
 ]
 
 ENGINE_VERSION: str
@@ -331,6 +332,20 @@ class QuarantineInfo(TypedDict):
     code: str
     message: str
     raw: bytes | None
+
+@type_check_only
+class WarehouseColumn(TypedDict):
+    """One column of a table the engine fills, as the binding declares it."""
+
+    name: str
+    type: str
+    nullable: bool
+    doc: str | None
+
+def warehouse_columns() -> dict[str, list[WarehouseColumn]]:
+    """The columns of every table the engine fills (games, hands, hand_players, events,
+    violations), each table's in order: the one declaration `ingest/schema.py` builds the
+    tables' Arrow schemas from."""
 
 def shard_of(game: str, shards: int) -> int:
     """The shard (0..`shards`) of a game: a stable hash of its id."""

@@ -104,7 +104,7 @@ mod core_module {
     use crate::columns::ColumnBuffer;
 
     #[pymodule_export]
-    use crate::ingest::{fingerprint, route_files, shard_of, Ingestor};
+    use crate::ingest::{fingerprint, route_files, shard_of, warehouse_columns, Ingestor};
 
     #[pymodule_export]
     use crate::table::{GameRun, ReplayError};
