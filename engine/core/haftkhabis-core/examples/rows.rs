@@ -3,9 +3,8 @@
 //! warehouse rows built, as an `engine._core.Ingestor` worker does before it lays them out
 //! in columns. Prints the rows per table (for profiling the row path with callgrind).
 
-use haftkhabis_core::rows::GameRows;
+use haftkhabis_core::rows::{GameRows, RowBuilder};
 use haftkhabis_core::validator::{Validator, ValidatorOptions};
-use haftkhabis_core::verdict::GameVerdict;
 
 #[derive(Default)]
 struct Counts {
@@ -17,8 +16,7 @@ struct Counts {
 }
 
 impl Counts {
-    fn add(&mut self, verdict: GameVerdict) {
-        let rows = GameRows::build(verdict);
+    fn add(&mut self, rows: GameRows) {
         self.games += 1;
         self.hands += rows.hands.len();
         self.hand_players += rows.hand_players.len();
@@ -29,20 +27,30 @@ impl Counts {
 
 fn main() {
     let paths: Vec<String> = std::env::args().skip(1).collect();
-    let mut validator = Validator::new(ValidatorOptions {
-        facts: true,
-        keep_lines: true,
+    let options = ValidatorOptions {
+        ingest: true,
         idle_lines: 250_000,
         ..ValidatorOptions::default()
-    });
+    };
+    let mut validator = Validator::with_sink(options, RowBuilder::default());
     let mut counts = Counts::default();
-    if let Err(error) = validator.feed_paths_with(&paths, &mut |v| counts.add(v)) {
+    for file in haftkhabis_core::reader::expand_paths(&paths).unwrap_or_else(|error| {
         eprintln!("{error}");
         std::process::exit(2);
+    }) {
+        validator.feed_file(&file);
+        // the rows of the games judged so far leave the builder, as a worker hands them over
+        validator
+            .sink_mut()
+            .take()
+            .into_iter()
+            .for_each(|rows| counts.add(rows));
     }
-    for verdict in validator.finish() {
-        counts.add(verdict);
-    }
+    validator
+        .finish()
+        .take()
+        .into_iter()
+        .for_each(|rows| counts.add(rows));
     println!(
         "games {} hands {} hand_players {} events {} violations {} errors {}",
         counts.games,

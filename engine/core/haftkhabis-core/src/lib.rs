@@ -2,8 +2,10 @@
 //! notation, the one state machine that replays a game, scoring, and the validator.
 //!
 //! Layers, bottom up: [`cards`] → [`ruleset`] → [`json`] / [`event`] / [`notation`] →
-//! [`machine`] → [`validator`] (with [`reader`] for files). Nothing here knows Python; the
-//! `haftkhabis-py` crate is the thin binding.
+//! [`machine`] → [`game`] (one game's replay) → [`validator`] (routing, with [`reader`]
+//! for files), which tells a sink what it learns: [`verdict`] writes verdicts, [`rows`]
+//! builds the warehouse's rows; [`spool`] routes an ingest's lines to its workers. Nothing
+//! here knows Python; the `haftkhabis-py` crate is the thin binding.
 
 #[macro_use]
 mod named;
@@ -11,6 +13,7 @@ mod named;
 pub mod cards;
 pub mod event;
 pub mod fastline;
+pub mod game;
 pub mod json;
 pub mod machine;
 pub mod notation;

@@ -5,11 +5,11 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
 use haftkhabis_core::cards::Card;
+use haftkhabis_core::game::{EventFact, Step};
 use haftkhabis_core::json::{Text, Value};
 use haftkhabis_core::machine::{
     HandOutcome, HandRecord, LineFact, Settings, Snapshot, TurnOptions,
 };
-use haftkhabis_core::validator::{EventFact, Step};
 use haftkhabis_core::violation::Violation;
 
 pub fn card_list(cards: &[Card]) -> Vec<String> {

@@ -16,10 +16,9 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 
 use haftkhabis_core::reader::display_name;
-use haftkhabis_core::rows::GameRows;
+use haftkhabis_core::rows::{GameRows, RowBuilder};
 use haftkhabis_core::spool;
-use haftkhabis_core::validator::{self, ValidatorOptions};
-use haftkhabis_core::verdict::{ErrorRecord, GameVerdict};
+use haftkhabis_core::validator::{self, ErrorRecord, ValidatorOptions};
 use haftkhabis_core::ENGINE_VERSION;
 
 use crate::columns::{BoolCol, Column, I32Col, I64Col, PointsCol, StrCol, StrListCol, TsCol};
@@ -503,7 +502,7 @@ struct Tally {
 /// is bounded by `flush_rows` whatever the number of partitions.
 #[pyclass(module = "engine._core")]
 pub struct Ingestor {
-    inner: validator::Validator,
+    inner: validator::Validator<RowBuilder>,
     batch: i64,
     flush_rows: usize,
     partitions: HashMap<(String, String), Partition>,
@@ -517,8 +516,7 @@ impl Ingestor {
     /// Lay a judged game's rows into its partition; the partition's key when its
     /// `events.raw` nears what one Arrow string column can address (its offsets are
     /// 32-bit), so that it is handed over at once.
-    fn take(&mut self, verdict: GameVerdict) -> Option<(String, String)> {
-        let rows = GameRows::build(verdict);
+    fn take(&mut self, rows: GameRows) -> Option<(String, String)> {
         self.tally.games += 1;
         self.tally.violations += rows.violations.len() as u64;
         let key = (rows.ruleset.clone(), rows.month.clone());
@@ -566,11 +564,11 @@ impl Ingestor {
     fn drain(
         &mut self,
         py: Python<'_>,
-        verdicts: Vec<GameVerdict>,
+        built: Vec<GameRows>,
         sink: &Bound<'_, PyAny>,
     ) -> PyResult<()> {
-        for verdict in verdicts {
-            if let Some(full) = self.take(verdict) {
+        for rows in built {
+            if let Some(full) = self.take(rows) {
                 self.hand_over(py, &full, sink)?;
             }
             self.hand_over_largest(py, sink)?;
@@ -605,13 +603,15 @@ impl Ingestor {
             return Err(PyValueError::new_err("flush_rows must be at least 1"));
         }
         Ok(Ingestor {
-            inner: validator::Validator::new(ValidatorOptions {
-                facts: true,
-                hold_lines,
-                keep_lines: true,
-                idle_lines,
-                ..ValidatorOptions::default()
-            }),
+            inner: validator::Validator::with_sink(
+                ValidatorOptions {
+                    hold_lines,
+                    ingest: true,
+                    idle_lines,
+                    ..ValidatorOptions::default()
+                },
+                RowBuilder::default(),
+            ),
             batch,
             flush_rows,
             partitions: HashMap::new(),
@@ -634,7 +634,6 @@ impl Ingestor {
         progress: Option<Bound<'_, PyAny>>,
     ) -> PyResult<()> {
         let names: Vec<Arc<str>> = files.iter().map(|f| self.name(f)).collect();
-        let mut due: Vec<GameVerdict> = Vec::new();
         let mut reader = spool::SpoolReader::open(&spool).map_err(os_error)?;
         loop {
             // read a stretch without Python, then hand over what is due
@@ -655,9 +654,8 @@ impl Ingestor {
                 Ok(true)
             });
             let more = more.map_err(os_error)?;
-            due.extend(self.inner.drain_finished());
-            let verdicts = std::mem::take(&mut due);
-            self.drain(py, verdicts, &sink)?;
+            let built = self.inner.sink_mut().take();
+            self.drain(py, built, &sink)?;
             if let Some(progress) = &progress {
                 let tally = self.tally;
                 progress.call1((self.inner.lines_read(), tally.games, tally.violations))?;
@@ -680,15 +678,15 @@ impl Ingestor {
             let name = self.name(file);
             self.inner.feed_line(raw, &name, *line);
         }
-        let verdicts = self.inner.drain_finished();
-        self.drain(py, verdicts, &sink)
+        let built = self.inner.sink_mut().take();
+        self.drain(py, built, &sink)
     }
 
     /// The input has ended: judge every held game and hand every row over.
     fn finish(&mut self, py: Python<'_>, sink: Bound<'_, PyAny>) -> PyResult<()> {
         let inner = &mut self.inner;
-        let verdicts = py.detach(|| inner.finish());
-        self.drain(py, verdicts, &sink)?;
+        let built = py.detach(|| inner.finish().take());
+        self.drain(py, built, &sink)?;
         self.hand_over_all(py, &sink)
     }
 

@@ -9,9 +9,9 @@ use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
+use haftkhabis_core::game::{self, ReplayError as CoreReplayError, RunOptions};
 use haftkhabis_core::json::{self, Text};
 use haftkhabis_core::notation;
-use haftkhabis_core::validator::{self, ReplayError as CoreReplayError, RunOptions};
 use haftkhabis_core::violation::{Code, Violation};
 
 use crate::convert;
@@ -44,7 +44,7 @@ fn replay_error(py: Python<'_>, error: CoreReplayError) -> PyErr {
 /// One game's replay, fed one line at a time in `seq` order.
 #[pyclass(module = "engine._core")]
 pub struct GameRun {
-    run: validator::GameRun,
+    run: game::GameRun,
     file: Option<Arc<str>>,
 }
 
@@ -65,7 +65,7 @@ impl GameRun {
     #[pyo3(signature = (game, *, strict=false, record=false, file=None))]
     fn new(game: &str, strict: bool, record: bool, file: Option<&str>) -> GameRun {
         GameRun {
-            run: validator::GameRun::new(
+            run: game::GameRun::new(
                 game,
                 RunOptions {
                     record,
