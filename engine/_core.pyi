@@ -11,6 +11,7 @@ __all__ = [
     "GameRun",
     "Ingestor",
     "ReplayError",
+    "SpoolError",
     "Validator",
     "Verdict",
     "event_specs",
@@ -262,9 +263,19 @@ def validate_to(
     """Validate `paths`, handing `write` the JSON lines of `validate --json` in chunks."""
 
 class ReplayError(Exception):
-    """A strict replay met a violation (its `violation` attribute holds it as a dict)."""
+    """A strict replay met a violation (its `violation` attribute holds it as a dict), or was
+    given no line."""
 
     violation: ViolationInfo
+
+class SpoolError(OSError):
+    """A spool (a batch's lines routed to one worker) that cannot be read back: cut short, or
+    naming a file the batch does not have."""
+
+# The core's errors reach Python as typed exceptions (engine/core/haftkhabis-py/src/error.rs):
+# an operating system's refusal is an OSError of the subclass its errno names, `errno` set
+# (and `filename` when the file is known); a path given that does not exist is a
+# FileNotFoundError with `errno` ENOENT; a strict replay's stop is a ReplayError.
 
 @final
 class GameRun:

@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use pyo3::exceptions::{PyOSError, PyValueError};
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 
@@ -22,11 +22,8 @@ use haftkhabis_core::validator::{self, ErrorRecord, ValidatorOptions};
 use haftkhabis_core::ENGINE_VERSION;
 
 use crate::columns::{BoolCol, Column, I32Col, I64Col, PointsCol, StrCol, StrListCol, TsCol};
+use crate::error::CoreError;
 use crate::validation::error_dict;
-
-fn os_error(error: std::io::Error) -> PyErr {
-    PyOSError::new_err(error.to_string())
-}
 
 /// An error record with its line's bytes (`raw`), for the quarantine.
 fn quarantine_dict<'py>(py: Python<'py>, e: &ErrorRecord) -> PyResult<Bound<'py, PyDict>> {
@@ -82,7 +79,7 @@ pub fn route_files(
             false
         }
     })
-    .map_err(os_error)?;
+    .map_err(CoreError::from)?;
     match failure {
         Some(error) => Err(error),
         None => Ok(spooled),
@@ -634,7 +631,8 @@ impl Ingestor {
         progress: Option<Bound<'_, PyAny>>,
     ) -> PyResult<()> {
         let names: Vec<Arc<str>> = files.iter().map(|f| self.name(f)).collect();
-        let mut reader = spool::SpoolReader::open(&spool).map_err(os_error)?;
+        let mut reader =
+            spool::SpoolReader::open(&spool).map_err(|e| CoreError::Spool(e, spool.clone()))?;
         loop {
             // read a stretch without Python, then hand over what is due
             let more = py.detach(|| -> std::io::Result<bool> {
@@ -653,7 +651,7 @@ impl Ingestor {
                 }
                 Ok(true)
             });
-            let more = more.map_err(os_error)?;
+            let more = more.map_err(|e| CoreError::Spool(e, spool.clone()))?;
             let built = self.inner.sink_mut().take();
             self.drain(py, built, &sink)?;
             if let Some(progress) = &progress {

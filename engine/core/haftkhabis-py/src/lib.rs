@@ -70,6 +70,7 @@ fn ruleset_dict<'py>(py: Python<'py>, rules: &Ruleset) -> PyResult<Bound<'py, Py
 mod codes;
 mod columns;
 mod convert;
+mod error;
 mod ingest;
 /// The core's allocations go to jemalloc on Linux (why: `Cargo.toml`).
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
@@ -107,7 +108,10 @@ mod core_module {
     use crate::ingest::{fingerprint, route_files, shard_of, warehouse_columns, Ingestor};
 
     #[pymodule_export]
-    use crate::table::{GameRun, ReplayError};
+    use crate::table::GameRun;
+
+    #[pymodule_export]
+    use crate::error::{ReplayError, SpoolError};
 
     #[pymodule_export]
     use crate::validation::{

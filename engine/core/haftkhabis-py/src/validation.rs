@@ -4,7 +4,6 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
-use pyo3::exceptions::PyFileNotFoundError;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
@@ -18,6 +17,7 @@ use haftkhabis_core::validator::{self, ErrorRecord, ValidatorOptions};
 use haftkhabis_core::verdict::{VerdictWriter, Written};
 
 use crate::convert;
+use crate::error::CoreError;
 
 /// Standard input read through a Python file object (`sys.stdin.buffer`), for callers
 /// whose stdin is not the process's file descriptor 0 (a test runner's, say).
@@ -49,10 +49,6 @@ fn reader_for(file: &str, stdin: Option<&Py<PyAny>>) -> LineReader {
         }
         _ => LineReader::open(file),
     }
-}
-
-fn path_error(error: haftkhabis_core::reader::InputPathError) -> PyErr {
-    PyFileNotFoundError::new_err(error.to_string())
 }
 
 pub(crate) fn error_dict<'py>(py: Python<'py>, e: &ErrorRecord) -> PyResult<Bound<'py, PyDict>> {
@@ -442,7 +438,8 @@ impl Validator {
     /// FileNotFoundError, before anything is read, when a path does not exist.
     fn feed_paths(&mut self, py: Python<'_>, paths: Vec<String>) -> PyResult<()> {
         let inner = &mut self.inner;
-        py.detach(|| inner.feed_paths(&paths)).map_err(path_error)
+        py.detach(|| inner.feed_paths(&paths))
+            .map_err(|e| CoreError::from(e).into())
     }
 
     /// Read one file (`-` is standard input, or `stdin` when given: a binary file
@@ -530,7 +527,7 @@ pub fn replay_game<'py>(
 ) -> PyResult<Replayed<'py>> {
     let (verdict, errors) = py
         .detach(|| validator::replay_game(&paths, &game))
-        .map_err(path_error)?;
+        .map_err(CoreError::from)?;
     let verdict = verdict
         .map(|inner| Py::new(py, Verdict { inner }))
         .transpose()?;
@@ -546,7 +543,7 @@ pub fn replay_game<'py>(
 /// order), `-` for standard input. FileNotFoundError for a path that does not exist.
 #[pyfunction]
 pub fn expand_paths(paths: Vec<String>) -> PyResult<Vec<String>> {
-    haftkhabis_core::reader::expand_paths(&paths).map_err(path_error)
+    haftkhabis_core::reader::expand_paths(&paths).map_err(|e| CoreError::from(e).into())
 }
 
 /// Validate `paths`: every verdict, then every line error, as the JSON lines
@@ -569,7 +566,7 @@ pub fn validate_json<'py>(py: Python<'py>, paths: Vec<String>) -> PyResult<Bound
                 Ok(writer.into_inner())
             },
         )
-        .map_err(path_error)?;
+        .map_err(CoreError::from)?;
     Ok(PyBytes::new(py, &out))
 }
 
@@ -612,7 +609,7 @@ pub fn validate_to<'py>(
     stdin: Option<Py<PyAny>>,
     hold_lines: u64,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let files = haftkhabis_core::reader::expand_paths(&paths).map_err(path_error)?;
+    let files = haftkhabis_core::reader::expand_paths(&paths).map_err(CoreError::from)?;
     let output = PyWrite {
         write,
         raised: None,
@@ -638,7 +635,7 @@ pub fn validate_to<'py>(
     if let Some(raised) = writer.into_inner().raised {
         return Err(raised);
     }
-    flushed?;
+    flushed.map_err(CoreError::from)?;
     let Written {
         games,
         violations,
