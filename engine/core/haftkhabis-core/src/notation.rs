@@ -1294,6 +1294,27 @@ mod tests {
     use crate::cards::{Rank, Suit};
     use crate::json::parse_line;
 
+    #[test]
+    fn a_headers_fields_are_the_field_tables() {
+        let table: Vec<&str> = EVENT_FIELDS
+            .iter()
+            .find(|spec| spec.type_name == "game")
+            .map(|spec| spec.fields.iter().map(|f| f.name).collect())
+            .unwrap_or_default();
+        let header = Header {
+            format: None,
+            ruleset: None,
+            players: None,
+            options: None,
+            mode: None,
+            decks: None,
+            r#match: None,
+            meta: None,
+        };
+        let names: Vec<&str> = header.fields().iter().map(|(name, _)| *name).collect();
+        assert_eq!(names, table);
+    }
+
     fn obj(text: &str) -> Value {
         match parse_line(text.as_bytes()) {
             Ok(v) => v,

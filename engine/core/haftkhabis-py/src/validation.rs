@@ -155,17 +155,7 @@ impl Verdict {
             return Ok(None);
         };
         let d = PyDict::new(py);
-        let fields = [
-            ("format", &header.format),
-            ("ruleset", &header.ruleset),
-            ("players", &header.players),
-            ("options", &header.options),
-            ("mode", &header.mode),
-            ("decks", &header.decks),
-            ("match", &header.r#match),
-            ("meta", &header.meta),
-        ];
-        for (name, field) in fields {
+        for (name, field) in header.fields() {
             match field {
                 Some(v) => d.set_item(name, convert::value(py, v)?)?,
                 None => d.set_item(name, py.None())?,
