@@ -107,23 +107,16 @@ def _fail(message: str, code: int = 2) -> typer.Exit:
     return typer.Exit(code)
 
 
-# the storage's refusals, whoever raised them: an OSError's errno, or the `(os error N)` of
-# deltalake's Rust errors, or a worker's traceback that ends in such an OSError
+# the storage's refusals, by errno: an OSError's (the engine's keep theirs:
+# engine/core/haftkhabis-py/src/error.rs), or an IngestError's, carried from a worker's
 _STORAGE_ERRNOS = {errno.EROFS, errno.ENOSPC, errno.EDQUOT, errno.EACCES, errno.EPERM,
                    errno.EIO, errno.EFBIG}
-_OS_ERROR = re.compile(r"\[Errno (\d+)\]|\(os error (\d+)\)|\[errno (\d+)\]")
 
 
 def _storage_errno(exc: BaseException) -> int | None:
     """The errno of a write the storage refused, if that is what `exc` is."""
-    number = getattr(exc, "errno", None)  # an OSError's, or an IngestError's from a worker
-    if isinstance(number, int) and number in _STORAGE_ERRNOS:
-        return number
-    for match in _OS_ERROR.finditer(str(exc)):
-        number = int(next(g for g in match.groups() if g))
-        if number in _STORAGE_ERRNOS:
-            return number
-    return None
+    number = getattr(exc, "errno", None)
+    return number if isinstance(number, int) and number in _STORAGE_ERRNOS else None
 
 
 def _storage_failure(command: str, warehouse: str, exc: BaseException) -> typer.Exit | None:
