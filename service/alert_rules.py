@@ -269,7 +269,7 @@ def _rule(entry: Any, where: str) -> Rule:
         fields["sample"] = _count(entry, "sample", where, MAX_SAMPLE)
     if "accept_after" in entry:
         accept = entry["accept_after"]
-        fields["accept_after"] = None if accept in ("never", False) else \
+        fields["accept_after"] = None if accept == "never" or accept is False else \
             parse_duration(accept, f"{where}: `accept_after`")
     rule = Rule(**fields)
     if kind is Kind.rules_changed and rule.min_games > rule.sample:

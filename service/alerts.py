@@ -200,7 +200,8 @@ class AlertEngine:
         self._profiles: dict[str, OrderedDict[str, _BuildProfiles]] = {
             r.name: OrderedDict() for r in config.rules if r.kind is Kind.rules_changed}
         self._next_inference: dict[str, float] = {}
-        self.evaluated_batch: int | None = None
+        self.observed_batch: int | None = None  # the last batch whose games are in the windows
+        self.evaluated_batch: int | None = None  # ... and whose changes of state are made
         self.events_dropped = 0
         self._written = 0.0  # monotonic: the state file's last write
         self._unwritten = False
@@ -248,6 +249,9 @@ class AlertEngine:
                 self.evaluate()
             except Exception as exc:  # an alert must not stop the others; it is logged
                 log.error("evaluating the alerts failed", exc_info=exc)
+            if event is not None:
+                with self._lock:  # taken in, judged, and its deliveries queued
+                    self.evaluated_batch = event.batch
 
     # ------------------------------------------------------------------ reading
 
@@ -301,7 +305,7 @@ class AlertEngine:
                         profiles.recent.append(game["game"])
                     profiles.dirty = True
         with self._lock:
-            self.evaluated_batch = event.batch
+            self.observed_batch = event.batch
 
     def _build_window(self, rule: Rule, windows: OrderedDict[str | None, Window], build: str) -> Window:
         window = windows.get(build)
@@ -373,7 +377,7 @@ class AlertEngine:
             alert.changes += 1
             payload = alert.to_json()
             payload["id"] = f"{alert.rule.name}/{alert.build or '-'}#{alert.changes}"
-            payload["batch"] = self.evaluated_batch
+            payload["batch"] = self.observed_batch
         log.warning("alert %s %s: %s", alert.rule.name, state, message)
         self._write_state(force=True)
         if self.sender is not None:

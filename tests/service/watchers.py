@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -110,6 +110,7 @@ class Receiver:
 
     def __init__(self, answers: list[int] | None = None) -> None:
         self.bodies: list[dict[str, Any]] = []
+        self.times: list[float] = []  # monotonic, as each request came
         self.answers = list(answers or [])
         self._changed = threading.Condition()
         receiver = self
@@ -119,6 +120,7 @@ class Receiver:
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 with receiver._changed:
                     receiver.bodies.append(orjson.loads(body))
+                    receiver.times.append(time.monotonic())
                     status = receiver.answers.pop(0) if receiver.answers else 200
                     receiver._changed.notify_all()
                 self.send_response(status)
@@ -146,14 +148,6 @@ class Receiver:
     def close(self) -> None:
         self._server.shutdown()
         self._server.server_close()
-
-
-def receiver(answers: list[int] | None = None) -> Iterator[Receiver]:
-    found = Receiver(answers)
-    try:
-        yield found
-    finally:
-        found.close()
 
 
 def scrape(server: Server) -> dict[str, float]:
