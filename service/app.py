@@ -713,13 +713,23 @@ def create_app(settings: Settings) -> FastAPI:
     generated = app.openapi
 
     def openapi() -> dict[str, Any]:
-        """The generated document, less the JSON FastAPI assumes for the two answers that
-        are not JSON (the verdict lines, the report page)."""
+        """The generated document, less the JSON FastAPI assumes for the three answers that
+        are not JSON (the verdict lines, the report page, the live stream), with the live
+        stream's event data among the schemas."""
         if app.openapi_schema is None:
             document = generated()
             for path, method in (("/v1/validate", "post"), ("/v1/games/{game}/hands/{hand}/report", "get"),
                                  ("/v1/live", "get")):
                 document["paths"][path][method]["responses"]["200"]["content"].pop("application/json", None)
+            schemas = document["components"]["schemas"]
+            for model in (models.LiveGame, models.LiveDropped):
+                schema = model.model_json_schema(ref_template="#/components/schemas/{model}")
+                for name, definition in schema.pop("$defs", {}).items():
+                    schemas.setdefault(name, definition)
+                schemas[model.__name__] = schema
+            live = document["paths"]["/v1/live"]["get"]["responses"]["200"]["content"]["text/event-stream"]
+            live["x-events"] = {"game": {"$ref": "#/components/schemas/LiveGame"},
+                                "dropped": {"$ref": "#/components/schemas/LiveDropped"}}
             app.openapi_schema = document
         return app.openapi_schema
 
