@@ -35,11 +35,17 @@ def _seconds(later: datetime | None, earlier: datetime | None) -> float | None:
     return (later - earlier).total_seconds() if later is not None and earlier is not None else None
 
 
-def _rate_chart(rates: pl.DataFrame) -> alt.Chart:
+def _span(since: datetime, now: datetime) -> alt.Scale:
+    """The time axis of the whole span, so a chart reads as the last hour whatever it holds
+    (times in UTC, shown as they are)."""
+    return alt.Scale(domain=[since.replace(tzinfo=None).isoformat(), now.replace(tzinfo=None).isoformat()])
+
+
+def _rate_chart(rates: pl.DataFrame, since: datetime, now: datetime) -> alt.Chart:
     """One line per build: the share of its games with a violation, per period."""
     frame = rates.with_columns(pl.col("period").dt.replace_time_zone(None)).to_pandas()
     return alt.Chart(frame).mark_line(point=True).encode(
-        x=alt.X("period:T", title=None, axis=alt.Axis(format="%H:%M")),
+        x=alt.X("period:T", title="UTC", axis=alt.Axis(format="%H:%M"), scale=_span(since, now)),
         y=alt.Y("violation_rate:Q", title="games with a violation", axis=alt.Axis(format="%"),
                 scale=alt.Scale(domain=[0, 1])),
         color=alt.Color("server_build:N", title="server build", legend=alt.Legend(labelLimit=0)),
@@ -104,20 +110,20 @@ def live_panel() -> None:
     else:
         rates: pl.DataFrame = cache.query("live_violation_rate", window.first_batch, since, PERIOD_MINUTES)
         left, right = st.columns([3, 2])
-        left.altair_chart(_rate_chart(rates), width="stretch")
+        left.altair_chart(_rate_chart(rates, since, now), width="stretch")
         by_build = rates.group_by("server_build").agg(
             pl.col("games").sum(), pl.col("with_violations").sum(),
         ).with_columns((pl.col("with_violations") / pl.col("games")).alias("violation_rate")) \
          .sort("violation_rate", "games", descending=True)
         right.dataframe(by_build, hide_index=True, width="stretch", key="live_builds",
-                        column_config={"server_build": "server build",
+                        column_config={"server_build": "server build", "with_violations": "with a violation",
                                        "violation_rate": st.column_config.ProgressColumn(
                                            "rate", format="percent", min_value=0.0, max_value=1.0)})
         minute = throughput.with_columns((pl.col("games") / 60).alias("games_per_second"),
                                          pl.col("minute").dt.replace_time_zone(None))
         st.altair_chart(
             alt.Chart(minute.to_pandas()).mark_bar().encode(
-                x=alt.X("minute:T", title=None, axis=alt.Axis(format="%H:%M")),
+                x=alt.X("minute:T", title="UTC", axis=alt.Axis(format="%H:%M"), scale=_span(since, now)),
                 y=alt.Y("games_per_second:Q", title="games / s"),
                 tooltip=[alt.Tooltip("minute:T", format="%H:%M"), "games", "lines", "batches",
                          alt.Tooltip("commit_seconds:Q", format=".2f", title="commit s")],
@@ -126,7 +132,8 @@ def live_panel() -> None:
         )
         st.subheader("Latest games")
         latest: pl.DataFrame = cache.query("live_latest_games", window.first_batch, 20)
-        table = latest.with_columns(("replay?game=" + pl.col("game_id")).alias("replay"))
+        table = latest.with_columns(("replay?game=" + pl.col("game_id")).alias("replay"),
+                                    pl.col("codes").fill_null(""))
         st.dataframe(
             table, hide_index=True, width="stretch", key="live_latest",
             column_order=["committed", "batch", "game_id", "ruleset", "server_build", "status",
