@@ -4,8 +4,8 @@ listed at `GET /v1/alerts`, written to `<state>/alerts.json`, and each change of
 delivered once to the webhook (`service.webhook`).
 
 The committer hands every `CommitEvent` to `AlertEngine.submit`, which never waits: the
-event goes into a bounded queue (a full queue drops it, counted and logged, and the windows
-miss its games). The alert thread takes the events, adds their games to the windows and
+event goes into a queue bounded by the games it holds (`WAITING_GAMES`; past that a commit
+is dropped, counted and logged, and the windows miss its games). The alert thread takes the events, adds their games to the windows and
 evaluates the rules; between events it wakes every `tick` seconds, so the queue's lag is
 watched when nothing commits and time windows empty as time passes.
 
@@ -36,11 +36,10 @@ import contextlib
 import logging
 import math
 import os
-import queue
 import threading
 import time
 from collections import Counter, OrderedDict, deque
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -57,8 +56,8 @@ log = logging.getLogger("haftkhabis.service")
 ALERTS_FILE = "alerts.json"
 FIRING = "firing"
 CLEAR = "clear"
-#: commit events waiting for the alert thread
-EVENT_QUEUE = 4096
+#: the games of the commits waiting for the alert thread, at most (one commit is always taken)
+WAITING_GAMES = 200_000
 #: a time window's buckets
 BUCKETS = 60
 
@@ -191,7 +190,9 @@ class AlertEngine:
         self.max_builds = max_builds
         self._clock = clock
         self._lock = threading.Lock()  # the alerts and figures others read
-        self._events: queue.Queue[CommitEvent | None] = queue.Queue(EVENT_QUEUE)
+        self._wake = threading.Condition(threading.Lock())  # the commits waiting
+        self._waiting: deque[CommitEvent] = deque()
+        self._waiting_games = 0
         self._stopping = threading.Event()
         self._thread = threading.Thread(target=self._run, name="haftkhabis-alerts", daemon=True)
         self.sender = WebhookSender(config.webhook) if config.webhook is not None else None
@@ -218,9 +219,9 @@ class AlertEngine:
         self._thread.start()
 
     def stop(self) -> None:
-        self._stopping.set()
-        with contextlib.suppress(queue.Full):
-            self._events.put_nowait(None)
+        with self._wake:
+            self._stopping.set()
+            self._wake.notify_all()
         if self._thread.is_alive():
             self._thread.join(timeout=10)
         if self.sender is not None:
@@ -229,20 +230,33 @@ class AlertEngine:
 
     def submit(self, event: CommitEvent) -> None:
         """The committer's listener: queue the event for the alert thread (never waits)."""
-        try:
-            self._events.put_nowait(event)
-        except queue.Full:
-            with self._lock:
-                self.events_dropped += 1
-            log.warning("the alert thread is behind: batch %d's games are left out of the alerts' "
-                        "windows (%d commits wait)", event.batch, EVENT_QUEUE)
+        with self._wake:
+            if self._waiting and self._waiting_games + len(event.games) > WAITING_GAMES:
+                waiting = len(self._waiting)
+            else:
+                self._waiting.append(event)
+                self._waiting_games += len(event.games)
+                self._wake.notify_all()
+                return
+        with self._lock:
+            self.events_dropped += 1
+        log.warning("the alert thread is behind: batch %d's games are left out of the alerts' "
+                    "windows (%d commits wait)", event.batch, waiting)
+
+    def _next(self) -> CommitEvent | None:
+        """The next commit waiting, or None after `tick` seconds without one."""
+        with self._wake:
+            if not self._waiting and not self._stopping.is_set():
+                self._wake.wait(self.tick)
+            if not self._waiting:
+                return None
+            event = self._waiting.popleft()
+            self._waiting_games -= len(event.games)
+            return event
 
     def _run(self) -> None:
         while not self._stopping.is_set():
-            try:
-                event = self._events.get(timeout=self.tick)
-            except queue.Empty:
-                event = None
+            event = self._next()
             try:
                 if event is not None:
                     self.observe(event)
@@ -484,7 +498,3 @@ class AlertEngine:
         except OSError as exc:
             log.warning("cannot write %s: %s", self.state_file, exc)
 
-
-def firing_of(alerts: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    """The firing ones of a list of alerts (as `AlertEngine.alerts` or the state file gives)."""
-    return [a for a in alerts if a.get("state") == FIRING]

@@ -289,6 +289,19 @@ accept_after = "never"
         "rules": {"hk/p": "persian:tarkesh=false"}}
 
 
+def test_the_commits_waiting_are_bounded_by_their_games(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import service.alerts
+
+    monkeypatch.setattr(service.alerts, "WAITING_GAMES", 3)
+    engine = _engine('[[rule]]\nname = "lag"\nkind = "ingest_lag"\nthreshold = 1\n', tmp_path, tick=0.01)
+    two = [_game("g1", "hk/x"), _game("g2", "hk/x")]
+    engine.submit(_commit(1, two))
+    engine.submit(_commit(2, two))  # 4 games would wait: dropped, not waited for
+    engine.submit(_commit(3, two[:1]))
+    assert engine.events_dropped == 1
+    assert [e.batch for e in iter(engine._next, None)] == [1, 3]
+
+
 # ------------------------------------------------------------------------ the webhook
 
 
