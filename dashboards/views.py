@@ -506,13 +506,16 @@ def alert_states(folder: Path | None) -> AlertStates | str:
                 "`--alerts FILE` over this state folder.")
     except (OSError, orjson.JSONDecodeError) as exc:
         return f"The alerts file `{path}` cannot be read: {exc}"
-    written = document.get("written_at")
-    try:
-        when = datetime.fromisoformat(written) if isinstance(written, str) else None
-    except ValueError:
-        when = None
     alerts = [a for a in document.get("alerts") or () if isinstance(a, dict)]
-    return AlertStates(str(path), when, alerts)
+    return AlertStates(str(path), when(document.get("written_at")), alerts)
+
+
+def when(text: object) -> datetime | None:
+    """A timestamp the service wrote (ISO 8601), None when there is none to read."""
+    try:
+        return datetime.fromisoformat(text) if isinstance(text, str) else None
+    except ValueError:
+        return None
 
 
 def ago(seconds: float | None) -> str:

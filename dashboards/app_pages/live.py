@@ -55,7 +55,7 @@ def _rate_chart(rates: pl.DataFrame, since: datetime, now: datetime) -> alt.Char
 
 
 def _alerts() -> None:
-    st.subheader("Alerts firing")
+    """The API service's alerts firing, first on the page: what needs someone now."""
     found = views.alert_states(api_state_dir())
     if isinstance(found, str):
         st.caption(found)
@@ -63,14 +63,16 @@ def _alerts() -> None:
     written = f"as of {found.written_at:%H:%M:%S} UTC" if found.written_at else "time unknown"
     firing = found.firing
     if not firing:
-        st.success(f"No alert is firing ({len(found.alerts)} watched; `{found.path}`, {written}).")
+        st.success(f"No alert is firing ({len(found.alerts)} watched, {written}; `{found.path}`).")
         return
     st.error(f"{len(firing)} alert{'s' if len(firing) != 1 else ''} firing ({written}).")
+    table = pl.DataFrame([{k: a.get(k) for k in ("rule", "build", "value", "threshold", "unit", "message")}
+                          | {"since": views.when(a.get("since"))} for a in firing], infer_schema_length=None)
     st.dataframe(
-        pl.DataFrame([{k: a.get(k) for k in ("rule", "build", "value", "threshold", "unit", "since", "message")}
-                      for a in firing], infer_schema_length=None),
+        table.select("rule", "build", "value", "threshold", "unit", "since", "message"),
         hide_index=True, width="stretch", key="live_alerts",
         column_config={"value": st.column_config.NumberColumn("value", format="%.3g"),
+                       "since": st.column_config.DatetimeColumn("since (UTC)", format="YYYY-MM-DD HH:mm:ss"),
                        "message": st.column_config.TextColumn("what", width="large")})
 
 
@@ -105,6 +107,7 @@ def live_panel() -> None:
                         f"95th percentile {views.ago(lag['p95']) if lag and lag['games'] else '—'}). "
                         "Logs replayed late carry their old end times.")
 
+    _alerts()
     if window.first_batch is None:
         st.info(f"No batch committed in the last {LIVE_SPAN_MINUTES} minutes.")
     else:
@@ -145,7 +148,6 @@ def live_panel() -> None:
                 "replay": st.column_config.LinkColumn("replay", display_text="open ▶"),
             },
         )
-    _alerts()
     # the panel's last element: a browser that sees this number sees that redraw whole
     st.html(f'<span data-hk-live="{runs}" hidden></span>')
 

@@ -97,6 +97,7 @@ def test_the_live_page_follows_the_warehouse(warehouse: Path, tmp_path: Path,
     assert any("1 alert firing" in e.value for e in at.error)
     [alert] = _table(at, "live_alerts")
     assert (alert["rule"], alert["build"], alert["value"], alert["threshold"]) == ("violations", "hk/new", 100.0, 50.0)
+    assert abs((alert["since"].to_pydatetime() - datetime.now(UTC)).total_seconds()) < 600  # a time, read
 
 
 def test_the_live_questions_count_the_rows(warehouse: Path, tmp_path: Path) -> None:
