@@ -9,6 +9,8 @@ PORT ?= 8501
 API_PORT ?= 8600
 # the published demo keys (docs/api.md); `haftkhabis api-key` makes real ones
 API_KEYS ?= data/api-keys.demo.toml
+# demo alert rules (docs/operations.md), listed at /v1/alerts
+API_ALERTS ?= data/alerts.demo.toml
 CORE := engine/core
 # What the compiled engine (engine/_core.abi3.so) is built from: a change here rebuilds it.
 CORE_SOURCES := $(shell find $(CORE) -path $(CORE)/target -prune -o \
@@ -65,7 +67,7 @@ demo: warehouse dashboard
 
 # The HTTP API over the same warehouse (run it beside `make demo`; docs/api.md)
 serve: setup
-	$(BIN)/haftkhabis serve --warehouse $(WAREHOUSE) --port $(API_PORT) --keys $(API_KEYS)
+	$(BIN)/haftkhabis serve --warehouse $(WAREHOUSE) --port $(API_PORT) --keys $(API_KEYS) --alerts $(API_ALERTS)
 
 bench: setup
 	$(BIN)/python bench/bench_validate.py

@@ -31,6 +31,10 @@ def dashboard(
     storage: Annotated[list[str] | None, typer.Option(
         "--storage-option", metavar="KEY=VALUE",
         help="An object-store option (AWS_ENDPOINT_URL, …), repeatable; AWS_* env is read too.")] = None,
+    state: Annotated[Path | None, typer.Option(
+        "--state", metavar="DIR", show_default=False,
+        help="The API service's state folder (`haftkhabis serve --state`), whose alerts the Live page "
+             "shows (default: WAREHOUSE/_api for a warehouse on this disk).")] = None,
 ) -> None:
     """Serve the dashboard (Streamlit) on http://HOST:PORT until interrupted."""
     from ingest.storage import StorageError, parse_options
@@ -57,6 +61,8 @@ def dashboard(
                "--port", str(port), "--host", host]
     for option in storage or ():
         command += ["--storage-option", option]
+    if state is not None:
+        command += ["--state", str(state.expanduser().resolve())]
     sys.stdout.flush()
     sys.stderr.flush()
     os.execv(command[0], command)

@@ -53,6 +53,10 @@ def serve(
     validate_threads: Annotated[int, typer.Option("--validate-threads", min=1, help="Bodies validated at once.")] = 2,
     rate: Annotated[float, typer.Option("--rate", min=0, help="Requests a second per key (0: unlimited), unless its entry sets `rate`.")] = 20.0,
     burst: Annotated[int | None, typer.Option("--burst", min=1, help="Requests a key may make at once (default: twice the rate).")] = None,
+    alerts: Annotated[Path | None, typer.Option("--alerts", metavar="FILE", help="Alert rules and their webhook (TOML; docs/operations.md). Their states are listed at /v1/alerts and kept in STATE/alerts.json.", show_default=False)] = None,
+    live_queue: Annotated[int, typer.Option("--live-queue", min=1, help="Games queued for each /v1/live client; past it a slow client's oldest are dropped (and it is told).")] = 1000,
+    live_subscribers: Annotated[int, typer.Option("--live-subscribers", min=1, help="Clients watching /v1/live at once.")] = 100,
+    live_heartbeat: Annotated[float, typer.Option("--live-heartbeat", min=0.0, help="Seconds between /v1/live heartbeats (comment lines) while nothing commits; 0: none.")] = 15.0,
     log_level: Annotated[str, typer.Option("--log-level", help="uvicorn's log level.")] = "info",
 ) -> None:
     """Serve the HTTP API under /v1 (OpenAPI at /v1/openapi.json, docs at /v1/docs).
@@ -63,6 +67,7 @@ def serve(
     import uvicorn
 
     from ingest.storage import Location, StorageError
+    from service.alert_rules import AlertConfig, AlertFileError
     from service.app import MiB, Settings, create_app
     from service.auth import KeyFileError, KeyStore
     from service.jobs import state_folder
@@ -76,12 +81,17 @@ def serve(
         store = KeyStore.configured(keys)
     except KeyFileError as exc:
         raise _fail(str(exc)) from None
+    try:
+        rules = AlertConfig.from_file(alerts) if alerts is not None else None
+    except AlertFileError as exc:
+        raise _fail(str(exc)) from None
     console = Console(stderr=True)
     if not is_loopback(host):
         if store.has_demo_keys:
             raise _fail(f"{store.source} holds published demo keys: serve them on 127.0.0.1 only")
         console.print(f"[yellow]note:[/yellow] binding {escape(host)}: the API is reachable "
-                      "from other machines (keys are sent in clear without TLS in front).")
+                      "from other machines (keys are sent in clear without TLS in front), and "
+                      "/metrics, which needs no key, with it.")
     if not len(store):
         console.print("[yellow]note:[/yellow] no API keys are configured (--keys FILE): every "
                       "call but /v1/health will be refused (401).")
@@ -93,10 +103,13 @@ def serve(
         ingest_workers=ingest_workers, validate_threads=validate_threads, rate=rate, burst=burst,
         commit_interval=commit_interval, commit_lines=commit_lines, max_lag=max_lag,
         compact_every=compact_every,
+        alerts=rules, live_queue=live_queue, live_subscribers=live_subscribers,
+        live_heartbeat=live_heartbeat,
     )
     console.print(f"API on http://{escape(host)}:{port}/v1 (docs: /v1/docs) over "
                   f"{escape(location.uri)}, {len(store)} keys from {escape(store.source)}"
                   + ("" if location.local else f"; pushed bodies kept in {escape(str(folder))}")
+                  + (f"; {len(rules.rules)} alert rules from {escape(rules.source)}" if rules else "")
                   + " (Ctrl-C stops it)")
     uvicorn.run(create_app(settings), host=host, port=port, log_level=log_level,
                 proxy_headers=False, server_header=False, date_header=True)

@@ -25,6 +25,7 @@ st.set_page_config(page_title="Haft Khabis logs", page_icon=":material/playing_c
 pages = {
     "Warehouse": [
         st.Page(PAGES / "overview.py", title="Overview", icon=":material/monitoring:", url_path="overview", default=True),
+        st.Page(PAGES / "live.py", title="Live", icon=":material/sensors:", url_path="live"),
         st.Page(PAGES / "games.py", title="Games", icon=":material/table_rows:", url_path="games"),
         st.Page(PAGES / "scoring.py", title="Scoring", icon=":material/calculate:", url_path="scoring"),
         st.Page(PAGES / "players.py", title="Players", icon=":material/groups:", url_path="players"),

@@ -6,7 +6,8 @@ Streamlit accepts a websocket from any page whose origin is `localhost`, `127.0.
 others), so any local web page could drive the dashboard; no configuration option narrows
 that. `haftkhabis dashboard` therefore runs `python -m dashboards.server run APP …`, which
 installs `origin_allowed` in Streamlit's place and then hands over to Streamlit's CLI.
-`python -m dashboards.server launch --warehouse W --port P --host H [--storage-option K=V]`
+`python -m dashboards.server launch --warehouse W --port P --host H [--storage-option K=V]
+[--state DIR]`
 (what `haftkhabis dashboard` execs) builds that command line, every safety flag spelled
 out (`streamlit_command`), and becomes it.
 
@@ -116,10 +117,10 @@ def install() -> None:
 
 
 def streamlit_command(warehouse: Path | str, port: int, host: str,
-                      storage_options: Sequence[str] = ()) -> list[str]:
+                      storage_options: Sequence[str] = (), state: str | None = None) -> list[str]:
     """The `streamlit run` command line, every safety flag spelled out, through this module
     (Streamlit with a websocket that accepts only its own origin); the app's own arguments
-    (the warehouse, `KEY=VALUE` storage options) after `--`."""
+    (the warehouse, `KEY=VALUE` storage options, the API's state folder) after `--`."""
     flags = dict(SERVER_FLAGS)
     flags["server.address"] = host
     flags["server.port"] = str(port)
@@ -128,6 +129,8 @@ def streamlit_command(warehouse: Path | str, port: int, host: str,
     command += ["--", "--warehouse", str(warehouse)]
     for option in storage_options:
         command += ["--storage-option", option]
+    if state is not None:
+        command += ["--state", state]
     return command
 
 
@@ -140,8 +143,9 @@ def launch(argv: Sequence[str]) -> NoReturn:
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--host", required=True)
     parser.add_argument("--storage-option", action="append", default=[])
+    parser.add_argument("--state")
     args = parser.parse_args(argv)
-    command = streamlit_command(args.warehouse, args.port, args.host, args.storage_option)
+    command = streamlit_command(args.warehouse, args.port, args.host, args.storage_option, args.state)
     env = dict(os.environ)
     env[WAREHOUSE_ENV] = args.warehouse
     env["STREAMLIT_BROWSER_GATHER_USAGE_STATS"] = "false"

@@ -1,7 +1,9 @@
 """Where the dashboard finds its warehouse, and the limits it runs under.
 
 The launcher (`haftkhabis dashboard`) passes the warehouse as `HAFTKHABIS_WAREHOUSE`;
-`python -m dashboards.server run dashboards/app.py -- --warehouse DIR` works too.
+`python -m dashboards.server run dashboards/app.py -- --warehouse DIR` works too. The API
+service's state folder (`--state DIR`, or `HAFTKHABIS_API_STATE`), where `haftkhabis serve`
+writes its alerts' states, is where the Live page reads them.
 """
 
 from __future__ import annotations
@@ -12,6 +14,15 @@ from pathlib import Path
 
 WAREHOUSE_ENV = "HAFTKHABIS_WAREHOUSE"
 DEFAULT_WAREHOUSE = Path("data/warehouse")
+API_STATE_ENV = "HAFTKHABIS_API_STATE"
+#: the API service's files the dashboard reads (docs/api.md, "Running it"): its default
+#: state folder beside a warehouse on this disk, and the alerts' states in it
+API_STATE_DIR = "_api"
+ALERTS_FILE = "alerts.json"
+
+#: the Live page: seconds between its redraws, and the span it shows
+LIVE_REFRESH_SECONDS = 5.0
+LIVE_SPAN_MINUTES = 60
 
 #: the Check-a-log page: biggest upload Streamlit accepts (MB, also server.maxUploadSize)
 MAX_UPLOAD_MB = 20
@@ -59,6 +70,23 @@ def warehouse_dir(argv: list[str] | None = None) -> Path | str:
             return _place(arg.split("=", 1)[1])
     env = os.environ.get(WAREHOUSE_ENV)
     return _place(env) if env else DEFAULT_WAREHOUSE.resolve()
+
+
+def api_state_dir(argv: list[str] | None = None) -> Path | None:
+    """The API service's state folder: `--state DIR` after `--`, else the environment, else
+    `WAREHOUSE/_api` for a warehouse on this disk (the service's default); None for a
+    warehouse on S3 without one given."""
+    args = sys.argv[1:] if argv is None else argv
+    for i, arg in enumerate(args):
+        if arg == "--state" and i + 1 < len(args):
+            return Path(args[i + 1]).expanduser().resolve()
+        if arg.startswith("--state="):
+            return Path(arg.split("=", 1)[1]).expanduser().resolve()
+    env = os.environ.get(API_STATE_ENV)
+    if env:
+        return Path(env).expanduser().resolve()
+    warehouse = warehouse_dir(args)
+    return warehouse / API_STATE_DIR if isinstance(warehouse, Path) else None
 
 
 def storage_options(argv: list[str] | None = None) -> dict[str, str]:

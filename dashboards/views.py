@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, datetime
 from html import escape
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
@@ -18,6 +19,7 @@ import orjson
 import streamlit as st
 
 from dashboards import cache
+from dashboards.settings import ALERTS_FILE
 from engine import render as ui
 from engine.player_view import public_replay
 from engine.replay import SETUP_HAND, GameReplay, ReplayStep
@@ -476,6 +478,55 @@ def replay_url(game: str, *, hand: int | None = None, step: int | None = None, s
     if step is not None:
         params["step"] = str(step)
     return "replay?" + urlencode(params)
+
+
+@dataclass(frozen=True, slots=True)
+class AlertStates:
+    """The alerts' states as the API service last wrote them (`<state>/alerts.json`)."""
+
+    path: str
+    written_at: datetime | None
+    alerts: list[dict[str, Any]]
+
+    @property
+    def firing(self) -> list[dict[str, Any]]:
+        return [a for a in self.alerts if a.get("state") == "firing"]
+
+
+def alert_states(folder: Path | None) -> AlertStates | str:
+    """The alerts' states in the service's state `folder`, or why there are none to show."""
+    if folder is None:
+        return ("No API state folder is known for this warehouse: start the dashboard with "
+                "`--state DIR` (the folder `haftkhabis serve --state` uses) to see its alerts.")
+    path = folder / ALERTS_FILE
+    try:
+        document = orjson.loads(path.read_bytes())
+    except FileNotFoundError:
+        return (f"No alerts file at `{path}`: the API service writes it when started with "
+                "`--alerts FILE` over this state folder.")
+    except (OSError, orjson.JSONDecodeError) as exc:
+        return f"The alerts file `{path}` cannot be read: {exc}"
+    alerts = [a for a in document.get("alerts") or () if isinstance(a, dict)]
+    return AlertStates(str(path), when(document.get("written_at")), alerts)
+
+
+def when(text: object) -> datetime | None:
+    """A timestamp the service wrote (ISO 8601), None when there is none to read."""
+    try:
+        return datetime.fromisoformat(text) if isinstance(text, str) else None
+    except ValueError:
+        return None
+
+
+def ago(seconds: float | None) -> str:
+    """`12 s`, `4 min`, `3 h`, `2 d`: how long, for people."""
+    if seconds is None:
+        return "—"
+    seconds = max(0.0, seconds)
+    for size, unit in ((86400, "d"), (3600, "h"), (60, "min")):
+        if seconds >= size:
+            return f"{seconds / size:.0f} {unit}" if seconds >= 10 * size else f"{seconds / size:.1f} {unit}"
+    return f"{seconds:.0f} s" if seconds >= 10 else f"{seconds:.1f} s"
 
 
 def percent(value: float | None) -> str:

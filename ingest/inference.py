@@ -1,6 +1,7 @@
 """Which ruleset profile each server build plays, and the what-if at a warehouse game's
 step: plain functions of the warehouse reader (`ingest.read`), which the Compliance page's
-auditor panel and the Replay page ask (`dashboards.cache` caches them).
+auditor panel and the Replay page ask (`dashboards.cache` caches them), and the service's
+`rules_changed` alert asks of a build's newest games.
 
 Inference samples the newest games of each server build (`ingest.queries`' view
 `inference_sample`, from `games.server_build`) and replays each under every candidate
@@ -10,13 +11,13 @@ profile (`engine.infer`); the what-if is `engine.whatif.what_if` over a game's r
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import polars as pl
 
-from engine.infer import infer_lines, summarize
+from engine.infer import GameInference, infer_lines, summarize
 from engine.whatif import WhatIf, what_if
 from ingest import read
 
@@ -31,6 +32,19 @@ class BuildInference:
     sampled: int
 
 
+#: a game's raw line as the warehouse stored it: (line, file, line number)
+Line = tuple[bytes, str | None, int | None]
+
+
+def infer_sample(lines: Sequence[Line], builds: Mapping[str, str]) -> list[GameInference]:
+    """Infer the rules of the games `builds` names (game → its warehouse `server_build`)
+    from their stored `lines`: one `GameInference` each, under the warehouse's build (the
+    header's meta, as ingested), which is the one aggregated. The Compliance page's panel
+    and the service's `rules_changed` alert (`service.alerts`) both ask this."""
+    return [dataclasses.replace(r, build=builds.get(r.game, r.build))
+            for r in infer_lines(lines, games=list(builds))]
+
+
 def infer_builds(reader: read.Reader, flt: read.GameFilter, per_build: int) -> BuildInference:
     """Infer the rules of the newest `per_build` games of each build the filter keeps."""
     where, params = flt.where("g")
@@ -38,15 +52,13 @@ def infer_builds(reader: read.Reader, flt: read.GameFilter, per_build: int) -> B
         SELECT s.game_id, s.server_build FROM inference_sample s JOIN games g USING (game_id)
         WHERE {where} AND s.build_rank <= ? ORDER BY s.server_build, s.build_rank""", [*params, per_build])
     builds = {game: build for game, build in rows}
-    lines: list[tuple[bytes, str | None, int | None]] = []
+    lines: list[Line] = []
     if builds:
         events = reader.rows(
             "SELECT raw, file, line FROM events WHERE game_id IN (SELECT unnest(?::VARCHAR[])) "
             "ORDER BY game_id, ordinal", [list(builds)])
         lines = [(raw.encode("utf-8"), file, line) for raw, file, line in events]
-    # the warehouse's server_build is the one aggregated (the header's meta, as ingested)
-    results = [dataclasses.replace(r, build=builds.get(r.game, r.build))
-               for r in infer_lines(lines, games=list(builds))]
+    results = infer_sample(lines, builds)
     summaries = summarize(results)
     share_rows: list[dict[str, Any]] = []
     findings: list[str] = []

@@ -12,6 +12,7 @@ unusable lines quarantined verbatim, readers never see half a batch.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -99,8 +100,9 @@ def compact_parts(warehouse: str, storage_options: Mapping[str, str] | None = No
 def committed_games(warehouse: str, storage_options: Mapping[str, str] | None,
                     written: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
     """Each game the batch added or changed, as a live feed shows it: its id, ruleset,
-    server build, status, players, hands and violation codes (read back from the parts the
-    batch wrote, a few kilobytes)."""
+    server build, status, players, hands, violation codes and how many of each (its whole
+    set: a game completed by a later push brings all its violations again), read back from
+    the parts the batch wrote, a few kilobytes."""
     from ingest.store import Warehouse, read_part
 
     store = Warehouse(warehouse, storage_options)
@@ -118,6 +120,7 @@ def committed_games(warehouse: str, storage_options: Mapping[str, str] | None,
             out.append({"game": row["game_id"], "ruleset": ruleset, "server_build": row["server_build"],
                         "status": row["status"], "complete": row["complete"], "players": row["players"] or [],
                         "hands": row["hands"], "codes": sorted(set(codes.get(row["game_id"], []))),
+                        "violations": dict(Counter(codes.get(row["game_id"], []))),
                         "end_time": end.isoformat() if end is not None else None})
     return out
 

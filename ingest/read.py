@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -808,3 +808,100 @@ def batch_row(reader: Reader, batch: int) -> dict[str, Any] | None:
     """One `batches` row (an ingest's record: files, counts, the table versions it left)."""
     frame = reader.frame("SELECT * FROM batches WHERE id = ?", [batch])
     return frame.row(0, named=True) if frame.height else None
+
+
+# ------------------------------------------------------------------------ live (the Live page)
+#
+# What landed lately, bounded by time: `live_window` finds the first ingest batch that ended
+# after `since` (the small `batches` table), and the other questions filter the game tables
+# by `ingest_batch >= ` that number, a constant DuckDB checks against each part's row-group
+# statistics: the parts of older batches are skipped, not read, however big the warehouse.
+# (A game completed by a later push carries that batch: its rows were replaced.)
+
+
+def _utc(frame: pl.DataFrame, *columns: str) -> pl.DataFrame:
+    """Timestamps in the `UTC` zone (DuckDB names it `Etc/UTC`), to compare with Python's."""
+    return frame.with_columns(pl.col(c).dt.convert_time_zone("UTC") for c in columns)
+
+
+@dataclass(frozen=True, slots=True)
+class LiveWindow:
+    """The ingest batches committed since `since`, and the latest one whatever its age."""
+
+    since: datetime
+    first_batch: int | None  # the first batch that ended at or after `since` (None: none did)
+    last_batch: int | None  # the latest ingest batch (None: the warehouse has none)
+    last_commit: datetime | None  # when it ended
+    batches: int
+    games: int
+    lines: int
+
+
+def live_window(reader: Reader, since: datetime) -> LiveWindow:
+    first, batches, games, lines = reader.rows("""
+        SELECT min(id), count(*), coalesce(sum(games_new + games_updated), 0)::BIGINT,
+               coalesce(sum(lines), 0)::BIGINT
+        FROM batches WHERE kind = 'ingest' AND ended >= ?""", [since])[0]
+    latest = reader.rows("SELECT id, ended FROM batches WHERE kind = 'ingest' ORDER BY id DESC LIMIT 1")
+    last, ended = latest[0] if latest else (None, None)
+    return LiveWindow(since, first, last, ended, batches, games, lines)
+
+
+def live_throughput(reader: Reader, since: datetime) -> pl.DataFrame:
+    """Per minute since `since`: the games and lines committed, the batches and their mean
+    commit time (seconds from a batch's start to its end); minutes without a commit are
+    rows of zeros, so a chart shows the gap."""
+    frame = reader.frame("""
+        SELECT date_trunc('minute', ended) AS minute,
+               sum(games_new + games_updated)::BIGINT AS games, sum(lines)::BIGINT AS lines,
+               count(*) AS batches, avg(epoch(ended - started)) AS commit_seconds
+        FROM batches WHERE kind = 'ingest' AND ended >= ?
+        GROUP BY ALL ORDER BY minute""", [since])
+    frame = _utc(frame, "minute")
+    if not frame.height:
+        return frame
+    minutes = frame.select(pl.datetime_range(pl.col("minute").min(), pl.col("minute").max(), "1m")
+                           .alias("minute"))
+    full = minutes.join(frame, on="minute", how="left")
+    return full.with_columns(pl.col(c).fill_null(0) for c in ("games", "lines", "batches"))
+
+
+def live_violation_rate(reader: Reader, first_batch: int, since: datetime, minutes: int = 5) -> pl.DataFrame:
+    """Per server build and `minutes`-long period of commit time since `since`: the games
+    committed, those with a violation, and their share (the rate)."""
+    return _utc(reader.frame(f"""
+        SELECT time_bucket(INTERVAL {int(minutes)} MINUTE, b.ended) AS period,
+               coalesce(g.server_build, '?') AS server_build, count(*) AS games,
+               count(*) FILTER (WHERE g.violations > 0) AS with_violations,
+               count(*) FILTER (WHERE g.violations > 0) / count(*) AS violation_rate
+        FROM games g JOIN batches b ON b.id = g.ingest_batch
+        WHERE g.ingest_batch >= ? AND b.ended >= ?
+        GROUP BY ALL ORDER BY period, server_build""", [first_batch, since]), "period")
+
+
+def live_commit_lag(reader: Reader, first_batch: int) -> dict[str, Any]:
+    """Of the whole games committed since `first_batch`: how long after a game's end its
+    batch committed (seconds: median, 95th percentile), over how many games."""
+    return reader.frame("""
+        SELECT count(*) AS games,
+               quantile_cont(epoch(b.ended - g.end_time), 0.5) AS p50,
+               quantile_cont(epoch(b.ended - g.end_time), 0.95) AS p95
+        FROM games g JOIN batches b ON b.id = g.ingest_batch
+        WHERE g.ingest_batch >= ? AND g.complete AND g.end_time IS NOT NULL""",
+                        [first_batch]).row(0, named=True)
+
+
+def live_latest_games(reader: Reader, first_batch: int, limit: int = 20) -> pl.DataFrame:
+    """The games committed last (since `first_batch`), newest batch first, with their
+    violation codes."""
+    return _utc(reader.frame("""
+        SELECT b.ended AS committed, g.ingest_batch AS batch, g.game_id, g.ruleset,
+               coalesce(g.server_build, '?') AS server_build, g.status, g.violations,
+               array_to_string(v.codes, ', ') AS codes, array_to_string(g.players, ', ') AS players,
+               g.end_time
+        FROM games g JOIN batches b ON b.id = g.ingest_batch
+        LEFT JOIN (SELECT game_id, list(DISTINCT code ORDER BY code) AS codes FROM violations
+                   WHERE ingest_batch >= ? GROUP BY game_id) v USING (game_id)
+        WHERE g.ingest_batch >= ?
+        ORDER BY g.ingest_batch DESC, g.end_time DESC NULLS LAST, g.game_id LIMIT ?""",
+                             [first_batch, first_batch, limit]), "committed", "end_time")

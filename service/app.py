@@ -5,27 +5,35 @@ for a missing or unknown key, 403 for a key without the role (or a player's toke
 for what is not theirs), 404 for an unknown game, step, hand, player or batch, 413 for a
 body past its cap, 429 past a key's rate, 503 while there is no warehouse to read. A
 malformed line in a validated body is a verdict (an error record), not an error.
+
+After each commit the queue's listener (`committed`) refreshes the reader, counts the batch
+(`service.metrics`), hands its games to the live feed (`service.live`) and to the alerts
+(`service.alerts`); none of them waits, so the committer never does.
 """
 
 
 # no `from __future__ import annotations`: FastAPI reads the routes' annotations, which
 # name dependencies made inside create_app
+import asyncio
 import gc
 import logging
 import os
 import threading
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import date, datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
+import orjson
 from fastapi import Depends, FastAPI, Query, Request, Security
 from fastapi import Path as PathParam
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
+from sse_starlette import EventSourceResponse, ServerSentEvent
+from starlette.background import BackgroundTask
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
@@ -36,9 +44,14 @@ from engine.whatif import BadMove, WhatIfError, what_if
 from ingest import read
 from ingest.storage import Location
 from service import models, views
+from service.alert_rules import AlertConfig
+from service.alerts import AlertEngine
 from service.auth import KeyExpired, KeyStore, Principal, RateLimiter, Role
 from service.bodies import BadBody, BodyTooLarge, decoded
-from service.jobs import CommitPolicy, IngestQueue, Receipt
+from service.jobs import CommitEvent, CommitPolicy, IngestQueue, Receipt
+from service.live import LiveHub, Watch
+from service.metrics import CONTENT_TYPE as METRICS_TYPE
+from service.metrics import ServiceMetrics
 from service.validation import ValidationPool
 from service.warehouse import Gateway, WarehouseUnavailable
 
@@ -77,6 +90,12 @@ class Settings:
     burst: int | None = None
     replay_cache: int = 256
     game_index: bool = True  # find a step's lines by the game index (service.warehouse)
+    #: the alert rules (`serve --alerts FILE`); None: no alerts
+    alerts: AlertConfig | None = None
+    #: the live feed: games queued per subscriber, subscribers at once, seconds between heartbeats
+    live_queue: int = 1000
+    live_subscribers: int = 100
+    live_heartbeat: float = 15.0
 
 
 class ApiError(Exception):
@@ -118,6 +137,7 @@ To = Annotated[date | None, Query(alias="to", description="games started on or b
 Limit = Annotated[int, Query(ge=1, le=1000, description="rows on a page")]
 Cursor = Annotated[str | None, Query(max_length=2000, description="`next_cursor` of the previous page")]
 GameId = Annotated[str, PathParam(description="the log's `game`", max_length=256)]
+Statuses = Annotated[list[models.Status], Query(alias="status", description="only games of these statuses (repeatable)")]
 
 _bearer = HTTPBearer(auto_error=False, description="an API key: `Authorization: Bearer KEY`")
 _header = APIKeyHeader(name="X-API-Key", auto_error=False, description="an API key")
@@ -139,11 +159,37 @@ def create_app(settings: Settings) -> FastAPI:
     """The application over `settings.warehouse`."""
     location = Location.of(settings.warehouse, settings.storage_options)
     gateway = Gateway(location, replays=settings.replay_cache, index=settings.game_index)
+    hub = LiveHub(settings.live_queue, settings.live_subscribers)
+    alerts: AlertEngine | None = None
+
+    def committed(event: CommitEvent) -> None:
+        """The committer's listener: each step on its own (one failing skips no other)."""
+        steps: list[Callable[[CommitEvent], None]] = [lambda e: gateway.refresh(), metrics.committed,
+                                                     hub.publish]
+        if alerts is not None:
+            steps.append(alerts.submit)
+        for step in steps:
+            try:
+                step(event)
+            except Exception as exc:
+                log.warning("a commit's listener failed on batch %d", event.batch, exc_info=exc)
+
     queue = IngestQueue(location, workers=settings.ingest_workers, state=settings.state,
-                        on_commit=lambda event: gateway.refresh(),
+                        on_commit=committed,
                         policy=CommitPolicy(interval=settings.commit_interval,
                                             lines=settings.commit_lines, max_lag=settings.max_lag,
                                             compact_every=settings.compact_every))
+
+    def stored_lines(games: Sequence[str]) -> list[tuple[bytes, str | None, int | None]]:
+        """The games' stored lines (for `rules_changed`), found by the game index."""
+        current = gateway.reader()
+        return [line for game in games for line in gateway.game_lines(current, game)]
+
+    if settings.alerts is not None:
+        alerts = AlertEngine(settings.alerts, state=queue.state, stats=queue.stats, lines=stored_lines)
+    metrics = ServiceMetrics(queue.stats, lambda: (hub.subscribers, hub.dropped_total),
+                             alerts.firing if alerts is not None else dict,
+                             alerts.deliveries if alerts is not None else lambda: None)
     pool = ValidationPool(settings.validate_threads)
     limiter = RateLimiter(settings.rate, settings.burst)
 
@@ -156,11 +202,15 @@ def create_app(settings: Settings) -> FastAPI:
         # met one waited for it (the step benchmark's slowest requests).
         gc.collect()
         gc.freeze()
+        if alerts is not None:
+            alerts.start()
         queue.start()
         # open the warehouse (and so start the game index) now, not at the first request
         threading.Thread(target=gateway.problem, name="haftkhabis-open", daemon=True).start()
         yield
         queue.stop()
+        if alerts is not None:
+            alerts.stop()
         pool.shutdown()
         gc.unfreeze()
 
@@ -376,6 +426,7 @@ def create_app(settings: Settings) -> FastAPI:
         the same receipt; once committed, pushing it again changes nothing."""
         wait = queue.back_pressure()
         if wait is not None:
+            metrics.pushes_refused.inc()
             raise ApiError(429, "busy", f"the committer is {queue.stats().oldest_age:.0f}s behind; "
                            f"push again in {wait:.0f}s", {"Retry-After": str(round(wait + 0.5))})
         spool = queue.spool()
@@ -392,6 +443,7 @@ def create_app(settings: Settings) -> FastAPI:
             spool.discard()
             raise
         receipt, _new = await run_in_threadpool(queue.submit, spool)
+        metrics.pushes_accepted.inc()
         response.headers["Location"] = f"/v1/batches/{receipt.id}"
         log.info("%s pushed %s bytes as %s", who.principal.describe(), receipt.size, receipt.id)
         return receipt_status(receipt)
@@ -598,15 +650,94 @@ def create_app(settings: Settings) -> FastAPI:
         except views.BadCursor as exc:
             raise bad_cursor(exc) from None
 
+    # ------------------------------------------------------------------ live, alerts, metrics
+
+    @app.get(
+        "/v1/live", tags=["live"], response_class=EventSourceResponse,
+        responses=AUTH_ERRORS | {
+            200: {"description": (
+                "Server-Sent Events: `ready` once (the last batch committed here, what is watched), "
+                "then a `game` event per committed game the caller may see (its data a `LiveGame`, "
+                "its id `BATCH:POSITION`), a `dropped` event (a `LiveDropped`) when the client "
+                "read too slowly and games were dropped from its queue, and a comment line as a "
+                "heartbeat while nothing commits"),
+                  "content": {"text/event-stream": {"schema": {"type": "string"}}}},
+            503: _doc("as many clients as the server allows are watching already")})
+    async def live(who: Annotated[Caller, Depends(caller(Role.support, Role.auditor, Role.analyst, Role.ingest,
+                                                         player_token=True))],
+                   ruleset: Rulesets = [], build: Builds = [], status: Statuses = [],  # noqa: B006
+                   ) -> EventSourceResponse:
+        """Watch games land: each committed game's verdict summary (game, ruleset, server
+        build, status, violation codes, players, batch) as it is committed. Support,
+        auditor, analyst and ingest keys see every game; a player's token only the games
+        its player played. A client that reads too slowly misses the oldest games waiting
+        for it (at most `--live-queue` wait) and is told how many; the committer never
+        waits for it."""
+        watch = Watch(who.player, frozenset(ruleset), frozenset(build), frozenset(status))
+        subscriber = hub.subscribe(watch, asyncio.get_running_loop())
+        if subscriber is None:
+            raise ApiError(503, "busy", f"{hub.max_subscribers} clients are watching already "
+                           "(serve --live-subscribers); try again later", {"Retry-After": "30"})
+
+        async def stream() -> AsyncIterator[ServerSentEvent]:
+            try:
+                ready = {"batch": hub.last_batch, "watching": watch.describe()}
+                yield ServerSentEvent(orjson.dumps(ready).decode(), event="ready")
+                async for event in subscriber.events():
+                    yield event
+            finally:
+                hub.unsubscribe(subscriber)
+
+        async def gone() -> None:  # also when the stream was never started
+            hub.unsubscribe(subscriber)
+
+        return EventSourceResponse(stream(), ping=settings.live_heartbeat,
+                                   headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
+                                   background=BackgroundTask(gone))
+
+    @app.get("/v1/alerts", response_model=models.AlertsView, tags=["live"], responses=AUTH_ERRORS)
+    def alert_list(who: Annotated[Caller, Depends(caller(Role.auditor, Role.support))],
+                   state: Annotated[Literal["firing", "clear"] | None,
+                                    Query(description="only alerts in this state")] = None,
+                   ) -> models.AlertsView:
+        """The alerts of the rules file (`serve --alerts FILE`): per rule (and server build),
+        its state and since when, the last measure and the threshold."""
+        if alerts is None:
+            return models.AlertsView(configured=False, source=None, evaluated_batch=None, alerts=[],
+                                     deliveries=None)
+        found = [a for a in alerts.alerts() if state is None or a["state"] == state]
+        deliveries = alerts.deliveries()
+        return models.AlertsView(
+            configured=True, source=alerts.config.source, evaluated_batch=alerts.evaluated_batch,
+            alerts=[models.AlertView.model_validate(a) for a in found],
+            deliveries=models.Deliveries.model_validate(asdict(deliveries)) if deliveries else None)
+
+    @app.get("/metrics", include_in_schema=False)
+    def prometheus() -> Response:
+        """The service's figures in Prometheus' text format (no key: bind the service where
+        only those who may read them reach it; docs/operations.md)."""
+        return Response(metrics.render(), media_type=METRICS_TYPE)
+
     generated = app.openapi
 
     def openapi() -> dict[str, Any]:
-        """The generated document, less the JSON FastAPI assumes for the two answers that
-        are not JSON (the verdict lines, the report page)."""
+        """The generated document, less the JSON FastAPI assumes for the three answers that
+        are not JSON (the verdict lines, the report page, the live stream), with the live
+        stream's event data among the schemas."""
         if app.openapi_schema is None:
             document = generated()
-            for path, method in (("/v1/validate", "post"), ("/v1/games/{game}/hands/{hand}/report", "get")):
+            for path, method in (("/v1/validate", "post"), ("/v1/games/{game}/hands/{hand}/report", "get"),
+                                 ("/v1/live", "get")):
                 document["paths"][path][method]["responses"]["200"]["content"].pop("application/json", None)
+            schemas = document["components"]["schemas"]
+            for model in (models.LiveGame, models.LiveDropped):
+                schema = model.model_json_schema(ref_template="#/components/schemas/{model}")
+                for name, definition in schema.pop("$defs", {}).items():
+                    schemas.setdefault(name, definition)
+                schemas[model.__name__] = schema
+            live = document["paths"]["/v1/live"]["get"]["responses"]["200"]["content"]["text/event-stream"]
+            live["x-events"] = {"game": {"$ref": "#/components/schemas/LiveGame"},
+                                "dropped": {"$ref": "#/components/schemas/LiveDropped"}}
             app.openapi_schema = document
         return app.openapi_schema
 

@@ -173,6 +173,8 @@ class CommitEvent:
     seconds: float  # from taking the group to its commit
     quarantined: int
     games: tuple[dict[str, Any], ...]
+    #: each push's seconds from its acceptance (its `202`) to this commit, in journal order
+    waited: tuple[float, ...] = ()
 
 
 @dataclass
@@ -443,9 +445,11 @@ class IngestQueue:
                 shutil.rmtree(group.folder, ignore_errors=True)
             if outcome.get("batch") is not None:
                 self._since_compact += 1
+                now = time.monotonic()
                 event = CommitEvent(int(outcome["batch"]), len(group.items), int(outcome.get("lines") or 0),
                                     float(outcome.get("wall") or 0.0), int(outcome.get("quarantined") or 0),
-                                    tuple(outcome.get("games_committed") or ()))
+                                    tuple(outcome.get("games_committed") or ()),
+                                    tuple(now - item.since for item in group.items))
                 try:
                     self._on_commit(event)  # readers see the batch before its receipts say so
                 except Exception as exc:

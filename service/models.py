@@ -451,3 +451,68 @@ class Health(Model):
     keys_unread_change: bool = Field(description="the keys file changed and could not be read as "
                                      "keys: the keys read before are in force (the server's log says why)")
     ingest: IngestHealth
+
+
+# ---------------------------------------------------------------------------- live and alerts
+
+
+class LiveGame(Model):
+    """A `game` event of `GET /v1/live`: one committed game's verdict summary."""
+
+    id: str = Field(description="`BATCH:POSITION`: the warehouse batch and the game's place among "
+                    "the games it added or changed (also the event's SSE `id`)", examples=["17:0"])
+    batch: int
+    position: int
+    game: str
+    ruleset: str | None
+    server_build: str | None
+    status: Status
+    complete: bool
+    hands: int
+    codes: list[Code] = Field(description="the violation codes the game has (each once)")
+    players: list[str]
+    end_time: datetime | None
+
+
+class LiveDropped(Model):
+    """A `dropped` event of `GET /v1/live`: the client read too slowly, and this many
+    games, from `first` to `last` (ids), were dropped from its queue."""
+
+    dropped: int
+    first: str | None
+    last: str | None
+
+
+class AlertView(Model):
+    """One rule's alert for one server build (`build` null: the service's own)."""
+
+    rule: str
+    kind: Literal["violation_rate", "rules_changed", "ingest_lag", "quarantine_rate"]
+    build: str | None
+    state: Literal["firing", "clear"]
+    since: datetime = Field(description="when it went into this state")
+    value: float | None = Field(description="the last measure, in `unit` (null: none yet)")
+    threshold: float
+    unit: Literal["percent", "seconds"]
+    observed: int = Field(description="games, lines or pushes the measure is taken over")
+    window: str
+    message: str
+
+
+class Deliveries(Model):
+    """The webhook's deliveries since the start."""
+
+    pending: int
+    delivered: int
+    failed: int
+    retries: int
+
+
+class AlertsView(Model):
+    """The alerts (firing first) and how their deliveries went."""
+
+    configured: bool = Field(description="whether the service was started with `--alerts FILE`")
+    source: str | None
+    evaluated_batch: int | None = Field(description="the last batch the alerts have taken in")
+    alerts: list[AlertView]
+    deliveries: Deliveries | None = Field(description="null without a webhook")

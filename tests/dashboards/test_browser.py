@@ -187,3 +187,22 @@ def test_the_player_views_page_shows_only_what_they_saw(
     found += leaks(whatif.inner_html(), sight.at(player, seq), player, f"{DISPUTED} seq {seq} what-if")
     assert "sample.jsonl" not in page.content()
     assert not found, "\n".join(map(str, found))
+
+
+#: the Live panel's redraw count (its own marker, drawn last by each redraw) past `after`
+LIVE_REDRAWN = """(after) => Math.max(0, ...[...document.querySelectorAll('[data-hk-live]')]
+  .map(m => Number(m.dataset.hkLive))) > after && document.querySelector('[data-stale="true"]') === null"""
+
+
+def test_the_live_page_redraws_itself(server: str, page: Any) -> None:
+    """The Live page renders whole, then redraws its panel by itself (`st.fragment(
+    run_every=…)`): its marker passes the first redraw's number with nothing done."""
+    open_app(page, f"{server}/live")
+    assert page.get_by_role("heading", name="Live").count() == 1
+    assert page.locator("[data-testid=stMetric]", has_text="Games / s").count() == 1
+    assert page.locator("[data-testid=stSidebarNav]").get_by_text("Live").count() == 1
+    page.wait_for_function(LIVE_REDRAWN, arg=1, timeout=DEADLINE)
+    assert page.locator("[data-testid=stException]").count() == 0
+    assert page.locator("[data-testid=stMetric]", has_text="Last commit").count() == 1
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "browser-live.png"), full_page=True)
