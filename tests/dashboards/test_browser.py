@@ -153,7 +153,9 @@ def _expand(page: Any, title: str) -> Any:
     """Open the expander whose summary starts with `title` (no script run: it is drawn
     already); its element."""
     expander = page.locator("[data-testid=stExpander]", has=page.locator("summary", has_text=title)).first
-    expander.locator("summary").click()
+    # the click event on the summary itself, not a mouse click at coordinates: an expander
+    # opened just before still animates its height, moving this one under the pointer
+    expander.locator("summary").dispatch_event("click")
     expander.locator("[data-testid=stExpanderDetails]").wait_for(state="visible")
     return expander
 
