@@ -69,7 +69,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from bench.bench_ingest import OUT, Run, _tree_rss, make_logs, measure  # noqa: E402
+from bench.bench_ingest import OUT, Run, _tree_memory, make_logs, measure  # noqa: E402
 from ingest.lock import LOCK_NAME  # noqa: E402
 from tests.ingest.services import HOST, MotoServer, free_port, poll, stop  # noqa: E402
 
@@ -149,7 +149,7 @@ def sampled_rss(pids: list[int]) -> Iterator[list[int]]:
 
     def sample() -> None:
         while not done.is_set():
-            peak[0] = max(peak[0], sum(_tree_rss(pid) for pid in pids))
+            peak[0] = max(peak[0], sum(sum(_tree_memory(pid)[0].values()) for pid in pids))
             time.sleep(0.05)
 
     sampler = threading.Thread(target=sample, daemon=True)

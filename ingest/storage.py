@@ -22,7 +22,7 @@ import contextlib
 import json
 import os
 import shutil
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -257,13 +257,49 @@ class Location:
         pafs.copy_files(local_path, self.fs_path(uri), source_filesystem=pafs.LocalFileSystem(),
                         destination_filesystem=self.filesystem)
 
-    def get_file(self, uri: str, local_path: str) -> None:
-        pafs.copy_files(self.fs_path(uri), local_path, source_filesystem=self.filesystem,
-                        destination_filesystem=pafs.LocalFileSystem())
+    def put_files(self, pairs: Sequence[tuple[str, str]], *, compress: bool = False) -> None:
+        """`put_file` for each (local path, uri), all at once (an upload waits on the
+        store more than on this machine); `compress`: zstd on the way (`get_file` with
+        `decompress` reads such an object back), a spool of log lines a seventh of its size."""
+        put = self._put_compressed if compress else self.put_file
+        if len(pairs) <= 1:
+            for local_path, uri in pairs:
+                put(local_path, uri)
+            return
+        with ThreadPoolExecutor(max_workers=min(len(pairs), 8), thread_name_prefix="put") as pool:
+            for done in [pool.submit(put, local_path, uri) for local_path, uri in pairs]:
+                done.result()
+
+    def _put_compressed(self, local_path: str, uri: str) -> None:
+        if self.local:
+            os.makedirs(os.path.dirname(uri), exist_ok=True)
+        with open(local_path, "rb") as source, \
+                self.filesystem.open_output_stream(self.fs_path(uri), compression="zstd") as out:
+            shutil.copyfileobj(source, out, COPY_CHUNK)
+
+    def get_file(self, uri: str, local_path: str, *, decompress: bool = False) -> None:
+        """Copy the object at `uri` to a local file (`decompress`: one `put_files` wrote
+        compressed), in few large range reads: an object store answers each read with a
+        request (1 MiB reads made a 94 MiB spool 94 requests and 18 s on the S3 emulator,
+        which copies the whole object for each)."""
+        if not decompress:
+            pafs.copy_files(self.fs_path(uri), local_path, source_filesystem=self.filesystem,
+                            destination_filesystem=pafs.LocalFileSystem(), chunk_size=GET_CHUNK)
+            return
+        with self.filesystem.open_input_stream(self.fs_path(uri), compression="zstd",
+                                               buffer_size=GET_CHUNK) as source, \
+                open(local_path, "wb") as out:
+            shutil.copyfileobj(source, out, COPY_CHUNK)
 
     def write_bytes(self, uri: str, data: bytes) -> None:
         with self.filesystem.open_output_stream(self.fs_path(uri)) as out:
             out.write(data)
+
+
+#: bytes a range read of `Location.get_file` asks for (and holds) at a time
+GET_CHUNK = 32 * 2**20
+#: bytes a stream copy holds at a time
+COPY_CHUNK = 4 * 2**20
 
 
 class AtomicOutput:

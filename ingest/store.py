@@ -39,6 +39,7 @@ import re
 import time
 import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -603,19 +604,28 @@ class Warehouse:
         and of `folders` (table → folders its tasks wrote to), on S3 of just the keys with
         that name prefix. The number deleted."""
         name_prefix = f"part-b{batch:06d}-"
-        deleted = 0
+        named: set[tuple[str, str]] = set()  # (table, part path)
+        listings: list[tuple[str, str]] = []  # (table, folder)
         for name in SNAPSHOT_TABLES:
-            named = {p.path for p in self._parts(name, self.table(name))}
-            where = {posixpath.dirname(p) for p in named
-                     if posixpath.basename(p).startswith(name_prefix)}
-            for folder in sorted(where | set(folders.get(name, ()))):
-                for uri in self.location.list_names(self.location.join(name, folder),
-                                                    name_prefix):
-                    base = posixpath.basename(uri)
-                    if (posixpath.join(folder, base) if folder else base) not in named:
-                        self.location.delete(uri)
-                        deleted += 1
-        return deleted
+            paths = {p.path for p in self._parts(name, self.table(name))}
+            named.update((name, p) for p in paths)
+            where = {posixpath.dirname(p) for p in paths if posixpath.basename(p).startswith(name_prefix)}
+            listings.extend((name, folder) for folder in sorted(where | set(folders.get(name, ()))))
+
+        def strays(listing: tuple[str, str]) -> list[str]:
+            name, folder = listing
+            return [uri for uri in self.location.list_names(self.location.join(name, folder), name_prefix)
+                    if (name, posixpath.join(folder, posixpath.basename(uri)) if folder
+                        else posixpath.basename(uri)) not in named]
+
+        # a listing waits on the store (one request each on S3, a folder per partition):
+        # made side by side
+        with ThreadPoolExecutor(max_workers=1 if self.location.local else 8,
+                                thread_name_prefix="sweep") as pool:
+            found = [uri for uris in pool.map(strays, listings) for uri in uris]
+        for uri in found:
+            self.location.delete(uri)
+        return len(found)
 
     def open_batch(self, prefix: str) -> str:
         """Mark the batch `prefix` as under way (a small object in the staging prefix, which

@@ -20,7 +20,7 @@ import pytest
 
 from engine.simulate import SimulatedGame
 from ingest.lock import LOCK_NAME
-from ingest.pipeline import ingest
+from ingest.pipeline import STAGED_SPOOL, ingest
 from ingest.queries import scan_polars
 from tests.ingest.conftest import (
     REPO,
@@ -205,7 +205,7 @@ def test_a_driver_killed_mid_batch_leaves_the_warehouse_as_before(
          process=None)
     orphans = [k for k in moto.keys(bucket) if "/part-b000002-" in k]
     assert orphans
-    assert any(k.endswith(".spool") for k in moto.keys(bucket))  # the shards' spools
+    assert any(k.endswith(".spool" + STAGED_SPOOL) for k in moto.keys(bucket))  # the shards' spools
     assert f"wh/{LOCK_NAME}" in moto.keys(bucket)
     assert contents(uri, storage_options=moto.options) == before
     assert [b["id"] for b in batches(uri, moto.options)] == [1]

@@ -21,7 +21,7 @@ import pytest
 from engine.simulate import SimulatedGame
 from ingest.lock import LOCK_NAME, LockBusy, ObjectLock
 from ingest.maintenance import compact
-from ingest.pipeline import ingest
+from ingest.pipeline import STAGED_SPOOL, ingest
 from ingest.queries import open_warehouse, scan_polars
 from ingest.schema import DATA_TABLES
 from ingest.store import APP_ID, PartWriter, Warehouse, WriterFenced, new_attempt
@@ -61,7 +61,7 @@ def test_an_s3_warehouse_holds_what_a_local_one_does(
     bucket = uri.removeprefix("s3://").split("/")[0]
     keys = moto.keys(bucket)
     assert any(k.startswith("warehouse/events/ruleset=") and k.endswith(".parquet") for k in keys)
-    assert not [k for k in keys if k.endswith((".spool", ".tmp", LOCK_NAME))]
+    assert not [k for k in keys if k.endswith((".spool", ".spool" + STAGED_SPOOL, ".tmp", LOCK_NAME))]
 
     # the CLI reads it, with the options given on the command line
     games = run_cli("query", "SELECT count(*) AS n FROM games", "-w", uri, "-f", "json",
