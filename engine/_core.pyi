@@ -446,15 +446,20 @@ class SpoolError(OSError):
 # FileNotFoundError with `errno` ENOENT; a strict replay's stop is a ReplayError.
 
 @type_check_only
-class MoveValueInfo(TypedDict):
-    """One legal move's estimate at a decision (lower `mean` is better: the player's
-    points at the hand's end, or their finishing place in elimination play)."""
+class LegalMoveInfo(TypedDict):
+    """One legal move of the player to move (a J once per suit, a 2 once per target)."""
 
     kind: Literal["play", "draw", "pass"]
     card: str | None
     suit: str | None
     target: str | None
     text: str
+
+@type_check_only
+class MoveValueInfo(LegalMoveInfo):
+    """One legal move's estimate at a decision (lower `mean` is better: the player's
+    points at the hand's end, or their finishing place in elimination play)."""
+
     mean: float
     se: float
     win_rate: float
@@ -528,6 +533,8 @@ class GameRun:
     def position_value(
         self, player: str, *, rollouts: int = 1000, seed: int = 0, threads: int = 0
     ) -> PositionValueInfo | None: ...
+    def legal_moves(self) -> list[LegalMoveInfo]: ...
+    def policy_move(self) -> LegalMoveInfo | None: ...
 
 # ---------------------------------------------------------------------------- ingest
 

@@ -252,6 +252,8 @@ def test_a_game_fed_line_by_line_is_its_declared_shapes() -> None:
     for line in mine:
         player = analysed.expected_actor()
         if player is not None and seen < 3:
+            check(analysed.legal_moves(), _returns("GameRun", "legal_moves"), "GameRun.legal_moves")
+            check(analysed.policy_move(), _returns("GameRun", "policy_move"), "GameRun.policy_move")
             found = analysed.analyse(rollouts=10, seed=1)
             if found is not None:
                 seen += 1
@@ -329,6 +331,7 @@ def test_every_typeddict_of_the_stub_is_held_here() -> None:
                         ("GameRun", "feed"), ("GameRun", "options"), ("GameRun", "snapshot"),
                         ("GameRun", "settings"), ("GameRun", "decided_outcomes"),
                         ("GameRun", "steps"), ("GameRun", "analyse"), ("GameRun", "position_value"),
+                        ("GameRun", "legal_moves"), ("GameRun", "policy_move"),
                         ("Verdict", "settings"), ("Verdict", "header"),
                         ("Verdict", "hand_records"), ("Verdict", "facts"), ("Verdict", "steps"),
                         ("Verdict", "state"), ("Verdict", "to_json")]:

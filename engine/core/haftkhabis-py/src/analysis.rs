@@ -7,7 +7,12 @@ use pyo3::types::{PyDict, PyList};
 use haftkhabis_core::analysis::{DecisionAnalysis, Move, PositionValue, POLICY};
 use haftkhabis_core::json::Text;
 
-fn move_dict<'py>(py: Python<'py>, mv: &Move, players: &[Text]) -> PyResult<Bound<'py, PyDict>> {
+/// A move (`LegalMoveInfo`).
+pub fn move_dict<'py>(
+    py: Python<'py>,
+    mv: &Move,
+    players: &[Text],
+) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     let (kind, card, suit, target) = match mv {
         Move::Play { card, suit, target } => (

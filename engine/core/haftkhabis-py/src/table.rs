@@ -235,6 +235,28 @@ impl GameRun {
         }
     }
 
+    /// The legal moves of the player to move, each once (a J per suit it may declare, a 2
+    /// per target), as the analysis enumerates them (`kind`, `card`, `suit`, `target`,
+    /// `text`); empty when nobody is to move.
+    fn legal_moves<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let table = self.table()?;
+        let list = PyList::empty(py);
+        for mv in analysis::legal_moves(table) {
+            list.append(crate::analysis::move_dict(py, &mv, table.players())?)?;
+        }
+        Ok(list)
+    }
+
+    /// The move the rollout policy (`ANALYSIS_POLICY`) makes now (None when nobody is to
+    /// move or it can do nothing).
+    fn policy_move<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let table = self.table()?;
+        match analysis::policy_move(table) {
+            Some(mv) => Ok(Some(crate::analysis::move_dict(py, &mv, table.players())?)),
+            None => Ok(None),
+        }
+    }
+
     /// Every replayed line with the state after it (empty unless `record=True`).
     fn steps<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let list = PyList::empty(py);
