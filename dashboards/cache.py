@@ -98,6 +98,7 @@ def reload() -> None:
     """Reopen the warehouse at its latest committed batch (a button's callback)."""
     _reader.clear()
     _query.clear()
+    _ratings.clear()
     _replay.clear()
     _hand_report.clear()
     _infer_builds.clear()
@@ -110,6 +111,27 @@ def _query(name: str, root: str, batch: int, args: tuple[Any, ...], _current: re
     reader of that snapshot is passed along, not hashed)."""
     del root, batch  # the key: a newer batch asks again
     return getattr(read, name)(_current, *args)
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def _ratings(root: str, batch: int, min_hands: int, _current: read.Reader) -> list[dict[str, Any]] | None:
+    from ingest import analyses
+
+    del root, batch
+    try:
+        table = analyses.stored(_current)
+    except analyses.AnalysesUnavailable:
+        return None
+    if table.num_rows == 0:
+        return None
+    return analyses.ratings_rows(table, min_hands=min_hands)
+
+
+def ratings(min_hands: int) -> list[dict[str, Any]] | None:
+    """One row per player from the stored analyses (None: none stored), cached per
+    snapshot."""
+    current = reader()
+    return _ratings(str(current.root), current.batch, min_hands, current)
 
 
 def query(name: str, *args: Any) -> Any:
