@@ -99,6 +99,7 @@ def reload() -> None:
     _reader.clear()
     _query.clear()
     _ratings.clear()
+    _step_analysis.clear()
     _replay.clear()
     _hand_report.clear()
     _infer_builds.clear()
@@ -132,6 +133,20 @@ def ratings(min_hands: int) -> list[dict[str, Any]] | None:
     snapshot."""
     current = reader()
     return _ratings(str(current.root), current.batch, min_hands, current)
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def _step_analysis(root: str, batch: int, game: str, seq: int, _current: read.Reader) -> dict[str, Any] | None:
+    from ingest import analyses
+
+    del root, batch
+    return analyses.decision_at(_current, game, seq)
+
+
+def step_analysis(game: str, seq: int) -> dict[str, Any] | None:
+    """The stored move-quality analysis of the decision at `seq` (None: none stored)."""
+    current = reader()
+    return _step_analysis(str(current.root), current.batch, game, seq, current)
 
 
 def query(name: str, *args: Any) -> Any:

@@ -40,6 +40,8 @@ SCHEMA = pa.schema([
     ("loss_se", pa.float64()),
     ("significant", pa.bool_()),
     ("mistake", pa.bool_()),
+    ("best", pa.string()),  # the best move, in words
+    ("summary", pa.string()),  # the decision in words (engine.analysis.Decision.summary)
     ("expected", pa.float64()),
     ("expected_se", pa.float64()),
     ("luck", pa.float64()),
@@ -118,7 +120,8 @@ def _rows(game: str, start: Any, key: dict[str, Any], reader: read.Reader, rollo
             continue
         rows.append({**common, "kind": "decision", "hand": d.hand, "seq": d.seq, "player": d.player,
                      "moves": len(d.moves), "loss": max(chosen.loss, 0.0), "loss_se": chosen.loss_se,
-                     "significant": chosen.significant, "mistake": d.mistake})
+                     "significant": chosen.significant, "mistake": d.mistake,
+                     "best": d.best_move.text, "summary": d.summary()})
     for row in result.luck():
         rows.append({**common, "kind": "deal", "hand": row["hand"], "player": row["player"],
                      "expected": row["expected"], "expected_se": row["expected_se"],
@@ -162,6 +165,21 @@ def stored(reader: read.Reader) -> pa.Table:
     tables = [pq.read_table(p).replace_schema_metadata(None)
               for p in sorted(folder.glob("*.parquet")) if p.name in names] if folder.exists() else []
     return pa.concat_tables(tables) if tables else SCHEMA.empty_table()
+
+
+def decision_at(reader: read.Reader, game: str, seq: int) -> dict[str, Any] | None:
+    """The stored analysis of the decision at `seq` of `game` (None: not stored, or no
+    decision there)."""
+    try:
+        path = _file(_folder(reader), game)
+    except AnalysesUnavailable:
+        return None
+    if not path.exists():
+        return None
+    for row in pq.read_table(path).to_pylist():
+        if row["kind"] == "decision" and row["seq"] == seq:
+            return row
+    return None
 
 
 def ratings_rows(table: pa.Table, *, min_hands: int = 0) -> list[dict[str, Any]]:

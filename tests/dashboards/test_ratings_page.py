@@ -8,6 +8,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from ingest import analyses, read
+from tests.dashboards.conftest import open_page
 from tests.ingest.test_analyses import _warehouse
 
 APP = Path(__file__).resolve().parents[2] / "dashboards" / "app.py"
@@ -37,3 +38,19 @@ def test_the_ratings_page_says_how_to_make_analyses_then_shows_them(
     table = at.dataframe[0].value
     assert list(table["player"]) == [r["player"] for r in expected]
     assert "rating" in table.columns and "uncertainty" in table.columns
+
+
+def test_the_replay_shows_a_steps_stored_move_quality(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    root = _warehouse(tmp_path, games=1)
+    reader = read.connect(root)
+    try:
+        analyses.refresh(reader, rollouts=10, seed=0)
+        rows = analyses.stored(reader).to_pylist()
+    finally:
+        reader.close()
+    decision = next(r for r in rows if r["kind"] == "decision")
+    monkeypatch.setenv("HAFTKHABIS_WAREHOUSE", str(root))
+    at = open_page(AppTest.from_file(str(APP), default_timeout=60), "replay",
+                   game=decision["game_id"], seq=str(decision["seq"]))
+    shown = [a.value for a in [*at.success, *at.warning, *at.error]]
+    assert any(v.startswith("Move quality") and decision["player"] in v for v in shown), shown
