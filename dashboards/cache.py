@@ -99,6 +99,7 @@ def reload() -> None:
     _reader.clear()
     _query.clear()
     _ratings.clear()
+    _rating_history.clear()
     _step_analysis.clear()
     _replay.clear()
     _hand_report.clear()
@@ -126,6 +127,23 @@ def _ratings(root: str, batch: int, min_hands: int, _current: read.Reader) -> li
     if table.num_rows == 0:
         return None
     return analyses.ratings_rows(table, min_hands=min_hands)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _rating_history(root: str, batch: int, player: str, _current: read.Reader) -> list[dict[str, Any]]:
+    from ingest import analyses
+
+    del root, batch
+    try:
+        return analyses.rating_history(analyses.stored(_current), player)
+    except analyses.AnalysesUnavailable:
+        return []
+
+
+def rating_history(player: str) -> list[dict[str, Any]]:
+    """`player`'s rating after each rated hand, from the stored analyses."""
+    current = reader()
+    return _rating_history(str(current.root), current.batch, player, current)
 
 
 def ratings(min_hands: int) -> list[dict[str, Any]] | None:

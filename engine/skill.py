@@ -70,10 +70,12 @@ def _ranks(scores: Mapping[str, float]) -> tuple[list[str], list[int]]:
     return players, ranks
 
 
-def rate(results: Iterable[HandResult], *, adjusted: bool = False) -> dict[str, Rating]:
+def rate(results: Iterable[HandResult], *, adjusted: bool = False,
+         history: dict[str, list[tuple[str, int, float, float]]] | None = None) -> dict[str, Rating]:
     """Plackett–Luce ratings from hands in the order given (openskill's defaults: mu 25,
     sigma 25/3). `adjusted`: rank each hand by points − expected points (hands without
-    deal values are skipped then)."""
+    deal values are skipped then). `history`, when given, receives each player's (game,
+    hand, mu, sigma) after every hand they were rated on."""
     model = PlackettLuce()
     current: dict[str, object] = {}
     hands: dict[str, int] = {}
@@ -93,6 +95,9 @@ def rate(results: Iterable[HandResult], *, adjusted: bool = False) -> dict[str, 
         rated = model.rate(teams, ranks=ranks)  # type: ignore[arg-type]
         for player, team in zip(players, rated, strict=True):
             current[player] = team[0]
+            if history is not None:
+                mu, sigma = float(team[0].mu), float(team[0].sigma)
+                history.setdefault(player, []).append((result.game, result.hand, mu, sigma))
             hands[player] = hands.get(player, 0) + 1
             games.setdefault(player, set()).add(result.game)
     out: dict[str, Rating] = {}

@@ -182,6 +182,30 @@ def decision_at(reader: read.Reader, game: str, seq: int) -> dict[str, Any] | No
     return None
 
 
+def _hand_results(rows: list[dict[str, Any]]) -> list[HandResult]:
+    """The analysed hands of points play, in the order their games started."""
+    deals = [r for r in rows if r["kind"] == "deal" and r["points"] is not None]
+    by_hand: dict[tuple[str, int], list[dict[str, Any]]] = {}
+    for r in deals:
+        by_hand.setdefault((r["game_id"], r["hand"]), []).append(r)
+    order = sorted(by_hand, key=lambda k: (by_hand[k][0]["start_time"] or 0, k))
+    return [HandResult(g, h, {r["player"]: r["points"] for r in by_hand[(g, h)]},
+                       {r["player"]: r["expected"] for r in by_hand[(g, h)]}) for g, h in order]
+
+
+def rating_history(table: pa.Table, player: str) -> list[dict[str, Any]]:
+    """`player`'s rating after each of their rated hands, plain and deal-adjusted."""
+    results = _hand_results(table.to_pylist())
+    plain: dict[str, list[tuple[str, int, float, float]]] = {}
+    adjusted: dict[str, list[tuple[str, int, float, float]]] = {}
+    rate(results, history=plain)
+    rate(results, adjusted=True, history=adjusted)
+    after = {(g, h): (mu, sigma) for g, h, mu, sigma in adjusted.get(player, [])}
+    return [{"hand_index": i + 1, "game_id": g, "hand": h, "rating": mu, "uncertainty": sigma,
+             "rating_adjusted": after.get((g, h), (None, None))[0]}
+            for i, (g, h, mu, sigma) in enumerate(plain.get(player, []))]
+
+
 def ratings_rows(table: pa.Table, *, min_hands: int = 0) -> list[dict[str, Any]]:
     """One row per player: the Plackett–Luce rating (mu) and its uncertainty (sigma), with
     and without the deal adjustment; games and hands; accuracy (mean loss per decision,
@@ -189,12 +213,7 @@ def ratings_rows(table: pa.Table, *, min_hands: int = 0) -> list[dict[str, Any]]
     Hands in the order the games started."""
     rows = table.to_pylist()
     deals = [r for r in rows if r["kind"] == "deal" and r["points"] is not None]
-    by_hand: dict[tuple[str, int], list[dict[str, Any]]] = {}
-    for r in deals:
-        by_hand.setdefault((r["game_id"], r["hand"]), []).append(r)
-    order = sorted(by_hand, key=lambda k: (by_hand[k][0]["start_time"] or 0, k))
-    results = [HandResult(g, h, {r["player"]: r["points"] for r in by_hand[(g, h)]},
-                          {r["player"]: r["expected"] for r in by_hand[(g, h)]}) for g, h in order]
+    results = _hand_results(rows)
     plain, adjusted = rate(results), rate(results, adjusted=True)
     acc = accuracy((r["player"], r["loss"], bool(r["mistake"])) for r in rows if r["kind"] == "decision")
     lucky = luck((r["player"], r["luck"]) for r in deals)

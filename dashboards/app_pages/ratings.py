@@ -42,3 +42,22 @@ st.dataframe(
     },
 )
 st.caption(f"{len(rows)} players with {min_hands}+ rated hands, ordered by mu − 3 sigma.")
+
+st.subheader("A player over time")
+chosen = st.selectbox("Player", [r["player"] for r in rows], key="ratings_player")
+if chosen:
+    mine = next(r for r in rows if r["player"] == chosen)
+    left, middle, right = st.columns(3)
+    left.metric("rating (mu ± sigma)", f"{mine['rating']:.2f} ± {mine['uncertainty']:.2f}")
+    if mine["accuracy"] is not None:
+        middle.metric("mean loss / decision", f"{mine['accuracy']:.2f}",
+                      help=f"95%: {mine['accuracy_low']:.2f} – {mine['accuracy_high']:.2f} points over "
+                           f"{mine['decisions']} decisions; clear mistakes {mine['mistake_share']:.1%}")
+    if mine["luck"] is not None:
+        right.metric("luck / hand", f"{mine['luck']:+.2f}",
+                     help=f"95%: {mine['luck_low']:+.2f} – {mine['luck_high']:+.2f} points")
+    history = cache.rating_history(chosen)
+    if history:
+        st.line_chart(pl.DataFrame(history).select("hand_index", "rating", "rating_adjusted"),
+                      x="hand_index", y=["rating", "rating_adjusted"])
+        st.caption("Rating (mu) after each rated hand, plain and deal-adjusted.")

@@ -38,6 +38,10 @@ def test_the_ratings_page_says_how_to_make_analyses_then_shows_them(
     table = at.dataframe[0].value
     assert list(table["player"]) == [r["player"] for r in expected]
     assert "rating" in table.columns and "uncertainty" in table.columns
+    # a player's profile: their metrics and their rating over time
+    at.selectbox(key="ratings_player").set_value(expected[0]["player"]).run()
+    assert not at.exception
+    assert any(m.label.startswith("rating") for m in at.metric)
 
 
 def test_the_replay_shows_a_steps_stored_move_quality(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -61,3 +61,10 @@ def test_accuracy_and_luck_per_player() -> None:
     assert acc["b"].mean_loss.n == 1
     lk = luck([("a", 1.0), ("a", 3.0)])
     assert lk["a"].estimate == 2.0 and lk["a"].low < 2.0 < lk["a"].high
+
+
+def test_the_history_ends_at_the_rating() -> None:
+    history: dict[str, list[tuple[str, int, float, float]]] = {}
+    ratings = rate(_hands(20, 3), history=history)
+    assert len(history["strong"]) == 20
+    assert history["strong"][-1][2:] == (ratings["strong"].mu, ratings["strong"].sigma)
