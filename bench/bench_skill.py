@@ -18,7 +18,7 @@ It prints:
   subset of hands, its ranking, and its agreement with the rating's ranking;
 - rollouts per second per core, the time to analyse one hand, a 1,000-hand history
   (extrapolated from the per-hand time, and said so), and with --sample the whole bundled
-  sample (data/sample, 330 games with a usable header + 50 more of persian points).
+  sample (data/sample: 380 games of the three rulesets).
 
     .venv/bin/python bench/bench_skill.py                      # 120 deals x 4 rotations
     .venv/bin/python bench/bench_skill.py --deals 60 --resamples 60
