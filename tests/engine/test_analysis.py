@@ -136,3 +136,24 @@ def test_other_rulesets_analyse_without_faults(name: str) -> None:
                 assert found["faults"] == 0 and found["truncated"] == 0
         run.feed(orjson.dumps(line))
     assert checked > 0
+
+
+def test_the_rollouts_release_the_interpreter() -> None:
+    # while a long analysis runs in one thread, another Python thread keeps running
+    import threading
+
+    hands = {"sara": ["JC", "JD", "JH", "JS", "2H", "5H", "9H"],
+             "omid": ["3C", "4C", "5C", "6C", "QC", "KC", "AC"],
+             "lale": ["3D", "4D", "5D", "6D", "QD", "KD", "AD"],
+             "reza": ["3S", "4S", "5S", "6S", "QS", "KS", "AS"]}
+    run = _run([_header("bazito"), _deal(hands, "KH")])
+    worker = threading.Thread(target=lambda: run.analyse(rollouts=1500, seed=1, threads=1))
+    ticks = 0
+    worker.start()
+    while worker.is_alive():
+        ticks += 1
+    worker.join()
+    # with the interpreter held, this loop could not run during the analysis (~30k playouts)
+    # (held, it could tick only for a switch interval or two, 5 ms each: some 10^3-10^4 times;
+    # released, it ticks the whole second or more the analysis takes: 10^5-10^7 times)
+    assert ticks > 100_000, ticks
