@@ -42,3 +42,14 @@ def test_analyse_says_what_is_missing() -> None:
     assert missing.exit_code == 2
     no_hand = runner.invoke(app, ["analyse", GAME, str(BAZITO), "--hand", "99", "--rollouts", "10"])
     assert no_hand.exit_code == 2
+
+
+def test_analyse_reads_the_game_from_a_warehouse_the_same(tmp_path: Path) -> None:
+    from tests.ingest.test_analyses import _warehouse
+
+    root = _warehouse(tmp_path, games=1)
+    args = ["--hand", "1", "--rollouts", "10", "--seed", "2", "--json"]
+    stored = runner.invoke(app, ["analyse", GAME, "--warehouse", str(root), *args])
+    logged = runner.invoke(app, ["analyse", GAME, str(BAZITO), *args])
+    assert stored.exit_code == 0, stored.output
+    assert orjson.loads(stored.stdout) == orjson.loads(logged.stdout)
