@@ -94,6 +94,7 @@ def register(app: typer.Typer) -> None:
     stats.command("players")(stats_players)
     stats.command("compliance")(stats_compliance)
     stats.command("game")(stats_game)
+    stats.command("ratings")(stats_ratings)
     app.add_typer(stats, name="stats")
 
 
@@ -609,3 +610,43 @@ def stats_game(
         emit(hands, fmt, "hands", console=console)
         if violations.num_rows:
             emit(violations, fmt, "violations", console=console)
+
+
+def stats_ratings(
+    warehouse: WarehouseOption = DEFAULT_WAREHOUSE,
+    rollouts: Annotated[int, typer.Option(
+        "--rollouts", metavar="K", min=10,
+        help="Rollouts per legal move for games not analysed yet (or analysed otherwise).")] = 100,
+    seed: Annotated[int, typer.Option("--seed", min=0, help="The rollouts' seed.")] = 0,
+    min_hands: Annotated[int, typer.Option("--min-hands", min=0,
+                                           help="Only players with this many rated hands.")] = 0,
+    fmt: FormatOption = Format.table,
+) -> None:
+    """Ratings with uncertainty (Plackett–Luce over hands, with and without the deal
+    adjustment), accuracy (mean expected loss per decision, share of clear mistakes) and
+    luck per player. Games not analysed yet with this engine, policy, rollouts and seed are
+    analysed first and stored (<warehouse>/analyses/); the rest is read. docs/analysis.md."""
+    import pyarrow as pa
+
+    from ingest import analyses, read
+
+    console = terminal.console(stderr=True, soft_wrap=True)
+    try:
+        reader = read.connect(warehouse)
+    except read.WarehouseMissing as exc:
+        raise _fail(str(exc), 1) from None
+    try:
+        counts = analyses.refresh(reader, rollouts=rollouts, seed=seed)
+        rows = analyses.ratings_rows(analyses.stored(reader), min_hands=min_hands)
+    except analyses.AnalysesUnavailable as exc:
+        raise _fail(str(exc), 1) from None
+    finally:
+        reader.close()
+    if fmt is not Format.json:
+        console.print(f"{counts.games} games: {counts.analysed} analysed now, {counts.kept} stored "
+                      f"({counts.failed} without a usable header); players rated on {min_hands}+ hands")
+    columns = ["player", "rating", "uncertainty", "rating_adjusted", "uncertainty_adjusted", "games",
+               "hands", "decisions", "accuracy", "accuracy_low", "accuracy_high", "mistake_share",
+               "luck", "luck_low", "luck_high"]
+    table = pa.Table.from_pylist(rows) if rows else pa.table({c: pa.array([], pa.string()) for c in columns})
+    emit(table.select(columns), fmt, "ratings")

@@ -29,6 +29,7 @@ pages = {
         st.Page(PAGES / "games.py", title="Games", icon=":material/table_rows:", url_path="games"),
         st.Page(PAGES / "scoring.py", title="Scoring", icon=":material/calculate:", url_path="scoring"),
         st.Page(PAGES / "players.py", title="Players", icon=":material/groups:", url_path="players"),
+        st.Page(PAGES / "ratings.py", title="Ratings", icon=":material/leaderboard:", url_path="ratings"),
         st.Page(PAGES / "compliance.py", title="Compliance", icon=":material/gavel:", url_path="compliance"),
     ],
     "Hands": [

@@ -98,6 +98,9 @@ def reload() -> None:
     """Reopen the warehouse at its latest committed batch (a button's callback)."""
     _reader.clear()
     _query.clear()
+    _ratings.clear()
+    _rating_history.clear()
+    _step_analysis.clear()
     _replay.clear()
     _hand_report.clear()
     _infer_builds.clear()
@@ -110,6 +113,58 @@ def _query(name: str, root: str, batch: int, args: tuple[Any, ...], _current: re
     reader of that snapshot is passed along, not hashed)."""
     del root, batch  # the key: a newer batch asks again
     return getattr(read, name)(_current, *args)
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def _ratings(root: str, batch: int, min_hands: int, _current: read.Reader) -> list[dict[str, Any]] | None:
+    from ingest import analyses
+
+    del root, batch
+    try:
+        table = analyses.stored(_current)
+    except analyses.AnalysesUnavailable:
+        return None
+    if table.num_rows == 0:
+        return None
+    return analyses.ratings_rows(table, min_hands=min_hands)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _rating_history(root: str, batch: int, player: str, _current: read.Reader) -> list[dict[str, Any]]:
+    from ingest import analyses
+
+    del root, batch
+    try:
+        return analyses.rating_history(analyses.stored(_current), player)
+    except analyses.AnalysesUnavailable:
+        return []
+
+
+def rating_history(player: str) -> list[dict[str, Any]]:
+    """`player`'s rating after each rated hand, from the stored analyses."""
+    current = reader()
+    return _rating_history(str(current.root), current.batch, player, current)
+
+
+def ratings(min_hands: int) -> list[dict[str, Any]] | None:
+    """One row per player from the stored analyses (None: none stored), cached per
+    snapshot."""
+    current = reader()
+    return _ratings(str(current.root), current.batch, min_hands, current)
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def _step_analysis(root: str, batch: int, game: str, seq: int, _current: read.Reader) -> dict[str, Any] | None:
+    from ingest import analyses
+
+    del root, batch
+    return analyses.decision_at(_current, game, seq)
+
+
+def step_analysis(game: str, seq: int) -> dict[str, Any] | None:
+    """The stored move-quality analysis of the decision at `seq` (None: none stored)."""
+    current = reader()
+    return _step_analysis(str(current.root), current.batch, game, seq, current)
 
 
 def query(name: str, *args: Any) -> Any:

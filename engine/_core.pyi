@@ -5,6 +5,7 @@ from enum import StrEnum
 from typing import Any, BinaryIO, Literal, TypedDict, final, type_check_only
 
 __all__ = [
+    "ANALYSIS_POLICY",
     "ENGINE_VERSION",
     "Code",
     "ColumnBuffer",
@@ -28,6 +29,8 @@ __all__ = [
 ]
 
 ENGINE_VERSION: str
+#: the move-quality rollouts' policy and its version (haftkhabis_core::analysis::POLICY)
+ANALYSIS_POLICY: str
 
 _Rank = Literal["A", "2", "3", "4", "5", "6", "7", "8", "9", "T", "J", "Q", "K"]
 _Effect = Literal[
@@ -442,6 +445,56 @@ class SpoolError(OSError):
 # (and `filename` when the file is known); a path given that does not exist is a
 # FileNotFoundError with `errno` ENOENT; a strict replay's stop is a ReplayError.
 
+@type_check_only
+class LegalMoveInfo(TypedDict):
+    """One legal move of the player to move (a J once per suit, a 2 once per target)."""
+
+    kind: Literal["play", "draw", "pass"]
+    card: str | None
+    suit: str | None
+    target: str | None
+    text: str
+
+@type_check_only
+class MoveValueInfo(LegalMoveInfo):
+    """One legal move's estimate at a decision (lower `mean` is better: the player's
+    points at the hand's end, or their finishing place in elimination play)."""
+
+    mean: float
+    se: float
+    win_rate: float
+    #: mean of (this move's outcome - the best move's) over paired rollouts, and its se
+    loss: float
+    loss_se: float
+    #: loss > 1.96 * loss_se
+    significant: bool
+
+@type_check_only
+class DecisionAnalysisInfo(TypedDict):
+    """A decision analysed by rollouts from the information set of the player to move."""
+
+    player: str | None
+    rollouts: int
+    seed: int
+    policy: str
+    truncated: int
+    faults: int
+    #: the index in `moves` of the move with the lowest mean
+    best: int
+    moves: list[MoveValueInfo]
+
+@type_check_only
+class PositionValueInfo(TypedDict):
+    """A player's expected outcome of the running hand, the policy making every move."""
+
+    player: str | None
+    mean: float
+    se: float
+    win_rate: float
+    rollouts: int
+    truncated: int
+    policy: str
+
 @final
 class GameRun:
     """One game's replay, fed one line at a time in seq order."""
@@ -474,6 +527,14 @@ class GameRun:
     @property
     def violations(self) -> list[ViolationInfo]: ...
     def steps(self) -> list[StepInfo]: ...
+    def analyse(
+        self, *, rollouts: int = 1000, seed: int = 0, threads: int = 0
+    ) -> DecisionAnalysisInfo | None: ...
+    def position_value(
+        self, player: str, *, rollouts: int = 1000, seed: int = 0, threads: int = 0
+    ) -> PositionValueInfo | None: ...
+    def legal_moves(self) -> list[LegalMoveInfo]: ...
+    def policy_move(self) -> LegalMoveInfo | None: ...
 
 # ---------------------------------------------------------------------------- ingest
 

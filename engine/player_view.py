@@ -22,7 +22,9 @@ The rule (docs/api.md, "A player's view"; docs/decisions.md):
 - no server paths: file names and line numbers, set-aside lines as read, the lines no
   game could use, findings not tied to a line, producer extensions (`x_…` fields);
 - a what-if branch plays only the viewer's own moves, and stops before a draw (what it
-  would take is the stock's order).
+  would take is the stock's order);
+- of a move-quality analysis, only their own decisions and their own deal's value (the
+  rollouts of a decision read only its decider's information set).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from engine.replay import GameReplay, HandScore, ReplayStep, SetAsideLine
 from engine.violations import FOULS, Violation
 
 if TYPE_CHECKING:
+    from engine.analysis import GameAnalysis
     from engine.whatif import WhatIf
 
 #: lines whose cards only their own player sees (a deal and a reshuffle: nobody but the
@@ -246,3 +249,27 @@ def _public_info(info: Mapping[str, Any], viewer: str) -> Any:
     """A violation as the core reports it (`ViolationInfo`), for `viewer`."""
     own = info.get("player") == viewer and str(info.get("code")) in {c.value for c in FOULS}
     return {**info, "message": info.get("message") if own else None, "file": None, "line": None}
+
+
+# ---------------------------------------------------------------------------- analysis
+
+
+def public_analysis(result: GameAnalysis, viewer: str | None) -> dict[str, Any]:
+    """A game's move-quality analysis (`engine.analysis`) as `viewer` may see it: only
+    their own decisions (another's lists the cards that player held) and their own deal's
+    value (another's tells how strong a hand they did not see was); no luck, which is
+    measured against the table's deal values. Each decision's figures read only that
+    decider's information set, so a player's own are theirs to see."""
+    body = result.to_json()
+    if viewer is None:
+        return {**body, "viewer": None}
+    if viewer not in result.players:
+        raise ValueError(f"{viewer!r} is not a player of game {result.game} "
+                         f"(players: {', '.join(result.players)})")
+    return {
+        **body,
+        "decisions": [d for d in body["decisions"] if d["player"] == viewer],
+        "deals": [d for d in body["deals"] if d["player"] == viewer],
+        "luck": [],
+        "viewer": viewer,
+    }

@@ -38,6 +38,8 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from engine import ENGINE_VERSION
+from engine.analysis import AnalysisError, analyse_replay
+from engine.player_view import public_analysis
 from engine.report import render_hand_report
 from engine.violations import Code
 from engine.whatif import BadMove, WhatIfError, what_if
@@ -62,6 +64,8 @@ NDJSON = "application/x-ndjson"
 MiB = 1 << 20
 #: the most moves a what-if branch may be asked to play
 MAX_BRANCH = 200
+#: a hand's analysis runs on the request: its rollouts are capped
+MAX_ANALYSIS_ROLLOUTS = 2000
 
 
 @dataclass(frozen=True)
@@ -549,6 +553,35 @@ def create_app(settings: Settings) -> FastAPI:
         except WhatIfError as exc:
             raise ApiError(404, "not_found", str(exc)) from None
         return views.whatif_view(result, move)
+
+    @app.get("/v1/games/{game}/hands/{hand}/analysis", response_model=models.AnalysisView, tags=["games"],
+             responses=READ_ERRORS | {404: _doc("no such game, or no such hand with a decision")})
+    def analysis(game: GameId, hand: Annotated[int, PathParam(ge=1, le=2**31)],
+                 who: Annotated[Caller, Depends(caller(Role.analyst, Role.support, player_token=True))],
+                 rollouts: Annotated[int, Query(ge=10, le=MAX_ANALYSIS_ROLLOUTS, description=(
+                     "rollouts per legal move at each decision"))] = 200,
+                 seed: Annotated[int, Query(ge=0, le=2**31, description="the rollouts' seed")] = 0,
+                 player: Annotated[str | None, Query(max_length=256, description=(
+                     "only this player's decisions and deal (analyst, support; a player's "
+                     "token always gets its own)"))] = None,
+                 ) -> models.AnalysisView:
+        """Move quality of one hand: at each decision, every legal move's expected points
+        at the hand's end by rollouts from what the deciding player could know (never the
+        hidden cards as they lay), the best move, and the chosen move's loss with its
+        standard error and whether it is significant; each deal's expected points and
+        luck. A player's token sees only its own decisions and deal."""
+        _, recorded = gateway.recorded(game)
+        if recorded is None:
+            raise ApiError(404, "not_found", f"no game {game!r} in the warehouse")
+        viewer = viewer_for(who, list(recorded.players), player)
+        replay = read.game_replay(gateway.reader(), game)
+        if replay is None:
+            raise ApiError(404, "not_found", f"no game {game!r} in the warehouse")
+        try:
+            result = analyse_replay(replay, hand=hand, rollouts=rollouts, seed=seed)
+        except AnalysisError as exc:
+            raise ApiError(404, "not_found", str(exc)) from None
+        return models.AnalysisView(hand=hand, **public_analysis(result, viewer))
 
     @app.get("/v1/games/{game}/hands/{hand}/report", tags=["games"],
              responses=READ_ERRORS | {

@@ -314,6 +314,27 @@ class Refusal(Model):
     reason: str
 
 
+class AnalysisView(Model):
+    """A hand's decisions rated by rollouts from each decider's information set (issue 32;
+    docs/analysis.md): every legal move's expected points at the hand's end, the best move,
+    the chosen move's loss with its standard error; each deal's expected points. In a
+    player's view only that player's decisions and deal."""
+
+    game: str
+    players: list[str]
+    hand: int
+    rollouts: int
+    seed: int
+    policy: str
+    engine_version: str
+    viewer: str | None
+    decisions: list[dict[str, Any]] = Field(description="per decision: seq, player, moves (each "
+                                            "with mean, se, loss, loss_se, significant), best, "
+                                            "chosen, loss, mistake, summary")
+    deals: list[dict[str, Any]] = Field(description="per player: the deal's expected points and se")
+    luck: list[dict[str, Any]] = Field(description="per player: luck and play (empty in a player's view)")
+
+
 class WhatIfView(Model):
     """What if the move at `seq` had been another: the branch played on from the state
     before it, with the same checks the validator makes. In a player's view the branch

@@ -152,6 +152,22 @@ if shown is not None:
     st.session_state[URL_SEEN] = urlencode(sorted(params.items()))
     st.session_state[LAST] = params
 
+# ------------------------------------------------------------------------ the step's move quality
+
+if shown is not None and shown.kind in ("play", "draw", "pass"):
+    quality = cache.step_analysis(game_id, shown.seq)
+    # in a player's view, only their own decisions (engine.player_view.public_analysis's rule)
+    if quality is not None and (shown.viewer is None or quality["player"] == shown.viewer):
+        # the summary names players as logged: their markdown characters are shown, not run
+        said = "".join("\\" + c if c in "\\`*_{}[]()#+-.!|<>~$" else c for c in quality["summary"])
+        text = f"Move quality ({quality['rollouts']} rollouts a move, policy {quality['policy']}): {said}"
+        if quality["mistake"]:
+            st.error(text, icon=":material/error:")
+        elif quality["significant"]:
+            st.warning(text, icon=":material/info:")
+        else:
+            st.success(text, icon=":material/check_circle:")
+
 # ------------------------------------------------------------------------ what-if at this step
 
 WHATIF = "replay_whatif"  # {"at": (game, seq), "moves": [...]} of the branch on screen

@@ -246,6 +246,22 @@ def test_a_game_fed_line_by_line_is_its_declared_shapes() -> None:
         check(run.snapshot(), snapshot, f"snapshot after line {number}")
     for name in ("settings", "decided_outcomes", "steps", "totals", "match_winners"):
         check(getattr(run, name)(), _returns("GameRun", name), f"GameRun.{name}")
+    # a decision analysed by rollouts, and a deal's value (issue 32)
+    analysed = _core.GameRun(game_id)
+    seen = 0
+    for line in mine:
+        player = analysed.expected_actor()
+        if player is not None and seen < 3:
+            check(analysed.legal_moves(), _returns("GameRun", "legal_moves"), "GameRun.legal_moves")
+            check(analysed.policy_move(), _returns("GameRun", "policy_move"), "GameRun.policy_move")
+            found = analysed.analyse(rollouts=10, seed=1)
+            if found is not None:
+                seen += 1
+                check(found, _returns("GameRun", "analyse"), "GameRun.analyse")
+                check(analysed.position_value(player, rollouts=10), _returns("GameRun", "position_value"),
+                      "GameRun.position_value")
+        analysed.feed(line)
+    assert seen, "no decision analysed"
     check(run.violations, get_type_hints(NAMESPACE["GameRun"].violations.fget, NAMESPACE)["return"],
           "GameRun.violations")
 
@@ -314,7 +330,9 @@ def test_every_typeddict_of_the_stub_is_held_here() -> None:
                         ("Validator", "take_errors"), ("Ingestor", "take_errors"),
                         ("GameRun", "feed"), ("GameRun", "options"), ("GameRun", "snapshot"),
                         ("GameRun", "settings"), ("GameRun", "decided_outcomes"),
-                        ("GameRun", "steps"), ("Verdict", "settings"), ("Verdict", "header"),
+                        ("GameRun", "steps"), ("GameRun", "analyse"), ("GameRun", "position_value"),
+                        ("GameRun", "legal_moves"), ("GameRun", "policy_move"),
+                        ("Verdict", "settings"), ("Verdict", "header"),
                         ("Verdict", "hand_records"), ("Verdict", "facts"), ("Verdict", "steps"),
                         ("Verdict", "state"), ("Verdict", "to_json")]:
         walk(_returns(owner, name))

@@ -26,6 +26,7 @@ ENDPOINTS: dict[tuple[str, str], set[str]] = {
     ("GET", f"/v1/games/{DISPUTED}"): {"support", "auditor", "everyone", "ali"},
     ("GET", f"/v1/games/{DISPUTED}/steps/3"): {"support", "everyone", "ali"},
     ("GET", f"/v1/games/{DISPUTED}/hands/1/report"): {"support", "everyone", "ali"},
+    ("GET", f"/v1/games/{DISPUTED}/hands/2/analysis?rollouts=10"): {"analyst", "support", "everyone", "ali"},
     ("GET", "/v1/players/ali"): {"analyst", "support", "everyone", "ali"},
     ("GET", "/v1/leaderboard"): {"analyst", "everyone"},
     ("GET", "/v1/compliance"): {"analyst", "auditor", "everyone"},

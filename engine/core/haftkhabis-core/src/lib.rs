@@ -4,12 +4,14 @@
 //! Layers, bottom up: [`cards`] → [`ruleset`] → [`json`] / [`event`] / [`notation`] →
 //! [`machine`] → [`game`] (one game's replay) → [`validator`] (routing, with [`reader`]
 //! for files), which tells a sink what it learns: [`verdict`] writes verdicts, [`rows`]
-//! builds the warehouse's rows; [`spool`] routes an ingest's lines to its workers. Nothing
+//! builds the warehouse's rows; [`spool`] routes an ingest's lines to its workers;
+//! [`analysis`] estimates move quality by rollouts on the machine. Nothing
 //! here knows Python; the `haftkhabis-py` crate is the thin binding.
 
 #[macro_use]
 mod named;
 
+pub mod analysis;
 pub mod cards;
 pub mod event;
 pub mod fastline;

@@ -18,6 +18,9 @@ use crate::json::{same_text, Text, Value};
 use crate::ruleset::{self, AfterDraw, Effect, JackRule, Mode, MustPlay, Ruleset};
 use crate::violation::{Code, Violation};
 
+mod info;
+pub use info::PlayNeeds;
+
 /// "Every player is dealt 7 cards."
 pub const HAND_SIZE: usize = 7;
 

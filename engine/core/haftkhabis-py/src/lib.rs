@@ -67,6 +67,7 @@ fn ruleset_dict<'py>(py: Python<'py>, rules: &Ruleset) -> PyResult<Bound<'py, Py
     Ok(d)
 }
 
+mod analysis;
 mod codes;
 mod columns;
 mod convert;
@@ -117,6 +118,10 @@ mod core_module {
     use crate::validation::{
         expand_paths, replay_game, validate_json, validate_to, Validator, Verdict,
     };
+
+    /// The move-quality rollouts' policy and its version (stored with every analysis).
+    #[pymodule_export]
+    const ANALYSIS_POLICY: &str = haftkhabis_core::analysis::POLICY;
 
     /// The engine's version, recorded with every verdict and warehouse row.
     #[pymodule_export]

@@ -8,6 +8,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
+use haftkhabis_core::analysis;
 use haftkhabis_core::game::{self, RunOptions};
 use haftkhabis_core::json::{self, Text};
 use haftkhabis_core::notation;
@@ -181,6 +182,79 @@ impl GameRun {
     #[getter]
     fn violations<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         convert::violations(py, self.run.violations())
+    }
+
+    /// The decision of the player to move, analysed by rollouts from their information
+    /// set (`haftkhabis_core::analysis`): every legal move's expected hand outcome. None
+    /// when nobody is to move or there is only one move. The interpreter is released
+    /// while the rollouts run on `threads` threads (0: every core).
+    #[pyo3(signature = (*, rollouts=1000, seed=0, threads=0))]
+    fn analyse<'py>(
+        &self,
+        py: Python<'py>,
+        rollouts: usize,
+        seed: u64,
+        threads: usize,
+    ) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let table = self.table()?;
+        let config = analysis::Config {
+            rollouts,
+            seed,
+            threads,
+        };
+        match py.detach(|| analysis::analyse_decision(table, &config)) {
+            Some(a) => Ok(Some(crate::analysis::decision(py, &a, table.players())?)),
+            None => Ok(None),
+        }
+    }
+
+    /// `player`'s expected outcome of the running hand from their information set, every
+    /// move made by the rollout policy (after a deal: the deal's strength). None without
+    /// an open hand; ValueError for a player not at the table.
+    #[pyo3(signature = (player, *, rollouts=1000, seed=0, threads=0))]
+    fn position_value<'py>(
+        &self,
+        py: Python<'py>,
+        player: &str,
+        rollouts: usize,
+        seed: u64,
+        threads: usize,
+    ) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let table = self.table()?;
+        let seat = table
+            .seat(player)
+            .ok_or_else(|| PyValueError::new_err(format!("{player:?} is not at the table")))?;
+        let config = analysis::Config {
+            rollouts,
+            seed,
+            threads,
+        };
+        match py.detach(|| analysis::position_value(table, seat, &config)) {
+            Some(p) => Ok(Some(crate::analysis::position(py, &p, table.players())?)),
+            None => Ok(None),
+        }
+    }
+
+    /// The legal moves of the player to move, each once (a J per suit it may declare, a 2
+    /// per target), as the analysis enumerates them (`kind`, `card`, `suit`, `target`,
+    /// `text`); empty when nobody is to move.
+    fn legal_moves<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let table = self.table()?;
+        let list = PyList::empty(py);
+        for mv in analysis::legal_moves(table) {
+            list.append(crate::analysis::move_dict(py, &mv, table.players())?)?;
+        }
+        Ok(list)
+    }
+
+    /// The move the rollout policy (`ANALYSIS_POLICY`) makes now (None when nobody is to
+    /// move or it can do nothing).
+    fn policy_move<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let table = self.table()?;
+        match analysis::policy_move(table) {
+            Some(mv) => Ok(Some(crate::analysis::move_dict(py, &mv, table.players())?)),
+            None => Ok(None),
+        }
     }
 
     /// Every replayed line with the state after it (empty unless `record=True`).

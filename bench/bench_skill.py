@@ -1,0 +1,354 @@
+"""Skill, luck and move quality against known truth (issue 32): prints figures, asserts nothing.
+
+Four bots of known, different strength play bazito hands through the core (`GameRun`, the
+one machine; every bot move is a legal move the core lists, and a line the core flags
+stops the bench): `rollout` (at each decision, the move with the best mean of K greedy
+rollouts per move), `greedy` and `greedy-2` (the rollout policy itself,
+`GameRun.policy_move`), `random` (a uniformly random legal move). Known luck: every deal
+is played four times with the bots rotated over the seats, so each bot plays each hand.
+
+It prints:
+- each bot's mean points per hand over all hands (the truth the ratings should find);
+- the truth: the pairs of bots whose points differ significantly over the whole pool
+  (paired by hand), and how many hands the Plackett–Luce rating needs to order every such
+  pair rightly with probability >= 0.9: hands drawn at random from the pool, rated plain
+  and with the deal adjustment; and whole rotation blocks (the same deal, seats rotated),
+  rated plain;
+- the accuracy measure (mean expected loss per decision, clear-mistake share) per bot on a
+  subset of hands, its ranking, and its agreement with the rating's ranking;
+- rollouts per second per core, the time to analyse one hand, a 1,000-hand history
+  (extrapolated from the per-hand time, and said so), and with --sample the whole bundled
+  sample (data/sample: 380 games of the three rulesets).
+
+    .venv/bin/python bench/bench_skill.py                      # 120 deals x 4 rotations
+    .venv/bin/python bench/bench_skill.py --deals 60 --resamples 60
+    .venv/bin/python bench/bench_skill.py --sample             # also the sample's time
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from engine import _core
+from engine.analysis import analyse_lines
+from engine.skill import HandResult, accuracy, mean_interval, rate
+
+BOTS = ("rollout", "greedy", "greedy-2", "random")
+RANKS = "A23456789TJQK"
+SUITS = "CDHS"
+#: bazito never turns up a J, 2, 7, 8, T or A as the starter
+FORBIDDEN_STARTERS = frozenset("J278TA")
+HAND_LINE_LIMIT = 800
+SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample"
+
+
+@dataclass
+class PlayedHand:
+    deal: int
+    rotation: int
+    game: str
+    lines: list[dict[str, Any]]
+    points: dict[str, float]
+    expected: dict[str, float]  # the deal's expected points per bot (by its seat)
+
+
+class IllegalBotMove(RuntimeError):
+    """A bot's move the core flagged: the bench is wrong, not the figures."""
+
+
+def _deck(seed: int) -> list[str]:
+    deck = [r + s for s in SUITS for r in RANKS]
+    random.Random(seed).shuffle(deck)
+    return deck  # top LAST
+
+
+def _deal_line(game: str, seating: Sequence[str], deal_seed: int) -> tuple[dict[str, Any], list[str]]:
+    deck = _deck(deal_seed)
+    hands = {p: [deck.pop() for _ in range(7)] for p in seating}
+    at = len(deck) - 1
+    while deck[at][0] in FORBIDDEN_STARTERS:
+        at -= 1
+    starter = deck.pop(at)
+    line = {"game": game, "seq": 1, "type": "deal", "hand": 1, "dealer": seating[-1],
+            "hands": hands, "starter": starter}
+    return line, deck
+
+
+class _Table:
+    """One bazito hand played by bots through a GameRun, its lines kept."""
+
+    def __init__(self, game: str, seating: Sequence[str], deal_seed: int,
+                 planted: dict[str, Any] | None = None) -> None:
+        self.game = game
+        self.run = _core.GameRun(game)
+        self.lines: list[dict[str, Any]] = []
+        self.seq = 0
+        self.feed({"game": game, "seq": 0, "type": "game", "format": "haftkhabis/1",
+                   "ruleset": "bazito", "players": list(seating)})
+        deal, self.stock = _deal_line(game, seating, deal_seed)
+        if planted is not None:
+            deal = {**deal, **planted}
+        self.feed(deal)
+
+    def feed(self, line: dict[str, Any]) -> None:
+        line["seq"] = self.seq
+        self.seq += 1
+        found = self.run.feed(orjson.dumps(line))
+        if found:
+            raise IllegalBotMove(f"{self.game} seq {line['seq']}: {found[0]['code']}: {found[0]['message']}")
+        self.lines.append(line)
+
+    def make(self, player: str, move: Any, owed: int | None, rng: random.Random) -> None:
+        base = {"game": self.game, "player": player}
+        if move["kind"] == "play":
+            line = {**base, "type": "play", "card": move["card"]}
+            if move["suit"]:
+                line["suit"] = move["suit"]
+            if move["target"]:
+                line["target"] = move["target"]
+            self.feed(line)
+        elif move["kind"] == "pass":
+            self.feed({**base, "type": "pass"})
+        else:
+            if not self.stock:
+                state = self.run.snapshot()
+                under = list(state["pile"][:-1]) if state else []
+                rng.shuffle(under)
+                self.stock = under
+                self.feed({"game": self.game, "type": "reshuffle"})
+            take = min(owed or 1, len(self.stock))
+            self.feed({**base, "type": "draw", "cards": [self.stock.pop() for _ in range(take)]})
+
+
+def _choose(table: _Table, kind: str, rng: random.Random, rollouts: int, seed: int) -> Any:
+    run = table.run
+    if kind == "random":
+        return rng.choice(run.legal_moves())
+    if kind == "rollout":
+        found = run.analyse(rollouts=rollouts, seed=seed, threads=1)
+        if found is not None:
+            return found["moves"][found["best"]]
+    return run.policy_move()
+
+
+def play_hand(deal: int, rotation: int, rollouts: int, deal_values: dict[int, list[float]],
+              deal_rollouts: int) -> PlayedHand:
+    seating = [BOTS[(seat + rotation) % len(BOTS)] for seat in range(len(BOTS))]
+    game = f"bench-{deal}-{rotation}"
+    table = _Table(game, seating, 1_000 + deal)
+    if deal not in deal_values:  # the deal's value per seat: the same for every rotation
+        deal_values[deal] = []
+        for player in seating:
+            value = table.run.position_value(player, rollouts=deal_rollouts, seed=deal, threads=0)
+            deal_values[deal].append(value["mean"] if value else 0.0)
+    rng = random.Random(deal * 10 + rotation)
+    while len(table.lines) < HAND_LINE_LIMIT:
+        options = table.run.options()
+        if options is None:
+            break
+        player = options["player"]
+        move = _choose(table, player.split("-")[0], rng, rollouts, deal * 7919 + table.seq)
+        if move is None:
+            break
+        table.make(player, move, options["draw"], rng)
+    outcomes = table.run.decided_outcomes()
+    scores = outcomes[0]["scores"] if outcomes else None
+    if not scores:
+        raise IllegalBotMove(f"{game}: the hand was not decided in {HAND_LINE_LIMIT} lines")
+    expected = {seating[s]: deal_values[deal][s] for s in range(len(seating))}
+    return PlayedHand(deal, rotation, game, table.lines, {p: float(v) for p, v in scores.items()}, expected)
+
+
+def true_pairs(pool: Sequence[PlayedHand]) -> list[tuple[str, str, float, float]]:
+    """The truth the ratings should find: (better, worse, mean difference, its se) for every
+    pair of bots whose points differ significantly (paired by hand, 1.96 se) over the whole
+    pool."""
+    out = []
+    for i, a in enumerate(BOTS):
+        for b in BOTS[i + 1:]:
+            diffs = [h.points[a] - h.points[b] for h in pool]
+            mean, se = statistics.fmean(diffs), statistics.stdev(diffs) / len(diffs) ** 0.5
+            if abs(mean) > 1.96 * se:
+                out.append((a, b, -mean, se) if mean < 0 else (b, a, mean, se))
+    return out
+
+
+def _correct(ratings: dict[str, Any], pairs: Sequence[tuple[str, str, float, float]]) -> bool:
+    return all(b in ratings and w in ratings and ratings[b].mu > ratings[w].mu for b, w, _, _ in pairs)
+
+
+def _results(hands: Sequence[PlayedHand]) -> list[HandResult]:
+    return [HandResult(h.game, 1, h.points, h.expected) for h in hands]
+
+
+def hands_needed(pairs: Sequence[tuple[str, str, float, float]], sizes: Sequence[int], resamples: int,
+                 draw: Callable[[random.Random, int], list[PlayedHand]], adjusted: bool) -> dict[int, float]:
+    rng = random.Random(4)
+    out: dict[int, float] = {}
+    for n in sizes:
+        ok = sum(_correct(rate(_results(draw(rng, n)), adjusted=adjusted), pairs) for _ in range(resamples))
+        out[n] = ok / resamples
+    return out
+
+
+def _first_reaching(probabilities: dict[int, float], level: float = 0.9) -> str:
+    for n, p in sorted(probabilities.items()):
+        if p >= level:
+            return str(n)
+    return f"> {max(probabilities)}"
+
+
+def _kendall(a: Sequence[str], b: Sequence[str]) -> float:
+    pos = {p: i for i, p in enumerate(b)}
+    pairs = [(x, y) for i, x in enumerate(a) for y in a[i + 1:]]
+    agree = sum(1 if pos[x] < pos[y] else -1 for x, y in pairs)
+    return agree / len(pairs)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--deals", type=int, default=120, help="deals, each played in 4 rotations")
+    parser.add_argument("--bot-rollouts", type=int, default=150, help="the rollout bot's rollouts a move")
+    parser.add_argument("--deal-rollouts", type=int, default=300, help="rollouts for a deal's value")
+    parser.add_argument("--resamples", type=int, default=100)
+    parser.add_argument("--accuracy-hands", type=int, default=40)
+    parser.add_argument("--accuracy-rollouts", type=int, default=100)
+    parser.add_argument("--sample", action="store_true", help="also time the whole bundled sample")
+    parser.add_argument("--sample-rollouts", type=int, default=20)
+    args = parser.parse_args()
+    cores = os.cpu_count() or 1
+    print(f"load average at start: {os.getloadavg()[0]:.2f}; {cores} cores; policy {_core.ANALYSIS_POLICY}")
+
+    started = time.perf_counter()
+    deal_values: dict[int, list[float]] = {}
+    pool = [play_hand(d, r, args.bot_rollouts, deal_values, args.deal_rollouts)
+            for d in range(args.deals) for r in range(len(BOTS))]
+    print(f"\n{len(pool)} hands played ({args.deals} deals x 4 rotations) in "
+          f"{time.perf_counter() - started:.1f} s; rollout bot {args.bot_rollouts} rollouts a move, "
+          f"deal values {args.deal_rollouts} rollouts")
+    print("truth: mean points per hand (lower is better), 95% interval")
+    for bot in BOTS:
+        m = mean_interval([h.points[bot] for h in pool])
+        assert m is not None
+        print(f"  {bot:9s} {m.estimate:6.2f}  [{m.low:6.2f}, {m.high:6.2f}]  (n={m.n})")
+    full_plain, full_adjusted = rate(_results(pool)), rate(_results(pool), adjusted=True)
+    print("ratings on every hand (mu ± sigma): plain / deal-adjusted")
+    for bot in BOTS:
+        p, q = full_plain[bot], full_adjusted[bot]
+        print(f"  {bot:9s} {p.mu:6.2f} ± {p.sigma:4.2f}   {q.mu:6.2f} ± {q.sigma:4.2f}")
+    luck_check = statistics.correlation([h.expected[b] for h in pool for b in BOTS],
+                                        [h.points[b] for h in pool for b in BOTS])
+    print(f"deal value vs points scored: correlation {luck_check:.2f} (how much the deal explains)")
+
+    started = time.perf_counter()
+    sizes = [s for s in (4, 8, 16, 32, 64, 128, 256, 512, 1024) if s <= len(pool)]
+    blocks = {d: [h for h in pool if h.deal == d] for d in range(args.deals)}
+
+    def any_hands(rng: random.Random, n: int) -> list[PlayedHand]:
+        return [rng.choice(pool) for _ in range(n)]
+
+    def rotated(rng: random.Random, n: int) -> list[PlayedHand]:
+        chosen = [rng.randrange(args.deals) for _ in range(max(1, n // len(BOTS)))]
+        return [h for d in chosen for h in blocks[d]]
+
+    pairs = true_pairs(pool)
+    print("\nthe truth (pairs whose points differ significantly over the pool, paired by hand): " + (
+        "; ".join(f"{b} < {w} by {d:.2f} ± {se:.2f} points" for b, w, d, se in pairs) or "none"))
+    plain = hands_needed(pairs, sizes, args.resamples, any_hands, adjusted=False)
+    adjusted = hands_needed(pairs, sizes, args.resamples, any_hands, adjusted=True)
+    blocked = hands_needed(pairs, sizes, args.resamples, rotated, adjusted=False)
+    print(f"P(the rating orders every such pair rightly), {args.resamples} resamples "
+          f"({time.perf_counter() - started:.1f} s)")
+    print("  hands   random hands, plain   random hands, deal-adjusted   rotation blocks, plain")
+    for n in sizes:
+        print(f"  {n:5d}   {plain[n]:19.2f}   {adjusted[n]:27.2f}   {blocked[n]:22.2f}")
+    print(f"  hands needed for P >= 0.9: plain {_first_reaching(plain)}, deal-adjusted "
+          f"{_first_reaching(adjusted)}, rotation blocks {_first_reaching(blocked)}")
+
+    started = time.perf_counter()
+    rows: list[tuple[str, float, bool]] = []
+    decisions = 0
+    for hand in pool[:args.accuracy_hands]:
+        result = analyse_lines(hand.game, hand.lines, rollouts=args.accuracy_rollouts, seed=1, deals=False)
+        for d in result.decisions:
+            if d.loss is not None:
+                decisions += 1
+                rows.append((d.player, max(d.loss, 0.0), d.mistake))
+    took = time.perf_counter() - started
+    acc = accuracy(rows)
+    print(f"\naccuracy on {args.accuracy_hands} hands ({decisions} decisions, {args.accuracy_rollouts} "
+          f"rollouts a move, {took:.1f} s): mean loss per decision [95%], clear-mistake share [95%]")
+    for bot in BOTS:
+        a = acc[bot]
+        print(f"  {bot:9s} {a.mean_loss.estimate:5.2f} [{a.mean_loss.low:5.2f}, {a.mean_loss.high:5.2f}]"
+              f"  {a.mistakes.estimate:5.3f} [{a.mistakes.low:5.3f}, {a.mistakes.high:5.3f}]  n={a.mean_loss.n}")
+    by_accuracy = sorted(BOTS, key=lambda b: acc[b].mean_loss.estimate)
+    by_rating = sorted(BOTS, key=lambda b: -full_plain[b].mu)
+    print(f"  ranking by accuracy: {' > '.join(by_accuracy)}; by rating: {' > '.join(by_rating)}; "
+          f"Kendall tau {_kendall(by_accuracy, by_rating):.2f}")
+
+    print("\nthroughput")
+    # the decision of engine/core's examples/analyse.rs: four Js, a 2 and two hearts on K♥
+    planted = {"hands": {"rollout": ["JC", "JD", "JH", "JS", "2H", "5H", "9H"],
+                         "greedy": ["3C", "4C", "5C", "6C", "QC", "KC", "AC"],
+                         "greedy-2": ["3D", "4D", "5D", "6D", "QD", "KD", "AD"],
+                         "random": ["3S", "4S", "5S", "6S", "QS", "KS", "AS"]}, "starter": "KH"}
+    table = _Table("bench-speed", list(BOTS), 77, planted)
+    found = None
+    for threads in (1, 0):
+        t0 = time.perf_counter()
+        found = table.run.analyse(rollouts=2000, seed=1, threads=threads)
+        dt = time.perf_counter() - t0
+        assert found is not None
+        playouts = len(found["moves"]) * found["rollouts"]
+        label = "1 thread" if threads == 1 else f"{cores} threads"
+        print(f"  one decision, {len(found['moves'])} moves x 2000 rollouts, {label}: {dt:.3f} s = "
+              f"{playouts / dt:,.0f} rollouts/s ({playouts / dt / (1 if threads == 1 else cores):,.0f} per core)")
+    hand = pool[0]
+    t0 = time.perf_counter()
+    one = analyse_lines(hand.game, hand.lines, rollouts=500, seed=1)
+    per_hand = time.perf_counter() - t0
+    print(f"  one hand ({len(one.decisions)} decisions + 4 deal values, 500 rollouts a move): {per_hand:.2f} s; "
+          f"a 1,000-hand player history at that rate: ~{per_hand * 1000 / 60:.0f} min (extrapolated, not run)")
+    if args.sample:
+        from engine.reader import read_lines
+
+        games: dict[str, list[dict[str, Any]]] = {}
+        for path in sorted(SAMPLE.glob("*.jsonl*")):
+            if path.name.endswith(".json"):
+                continue
+            for item in read_lines(str(path)):
+                if not isinstance(item, tuple):
+                    continue
+                try:
+                    obj = orjson.loads(item[1])
+                except orjson.JSONDecodeError:
+                    continue
+                if isinstance(obj, dict) and isinstance(obj.get("game"), str) and isinstance(obj.get("seq"), int):
+                    games.setdefault(obj["game"], []).append(obj)
+        t0 = time.perf_counter()
+        analysed = 0
+        for game, lines in games.items():
+            lines.sort(key=lambda o: o["seq"])
+            try:
+                analyse_lines(game, lines, rollouts=args.sample_rollouts, seed=1)
+                analysed += 1
+            except ValueError:
+                pass
+        print(f"  the bundled sample: {analysed} of {len(games)} games at {args.sample_rollouts} rollouts a move: "
+              f"{time.perf_counter() - t0:.1f} s")
+    print(f"\nload average at end: {os.getloadavg()[0]:.2f}")
+
+
+if __name__ == "__main__":
+    main()
