@@ -127,7 +127,10 @@ def _children(pid: int) -> list[int]:
     tasks = Path(f"/proc/{pid}/task")
     found: list[int] = []
     for task in tasks.iterdir() if tasks.exists() else ():
-        found += [int(c) for c in (task / "children").read_text().split()]
+        try:
+            found += [int(c) for c in (task / "children").read_text().split()]
+        except OSError:  # a thread that ended since the listing: it started nobody now
+            continue
     return found
 
 
