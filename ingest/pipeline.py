@@ -169,6 +169,8 @@ class RouteJob:
     #: that file's, written once (as one routing pass over every file would)
     suppressed: frozenset[str]
     prefix: str  # of the quarantine parts this job writes
+    #: a longer line is quarantined as `line_too_long`, read past unheld
+    max_line_bytes: int = _core.DEFAULT_MAX_LINE_BYTES
 
 
 @dataclass(frozen=True, slots=True)
@@ -585,7 +587,8 @@ def _worker_main(task: WorkerTask, messages: Any, go: Any = None) -> None:
             job = task.route
             store = Warehouse(task.warehouse, task.storage_options)
             routed = route_files(store, job.files, job.spools, job.seen, job.suppressed,
-                                 task.batch, job.prefix, routing)
+                                 task.batch, job.prefix, routing,
+                                 max_line_bytes=job.max_line_bytes)
         if go is not None:
             messages.put(("routed", task.shard, routed))
             while not go.wait(1.0):
@@ -631,6 +634,7 @@ def ingest(
     task_retries: int = TASK_RETRIES,
     digests: Mapping[str, tuple[int, str]] | None = None,
     games_index: GamesIndex | None = None,
+    max_line_bytes: int = _core.DEFAULT_MAX_LINE_BYTES,
 ) -> BatchSummary:
     """Ingest `paths` (files and directories) into `warehouse` (a folder or
     `s3://bucket/prefix`) as one batch.
@@ -643,7 +647,8 @@ def ingest(
     `cluster`: run the shards as tasks on a Dask cluster, `tcp://HOST:PORT` of a running
     scheduler or `local:N` to start N local worker processes for this batch; `workers`
     is then the number of shards (default: the cluster's threads). `wait`: seconds to
-    wait for another writer's lock before giving up."""
+    wait for another writer's lock before giving up. `max_line_bytes`: a longer line is
+    quarantined as `line_too_long`, read past without being held."""
     started = _now()
     clock = time.monotonic()
     try:
@@ -660,7 +665,7 @@ def ingest(
         stack.enter_context(store.lock(wait=wait))
         known = {os.path.abspath(p): d for p, d in (digests or {}).items()}
         summary = _ingest_locked(store, files, workers, force, progress, client, task_retries,
-                                 started, known, games_index)
+                                 started, known, games_index, max_line_bytes=max_line_bytes)
     summary.seconds = time.monotonic() - clock
     return summary
 
@@ -669,7 +674,8 @@ def _ingest_locked(store: Warehouse, files: list[str], workers: int, force: bool
                    progress: Callable[[Progress], None] | None, client: Any,
                    task_retries: int, started: datetime,
                    digests: Mapping[str, tuple[int, str]],
-                   games_index: GamesIndex | None = None) -> BatchSummary:
+                   games_index: GamesIndex | None = None, *,
+                   max_line_bytes: int = _core.DEFAULT_MAX_LINE_BYTES) -> BatchSummary:
     restored = store.recover()
     snapshot = store.snapshot()
     lookup = games_index.at(store, snapshot.versions["games"]) if games_index is not None else None
@@ -698,7 +704,8 @@ def _ingest_locked(store: Warehouse, files: list[str], workers: int, force: bool
     open_batch = store.open_batch(prefix)
     try:
         results, routed = _replay(store, snapshot, to_read, workers, batch, prefix, state,
-                                  progress, client, task_retries, lookup)
+                                  progress, client, task_retries, lookup,
+                                  max_line_bytes=max_line_bytes)
         state.phase = "committing"
         if progress is not None:
             progress(state)
@@ -724,7 +731,8 @@ def _ingest_locked(store: Warehouse, files: list[str], workers: int, force: bool
 def _replay(store: Warehouse, snapshot: Snapshot, to_read: tuple[InputFile, ...],
             workers: int, batch: int, prefix: str, state: Progress,
             progress: Callable[[Progress], None] | None, client: Any,
-            task_retries: int, lookup: GameLookup | None = None) -> tuple[list[WorkerResult], Routed]:
+            task_retries: int, lookup: GameLookup | None = None, *,
+            max_line_bytes: int = _core.DEFAULT_MAX_LINE_BYTES) -> tuple[list[WorkerResult], Routed]:
     """Route the input to spools and replay them (worker processes, or cluster tasks):
     the workers' results, and the routing pass's."""
     staged = store.staging(f"{prefix}-spool")
@@ -734,13 +742,14 @@ def _replay(store: Warehouse, snapshot: Snapshot, to_read: tuple[InputFile, ...]
     try:
         if client is None and workers > 1 and to_read:
             # the worker processes route the input themselves, all at once, then replay
-            jobs = _route_jobs(store, snapshot, to_read, spool_dir, workers, prefix)
+            jobs = _route_jobs(store, snapshot, to_read, spool_dir, workers, prefix,
+                               max_line_bytes=max_line_bytes)
             results = _run_workers(store, snapshot, to_read,
                                    [jobs[0].spools[k] for k in range(workers)], batch,
                                    prefix, state, progress, jobs)
             return results, _merge_routed([r.routed for r in results if r.routed is not None])
         routed = _route(store, snapshot, to_read, spool_dir, workers, batch, prefix,
-                        state, progress)
+                        state, progress, max_line_bytes=max_line_bytes)
         if not to_read:
             return [], routed
         if client is None:
@@ -865,7 +874,8 @@ class Routed:
 
 def _route(store: Warehouse, snapshot: Snapshot, files: tuple[InputFile, ...], spool_dir: str,
            workers: int, batch: int, prefix: str, state: Progress,
-           progress: Callable[[Progress], None] | None) -> Routed:
+           progress: Callable[[Progress], None] | None, *,
+           max_line_bytes: int = _core.DEFAULT_MAX_LINE_BYTES) -> Routed:
     """Read every file once: route game lines to the workers' spools, quarantine the rest
     (once: a line already quarantined from the same file content is not written again)."""
     spools = [os.path.join(spool_dir, f"shard-{k}.spool") for k in range(workers)]
@@ -878,13 +888,14 @@ def _route(store: Warehouse, snapshot: Snapshot, files: tuple[InputFile, ...], s
             progress(state)
 
     return route_files(store, files, spools, _quarantined_keys(store, snapshot, files),
-                       frozenset(), batch, f"{prefix}-q", on_file)
+                       frozenset(), batch, f"{prefix}-q", on_file, max_line_bytes=max_line_bytes)
 
 
 def route_files(store: Warehouse, files: Sequence[InputFile], spools: Sequence[str],
                 seen: set[QuarantineKey] | frozenset[QuarantineKey],
                 suppressed: frozenset[str], batch: int, prefix: str,
-                on_file: Callable[[int, int], None] | None = None) -> Routed:
+                on_file: Callable[[int, int], None] | None = None, *,
+                max_line_bytes: int = _core.DEFAULT_MAX_LINE_BYTES) -> Routed:
     """Route `files` (in order) to `spools` (one per shard), quarantining the lines that
     belong to no game as parts of `quarantine` named by `prefix`, except those `seen`
     (already quarantined from the same file content) and those of `suppressed` files.
@@ -919,7 +930,8 @@ def route_files(store: Warehouse, files: Sequence[InputFile], spools: Sequence[s
             on_file(len(reports), counts["lines"])
 
     try:
-        _core.route_files([f.path for f in files], list(spools), file_read)
+        _core.route_files([f.path for f in files], list(spools), file_read,
+                          max_line_bytes=max_line_bytes)
         parts = writer.close()
     except BaseException:
         writer.abort()
@@ -936,7 +948,8 @@ def _merge_routed(parts: Sequence[Routed]) -> Routed:
 
 
 def _route_jobs(store: Warehouse, snapshot: Snapshot, files: tuple[InputFile, ...],
-                spool_dir: str, workers: int, prefix: str) -> list[RouteJob]:
+                spool_dir: str, workers: int, prefix: str, *,
+                max_line_bytes: int = _core.DEFAULT_MAX_LINE_BYTES) -> list[RouteJob]:
     """The routing pass split between the workers: runs of consecutive files of about
     equal size, one per worker (fewer when there are fewer files), each routed to a
     spool per shard. Worker k then replays the spools of shard k in the runs' order, so
@@ -970,7 +983,7 @@ def _route_jobs(store: Warehouse, snapshot: Snapshot, files: tuple[InputFile, ..
             tuple(os.path.join(spool_dir, f"route-{j}-shard-{k}.spool") for k in range(workers)),
             frozenset(key for key in seen if key[0] in shas),
             frozenset(f.path for f in group if f.path in suppressed),
-            f"{prefix}-q{j}"))
+            f"{prefix}-q{j}", max_line_bytes))
     return jobs
 
 
