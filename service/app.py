@@ -29,7 +29,7 @@ from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBea
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from engine import ENGINE_VERSION
+from engine import ENGINE_VERSION, _core
 from engine.report import render_hand_report
 from engine.violations import Code
 from engine.whatif import BadMove, WhatIfError, what_if
@@ -39,7 +39,7 @@ from service import models, views
 from service.auth import KeyExpired, KeyStore, Principal, RateLimiter, Role
 from service.bodies import BadBody, BodyTooLarge, decoded
 from service.jobs import CommitPolicy, IngestQueue, Receipt
-from service.validation import ValidationPool
+from service.validation import BodyPace, BodyTooSlow, KeySlots, TooManyAtOnce, ValidationPool
 from service.warehouse import Gateway, WarehouseUnavailable
 
 log = logging.getLogger("haftkhabis.service")
@@ -64,6 +64,9 @@ class Settings:
     dashboard_url: str = "http://127.0.0.1:8501"
     max_validate_bytes: int = 64 * MiB
     max_ingest_bytes: int = 256 * MiB
+    #: the longest line a validated or pushed body may hold (bytes); a longer one is a
+    #: `line_too_long` error record (validate) or quarantined (ingest), never held whole
+    max_line_bytes: int = _core.DEFAULT_MAX_LINE_BYTES
     ingest_workers: int = 1
     #: group commit: at most this many seconds between commits, at once past this many lines
     commit_interval: float = 1.0
@@ -73,6 +76,12 @@ class Settings:
     #: the groups' small parts are merged after this many groups (0: never)
     compact_every: int = 600
     validate_threads: int = 2
+    #: validations one key may have in flight at once (past it: 429)
+    max_validations_per_key: int = 2
+    #: a validated or pushed body must arrive at this many bytes a second on average after
+    #: `body_grace` seconds (else 408): a slow body holds a socket, never a thread
+    body_min_rate: float = 16 * 1024
+    body_grace: float = 10.0
     rate: float = 20.0  # requests a second per key, unless its entry says otherwise
     burst: int | None = None
     replay_cache: int = 256
@@ -143,8 +152,11 @@ def create_app(settings: Settings) -> FastAPI:
                         on_commit=lambda event: gateway.refresh(),
                         policy=CommitPolicy(interval=settings.commit_interval,
                                             lines=settings.commit_lines, max_lag=settings.max_lag,
-                                            compact_every=settings.compact_every))
+                                            compact_every=settings.compact_every,
+                                            max_line_bytes=settings.max_line_bytes))
     pool = ValidationPool(settings.validate_threads)
+    slots = KeySlots(settings.max_validations_per_key)
+    pace = BodyPace(settings.body_min_rate, settings.body_grace)
     limiter = RateLimiter(settings.rate, settings.burst)
 
     @asynccontextmanager
@@ -302,7 +314,8 @@ def create_app(settings: Settings) -> FastAPI:
         if declared is not None and declared.isdigit() and int(declared) > limit \
                 and request.headers.get("content-encoding") in (None, "identity"):
             raise BodyTooLarge(limit)
-        async for piece in decoded(request.stream(), request.headers.get("content-encoding"), limit):
+        async for piece in decoded(pace.paced(request.stream()), request.headers.get("content-encoding"),
+                                   limit):
             yield piece
 
     @app.post(
@@ -318,7 +331,9 @@ def create_app(settings: Settings) -> FastAPI:
                       "Haftkhabis-Compliant": {"schema": {"type": "boolean"},
                                                "description": "every game compliant, no line error"}}},
             400: _doc("the body cannot be read (a broken gzip stream, an unknown encoding)"),
+            408: _doc("the body arrived slower than the server's minimum rate"),
             413: _doc("the body (decompressed) is larger than the server's cap"),
+            429: _doc("the key has as many validations in flight as it may"),
         })
     async def validate(request: Request,
                        who: Annotated[Caller, Depends(caller(Role.ingest, Role.support, Role.analyst,
@@ -327,7 +342,13 @@ def create_app(settings: Settings) -> FastAPI:
         --json` writes them for standard input (files are named `<stdin>`). A malformed line
         is an error record in the answer, not an error of the request."""
         try:
-            result = await pool.validate(text_of(request, settings.max_validate_bytes))
+            with slots.slot(who.principal.name, who.principal.describe()):
+                result = await pool.validate(text_of(request, settings.max_validate_bytes),
+                                             max_line_bytes=settings.max_line_bytes)
+        except TooManyAtOnce as exc:
+            raise ApiError(429, "too_many_at_once", str(exc), {"Retry-After": "1"}) from None
+        except BodyTooSlow as exc:
+            raise ApiError(408, "too_slow", str(exc), {"Connection": "close"}) from None
         except BodyTooLarge as exc:
             raise ApiError(413, "too_large", str(exc)) from None
         except BadBody as exc:
@@ -362,6 +383,7 @@ def create_app(settings: Settings) -> FastAPI:
         openapi_extra=body_doc,
         responses=AUTH_ERRORS | {
             400: _doc("the body cannot be read (a broken gzip stream, an unknown encoding)"),
+            408: _doc("the body arrived slower than the server's minimum rate"),
             413: _doc("the body (decompressed) is larger than the server's cap"),
             429: _doc("the committer is behind: push again after `Retry-After` seconds")})
     async def ingest(request: Request, response: Response,
@@ -388,6 +410,9 @@ def create_app(settings: Settings) -> FastAPI:
         except BadBody as exc:
             spool.discard()
             raise ApiError(400, "bad_body", str(exc)) from None
+        except BodyTooSlow as exc:
+            spool.discard()
+            raise ApiError(408, "too_slow", str(exc), {"Connection": "close"}) from None
         except BaseException:
             spool.discard()
             raise
