@@ -69,6 +69,7 @@ def serve(
     """
     import uvicorn
 
+    from ingest.spools import sweep_stale
     from ingest.storage import Location, StorageError
     from service.app import MiB, Settings, create_app
     from service.auth import KeyFileError, KeyStore
@@ -108,6 +109,7 @@ def serve(
                   f"{escape(location.uri)}, {len(store)} keys from {escape(store.source)}"
                   + ("" if location.local else f"; pushed bodies kept in {escape(str(folder))}")
                   + " (Ctrl-C stops it)")
+    sweep_stale()  # spool folders a killed ingest left in $TMPDIR
     uvicorn.run(create_app(settings), host=host, port=port, log_level=log_level,
                 proxy_headers=False, server_header=False, date_header=True,
                 http=bounded_h11(header_timeout), timeout_keep_alive=keep_alive_timeout)

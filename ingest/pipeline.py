@@ -42,7 +42,6 @@ import multiprocessing as mp
 import os
 import queue as queue_module
 import shutil
-import tempfile
 import time
 import traceback
 from collections import defaultdict
@@ -61,6 +60,7 @@ from ingest import summaries
 from ingest.columns import to_table
 from ingest.lifetime import die_with_parent
 from ingest.schema import DATA_TABLES, GAME_TABLES, SUMMARY_TABLES
+from ingest.spools import spool_folder, sweep_once
 from ingest.store import (
     OpenBudget,
     PartFile,
@@ -563,10 +563,13 @@ def run_shard(task: WorkerTask) -> WorkerResult:
     if not task.spool.startswith("s3://"):
         return ShardWorker(task).run()
     store = Warehouse(task.warehouse, task.storage_options)
-    with tempfile.TemporaryDirectory(prefix="haftkhabis-shard-") as folder:
+    folder = spool_folder("shard")
+    try:
         local = os.path.join(folder, f"shard-{task.shard}.spool")
         store.location.get_file(task.spool, local)
         return ShardWorker(dataclasses.replace(task, spool=local)).run()
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _worker_main(task: WorkerTask, messages: Any, go: Any = None) -> None:
@@ -651,6 +654,7 @@ def ingest(
     quarantined as `line_too_long`, read past without being held."""
     started = _now()
     clock = time.monotonic()
+    sweep_once()  # spool folders a killed ingest left in $TMPDIR
     try:
         files = [os.path.abspath(f) for f in _core.expand_paths(list(paths))]
     except FileNotFoundError as exc:
@@ -738,7 +742,7 @@ def _replay(store: Warehouse, snapshot: Snapshot, to_read: tuple[InputFile, ...]
     staged = store.staging(f"{prefix}-spool")
     # the router writes local files; an S3 warehouse's spools are routed to a local
     # folder, and put in its staging prefix only for a cluster's workers to fetch
-    spool_dir = staged if store.location.local else tempfile.mkdtemp(prefix="haftkhabis-")
+    spool_dir = staged if store.location.local else spool_folder("spool")
     try:
         if client is None and workers > 1 and to_read:
             # the worker processes route the input themselves, all at once, then replay

@@ -39,6 +39,7 @@ from service import models, views
 from service.auth import KeyExpired, KeyStore, Principal, RateLimiter, Role
 from service.bodies import BadBody, BodyTooLarge, decoded
 from service.jobs import CommitPolicy, IngestQueue, Receipt
+from service.public import private_roots, public
 from service.validation import BodyPace, BodyTooSlow, KeySlots, TooManyAtOnce, ValidationPool
 from service.warehouse import Gateway, WarehouseUnavailable
 
@@ -156,6 +157,7 @@ def create_app(settings: Settings) -> FastAPI:
                                             max_line_bytes=settings.max_line_bytes))
     pool = ValidationPool(settings.validate_threads)
     slots = KeySlots(settings.max_validations_per_key)
+    roots = private_roots(settings.warehouse, settings.state)
     pace = BodyPace(settings.body_min_rate, settings.body_grace)
     limiter = RateLimiter(settings.rate, settings.burst)
 
@@ -195,7 +197,7 @@ def create_app(settings: Settings) -> FastAPI:
 
     @app.exception_handler(ApiError)
     async def api_error(request: Request, exc: ApiError) -> JSONResponse:
-        return _problem(exc.status, exc.error, exc.message, exc.headers)
+        return _problem(exc.status, exc.error, public(exc.message, roots), exc.headers)
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
@@ -216,7 +218,7 @@ def create_app(settings: Settings) -> FastAPI:
 
     @app.exception_handler(WarehouseUnavailable)
     async def no_warehouse(request: Request, exc: WarehouseUnavailable) -> JSONResponse:
-        return _problem(503, "no_warehouse", str(exc))
+        return _problem(503, "no_warehouse", public(str(exc), roots))
 
     @app.exception_handler(Exception)
     async def internal(request: Request, exc: Exception) -> JSONResponse:
@@ -375,7 +377,8 @@ def create_app(settings: Settings) -> FastAPI:
             id=receipt.id, status=receipt.status,  # type: ignore[arg-type]
             received_at=_when(receipt.received_at), started_at=_when(receipt.started_at),
             finished_at=_when(receipt.finished_at), size=receipt.size, sha256=receipt.sha256,
-            batch=receipt.batch, error=receipt.error, outcome=outcome,
+            batch=receipt.batch, error=public(receipt.error, roots) if receipt.error else None,
+            outcome=outcome,
             links={"self": f"/v1/batches/{receipt.id}"})
 
     @app.post(

@@ -14,6 +14,7 @@ import selectors
 import socket
 import threading
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import orjson
@@ -193,3 +194,14 @@ def test_an_over_long_line_in_a_body_is_a_located_error(bounded: Server, api_key
     assert [(r["line"], r["code"]) for r in records if r["kind"] == "error"] == [
         (2, "line_too_long")]
     assert [r["game"] for r in records if r["kind"] == "game"] == ["fair"]
+
+
+def test_answers_show_no_server_path(bounded: Server, api_keys: Keys) -> None:
+    """The server over a folder with no warehouse yet: its 503 names the warehouse, not its
+    path on the server."""
+    with bounded.client(api_keys["support"]) as client:
+        response = client.get("/v1/games/nope")
+    assert response.status_code == 503, response.text
+    assert str(bounded.warehouse) not in response.text
+    assert str(Path.home()) not in response.text
+    assert "<warehouse>" in response.json()["message"]
