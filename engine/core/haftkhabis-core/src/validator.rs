@@ -57,7 +57,7 @@
 
 use std::cmp::Reverse;
 use std::collections::hash_map::RandomState;
-use std::collections::{BTreeMap, BinaryHeap, HashMap, HashSet};
+use std::collections::{BTreeMap, BinaryHeap, HashMap, HashSet, VecDeque};
 use std::hash::{BuildHasher, Hasher};
 use std::sync::Arc;
 
@@ -79,6 +79,11 @@ pub const DEFAULT_MAX_OPEN_GAMES: usize = 50_000;
 pub const DEFAULT_MAX_WAITING_LINES: usize = 100_000;
 /// The most bytes of lines all games together hold waiting for a missing seq, by default.
 pub const DEFAULT_MAX_WAITING_BYTES: usize = 256 << 20;
+/// The most tombstones kept (about 64 bytes each): a line of a game judged longer ago than
+/// the last million games judged is no longer known as late, and opens a game of its own
+/// (judged as such: `no_header` unless it is a header), so memory stays flat whatever the
+/// number of games in a file (issue #34). Not in ingest mode (see `close_game`).
+pub const MAX_TOMBSTONES: usize = 1_000_000;
 /// How often (in input lines) idle games are looked for, in ingest mode.
 const IDLE_CHECK_EVERY: u64 = 16_384;
 
@@ -428,6 +433,9 @@ pub struct Validator<S: Sink = Verdicts> {
     hold: BinaryHeap<Reverse<(u64, Arc<str>)>>,
     /// finished games whose verdict is written: 128-bit id hash → `lines_read` then
     tombstones: HashMap<u128, u64>,
+    /// the tombstones in the order they were laid, the oldest dropped past
+    /// [`MAX_TOMBSTONES`]
+    tomb_order: VecDeque<u128>,
     tomb_keys: (RandomState, RandomState),
     /// ingest mode: lines of games already handed out
     late: Vec<LateLine>,
@@ -470,6 +478,7 @@ impl<S: Sink> Validator<S> {
             next_order: 0,
             hold: BinaryHeap::new(),
             tombstones: HashMap::new(),
+            tomb_order: VecDeque::new(),
             tomb_keys: (RandomState::new(), RandomState::new()),
             late: Vec::new(),
             next_idle_check: IDLE_CHECK_EVERY,
@@ -942,7 +951,16 @@ impl<S: Sink> Validator<S> {
         }
         self.waiting_bytes = self.waiting_bytes.saturating_sub(pending.waiting_bytes);
         let key = self.tomb_key(game);
-        self.tombstones.insert(key, self.lines_read);
+        // ingest keeps every one: a late line must reach the game it belongs to (a batch's
+        // input is bounded by its caller)
+        if self.tombstones.insert(key, self.lines_read).is_none() && !self.options.ingest {
+            self.tomb_order.push_back(key);
+            if self.tomb_order.len() > MAX_TOMBSTONES {
+                if let Some(oldest) = self.tomb_order.pop_front() {
+                    self.tombstones.remove(&oldest);
+                }
+            }
+        }
         let (verdict, listened) = pending.finish();
         self.sink.judged(verdict, listened);
         true
