@@ -167,3 +167,16 @@ def test_gzip_module_agrees_the_bomb_is_one_line(tmp_path: Path) -> None:
     one_line_bomb(bomb, 16 * MiB)
     with gzip.open(bomb, "rb") as text:
         assert sum(1 for _ in text) == 2
+
+
+def test_the_python_reader_caps_lines_too(tmp_path: Path) -> None:
+    """`replay` and `report` read a log's lines in Python (`engine.reader.read_lines`):
+    the same cap, the same located error, reading on after it."""
+    from engine.reader import LineError, read_lines
+
+    log = tmp_path / "r.jsonl.gz"
+    with gzip.open(log, "wb") as out:
+        out.write(b'{"a":1}\r\n' + b" " * (3 * MiB) + b"\n\n" + b"x" * 100 + b"\nlast")
+    got = [(item.line, "error") if isinstance(item, LineError) else (item[0], len(item[1]))
+           for item in read_lines(str(log), 64)]
+    assert got == [(1, 7), (2, "error"), (4, "error"), (5, 4)]
