@@ -39,6 +39,22 @@ def validate(
     paths: Annotated[list[str], typer.Argument(help="Log files, directories (recursive) or - for stdin.")],
     json: Annotated[bool, typer.Option("--json", help="Write the verdicts as JSON Lines.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Only the summary and failing games.")] = False,
+    max_line_bytes: Annotated[int, typer.Option(
+        "--max-line-bytes", min=1, metavar="N",
+        help="The longest line read; a longer one is a line_too_long error, read past unheld.")]
+        = _core.DEFAULT_MAX_LINE_BYTES,
+    max_open_games: Annotated[int, typer.Option(
+        "--max-open-games", min=1, metavar="N",
+        help="The most games held at once; past it the one longest without a line is judged "
+             "as it stands (too_many_open_games).")] = _core.DEFAULT_MAX_OPEN_GAMES,
+    max_waiting_lines: Annotated[int, typer.Option(
+        "--max-waiting-lines", min=1, metavar="N",
+        help="The most lines one game holds waiting for a missing seq; past it the game is "
+             "judged as it stands (too_many_open_games).")] = _core.DEFAULT_MAX_WAITING_LINES,
+    max_waiting_bytes: Annotated[int, typer.Option(
+        "--max-waiting-bytes", min=1, metavar="N",
+        help="The most bytes of lines all games together hold waiting for a missing seq; past "
+             "it the games holding most are judged as they stand.")] = _core.DEFAULT_MAX_WAITING_BYTES,
 ) -> None:
     """Replay every game under its ruleset and judge every line.
 
@@ -49,13 +65,19 @@ def validate(
         # the core writes the JSON lines itself, in chunks, as games finish
         out = sys.stdout.buffer
         try:
-            totals = _core.validate_to(paths, out.write, stdin=_python_stdin())
+            totals = _core.validate_to(paths, out.write, stdin=_python_stdin(),
+                                       max_line_bytes=max_line_bytes,
+                                       max_open_games=max_open_games,
+                                       max_waiting_lines=max_waiting_lines,
+                                       max_waiting_bytes=max_waiting_bytes)
         except FileNotFoundError as exc:
             raise _fail(str(exc)) from None
         out.flush()
         ok = totals["errors"] == 0 and totals["statuses"].get("compliant", 0) == totals["games"]
         raise typer.Exit(0 if ok else 1)
-    validator = _core.Validator()
+    validator = _core.Validator(max_line_bytes=max_line_bytes, max_open_games=max_open_games,
+                                max_waiting_lines=max_waiting_lines,
+                                max_waiting_bytes=max_waiting_bytes)
     try:
         files = _core.expand_paths(paths)
     except FileNotFoundError as exc:

@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from cli.warehouse_cmd import DEFAULT_WAREHOUSE, StorageOption, storage_options
+from engine import _core
 
 LOOPBACK_NAMES = ("localhost",)
 
@@ -45,12 +46,18 @@ def serve(
     dashboard_url: Annotated[str, typer.Option("--dashboard-url", help="Where the dashboard is served, for deep links.")] = "http://127.0.0.1:8501",
     max_validate_mb: Annotated[int, typer.Option("--max-validate-mb", min=1, help="Largest body POST /v1/validate takes (MiB, decompressed).")] = 64,
     max_ingest_mb: Annotated[int, typer.Option("--max-ingest-mb", min=1, help="Largest body POST /v1/ingest takes (MiB, decompressed).")] = 256,
+    max_line_bytes: Annotated[int, typer.Option("--max-line-bytes", min=1, metavar="N", help="The longest line a validated or pushed body may hold; a longer one is a line_too_long error, read past unheld.")] = _core.DEFAULT_MAX_LINE_BYTES,
     ingest_workers: Annotated[int, typer.Option("--ingest-workers", min=1, help="Worker processes per pushed batch.")] = 1,
     commit_interval: Annotated[float, typer.Option("--commit-interval", min=0.0, help="Pushes waiting are committed together at most this many seconds after the last commit.")] = 1.0,
     commit_lines: Annotated[int, typer.Option("--commit-lines", min=1, help="…and at once when this many lines wait (the most a group holds).")] = 100_000,
     max_lag: Annotated[float, typer.Option("--max-lag", min=0.0, help="Past this many seconds of wait for the oldest push, new pushes are told to wait (429, Retry-After).")] = 30.0,
     compact_every: Annotated[int, typer.Option("--compact-every", min=0, help="Merge the small parts group commits leave after this many groups (0: never; `haftkhabis compact` still vacuums).")] = 600,
-    validate_threads: Annotated[int, typer.Option("--validate-threads", min=1, help="Bodies validated at once.")] = 2,
+    validate_threads: Annotated[int, typer.Option("--validate-threads", min=1, help="Bodies validated at once (past 1 MiB; smaller ones have two threads of their own).")] = 2,
+    max_validations_per_key: Annotated[int, typer.Option("--max-validations-per-key", min=1, help="Validations one key may have in flight at once (past it: 429).")] = 2,
+    body_min_rate: Annotated[float, typer.Option("--body-min-rate", min=0.0, metavar="BYTES/S", help="A body must arrive at least this fast on average after --body-grace seconds (else 408; 0: no minimum).")] = 16 * 1024,
+    body_grace: Annotated[float, typer.Option("--body-grace", min=0.0, metavar="S", help="Seconds a body may take before --body-min-rate applies.")] = 10.0,
+    header_timeout: Annotated[float, typer.Option("--header-timeout", min=0.1, metavar="S", help="A connection that has not sent a request's headers within S seconds (of opening, or of its last response) is closed.")] = 10.0,
+    keep_alive_timeout: Annotated[int, typer.Option("--keep-alive-timeout", min=1, metavar="S", help="An idle keep-alive connection is closed after S seconds.")] = 5,
     rate: Annotated[float, typer.Option("--rate", min=0, help="Requests a second per key (0: unlimited), unless its entry sets `rate`.")] = 20.0,
     burst: Annotated[int | None, typer.Option("--burst", min=1, help="Requests a key may make at once (default: twice the rate).")] = None,
     alerts: Annotated[Path | None, typer.Option("--alerts", metavar="FILE", help="Alert rules and their webhook (TOML; docs/operations.md). Their states are listed at /v1/alerts and kept in STATE/alerts.json.", show_default=False)] = None,
@@ -66,10 +73,12 @@ def serve(
     """
     import uvicorn
 
+    from ingest.spools import sweep_stale
     from ingest.storage import Location, StorageError
     from service.alert_rules import AlertConfig, AlertFileError
     from service.app import MiB, Settings, create_app
     from service.auth import KeyFileError, KeyStore
+    from service.connections import bounded_h11
     from service.jobs import state_folder
 
     options = storage_options(storage)
@@ -100,6 +109,8 @@ def serve(
         warehouse=location.uri, storage_options=options, state=folder, keys=store,
         dashboard_url=dashboard_url,
         max_validate_bytes=max_validate_mb * MiB, max_ingest_bytes=max_ingest_mb * MiB,
+        max_line_bytes=max_line_bytes, max_validations_per_key=max_validations_per_key,
+        body_min_rate=body_min_rate, body_grace=body_grace,
         ingest_workers=ingest_workers, validate_threads=validate_threads, rate=rate, burst=burst,
         commit_interval=commit_interval, commit_lines=commit_lines, max_lag=max_lag,
         compact_every=compact_every,
@@ -111,8 +122,10 @@ def serve(
                   + ("" if location.local else f"; pushed bodies kept in {escape(str(folder))}")
                   + (f"; {len(rules.rules)} alert rules from {escape(rules.source)}" if rules else "")
                   + " (Ctrl-C stops it)")
+    sweep_stale()  # spool folders a killed ingest left in $TMPDIR
     uvicorn.run(create_app(settings), host=host, port=port, log_level=log_level,
-                proxy_headers=False, server_header=False, date_header=True)
+                proxy_headers=False, server_header=False, date_header=True,
+                http=bounded_h11(header_timeout), timeout_keep_alive=keep_alive_timeout)
 
 
 def api_key(

@@ -17,6 +17,7 @@ from rich.console import Console
 
 from cli import terminal
 from cli.terminal import shown
+from engine._core import DEFAULT_MAX_LINE_BYTES
 
 if TYPE_CHECKING:  # pyarrow, deltalake and duckdb load only when a command runs (issue 9)
     import pyarrow as pa
@@ -190,6 +191,10 @@ def ingest_command(
         help="With --follow: where the checkpoint and the segments being committed are kept "
              "(default: WAREHOUSE/_follow/NAME-HASH; for S3, under ~/.local/state/haftkhabis).")]
         = None,
+    max_line_bytes: Annotated[int, typer.Option(
+        "--max-line-bytes", min=1, metavar="N",
+        help="The longest line read; a longer one is quarantined (line_too_long), read past "
+             "unheld.")] = DEFAULT_MAX_LINE_BYTES,
 ) -> None:
     """Validate and replay every game in PATHS and commit them to the warehouse as one batch.
 
@@ -229,7 +234,8 @@ def ingest_command(
     try:
         if quiet:
             summary = ingest(paths, warehouse, workers=workers or None, force=force,
-                             storage_options=options, cluster=cluster, wait=wait)
+                             storage_options=options, cluster=cluster, wait=wait,
+                             max_line_bytes=max_line_bytes)
         else:
             with Progress(*columns, console=console, transient=False) as bar:
                 task = bar.add_task("ingest", total=None, lines=0, games=0, violations=0)
@@ -241,7 +247,7 @@ def ingest_command(
 
                 summary = ingest(paths, warehouse, workers=workers or None, force=force,
                                  progress=show, storage_options=options, cluster=cluster,
-                                 wait=wait)
+                                 wait=wait, max_line_bytes=max_line_bytes)
     except InputPathError as exc:
         raise _fail(str(exc)) from None
     except Exception as exc:  # OSError, deltalake's and pyarrow's own error types, a worker's

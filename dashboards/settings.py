@@ -12,6 +12,8 @@ import os
 import sys
 from pathlib import Path
 
+from engine._core import DEFAULT_MAX_LINE_BYTES
+
 WAREHOUSE_ENV = "HAFTKHABIS_WAREHOUSE"
 DEFAULT_WAREHOUSE = Path("data/warehouse")
 API_STATE_ENV = "HAFTKHABIS_API_STATE"
@@ -31,6 +33,9 @@ MAX_INFLATED_BYTES = 100 * 1024 * 1024
 #: the most lines an upload may hold, and the line errors listed (all are counted)
 MAX_UPLOAD_LINES = 1_000_000
 MAX_LISTED_ERRORS = 1_000
+#: the longest line an upload's check reads (bytes, $HAFTKHABIS_MAX_LINE_BYTES, else the
+#: engine's default): a longer one is a `line_too_long` line error
+MAX_LINE_BYTES = int(os.environ.get("HAFTKHABIS_MAX_LINE_BYTES") or DEFAULT_MAX_LINE_BYTES)
 #: each check or replay of an upload runs in a child process under a budget that grows with
 #: the upload's size (bytes as uploaded): seconds = base + per MB, memory = base + per byte,
 #: each capped (dashboards.upload.Budget)

@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 
 from dashboards.settings import (
     MAX_INFLATED_BYTES,
+    MAX_LINE_BYTES,
     MAX_LISTED_ERRORS,
     MAX_UPLOAD_LINES,
     UPLOAD_MAX_MEMORY,
@@ -88,7 +89,8 @@ def check_blob(data: bytes, name: str) -> UploadCheck:
                            f"most {MAX_UPLOAD_LINES:,}. Validate it with `haftkhabis validate`.")
     lines = game_replay.parse_lines(text)
     del text
-    verdicts, errors, error_count = game_replay.validate_lines_bounded(lines, name, MAX_LISTED_ERRORS)
+    verdicts, errors, error_count = game_replay.validate_lines_bounded(
+        lines, name, MAX_LISTED_ERRORS, max_line_bytes=MAX_LINE_BYTES)
     games = []
     for v in verdicts:
         header = v.header() or {}

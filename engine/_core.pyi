@@ -6,6 +6,10 @@ from typing import Any, BinaryIO, Literal, TypedDict, final, type_check_only
 
 __all__ = [
     "ANALYSIS_POLICY",
+    "DEFAULT_MAX_LINE_BYTES",
+    "DEFAULT_MAX_OPEN_GAMES",
+    "DEFAULT_MAX_WAITING_BYTES",
+    "DEFAULT_MAX_WAITING_LINES",
     "ENGINE_VERSION",
     "Code",
     "ColumnBuffer",
@@ -31,6 +35,14 @@ __all__ = [
 ENGINE_VERSION: str
 #: the move-quality rollouts' policy and its version (haftkhabis_core::analysis::POLICY)
 ANALYSIS_POLICY: str
+#: the longest line read by default, in bytes (a longer one is a `line_too_long` error)
+DEFAULT_MAX_LINE_BYTES: int
+#: the most games a validation holds at once by default (`too_many_open_games` past it)
+DEFAULT_MAX_OPEN_GAMES: int
+#: the most lines one game holds waiting for a missing seq, by default
+DEFAULT_MAX_WAITING_LINES: int
+#: the most bytes of lines all games together hold waiting for a missing seq, by default
+DEFAULT_MAX_WAITING_BYTES: int
 
 _Rank = Literal["A", "2", "3", "4", "5", "6", "7", "8", "9", "T", "J", "Q", "K"]
 _Effect = Literal[
@@ -137,6 +149,8 @@ class Code(StrEnum):
     MISSED_CALL = "missed_call"
     SCORE_MISMATCH = "score_mismatch"
     WINNER_MISMATCH = "winner_mismatch"
+    LINE_TOO_LONG = "line_too_long"
+    TOO_MANY_OPEN_GAMES = "too_many_open_games"
 
 @type_check_only
 class CodeInfo(TypedDict):
@@ -384,6 +398,10 @@ class Validator:
         facts: bool = False,
         hold_lines: int = 100000,
         states: bool = True,
+        max_line_bytes: int = ...,
+        max_open_games: int = ...,
+        max_waiting_lines: int = ...,
+        max_waiting_bytes: int = ...,
     ) -> Validator:
         """`states=False`: a recorded game keeps no state per step; `Verdict.steps`,
         `step`, `state` and `narration` work the states they show out again from the
@@ -427,6 +445,10 @@ def validate_to(
     *,
     stdin: BinaryIO | None = None,
     hold_lines: int = 100000,
+    max_line_bytes: int = ...,
+    max_open_games: int = ...,
+    max_waiting_lines: int = ...,
+    max_waiting_bytes: int = ...,
 ) -> ValidateCounts:
     """Validate `paths`, handing `write` the JSON lines of `validate --json` in chunks."""
 
@@ -591,6 +613,8 @@ def route_files(
     files: list[str],
     spools: list[str],
     on_file: Callable[[FileRead, list[QuarantineInfo]], object],
+    *,
+    max_line_bytes: int = ...,
 ) -> list[int]:
     """Read `files` once, appending each game line to its shard's spool; `on_file` gets
     each file's report and its lines that belong to no game. Lines written per spool."""

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
+from engine._core import DEFAULT_MAX_LINE_BYTES
+
 LOG_SUFFIXES = (".jsonl", ".ndjson", ".log")
 GZIP_MAGIC = b"\x1f\x8b"
 STDIN = "-"
@@ -69,9 +71,11 @@ def _open(file: str) -> BinaryIO:
     return handle
 
 
-def read_lines(file: str) -> Iterator[tuple[int, bytes] | LineError]:
+def read_lines(file: str, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
+               ) -> Iterator[tuple[int, bytes] | LineError]:
     """(line number, raw line without its ending) for each non-blank line, 1-based
-    physical numbering; a LineError where reading fails."""
+    physical numbering; a LineError where reading fails, and for a line longer than
+    `max_line_bytes` (read past, never held whole; reading goes on after it)."""
     try:
         stream = _open(file)
     except OSError as exc:
@@ -79,11 +83,17 @@ def read_lines(file: str) -> Iterator[tuple[int, bytes] | LineError]:
         return
     number = 0
     try:
-        for raw in stream:
+        while raw := stream.readline(max_line_bytes + 3):  # the line, \r\n, and one more
             number += 1
             if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
                 raw = raw[3:]
+            if not raw.endswith(b"\n") and len(raw) == max_line_bytes + 3:
+                while (rest := stream.readline(1 << 20)) and not rest.endswith(b"\n"):
+                    pass
             line = raw.rstrip(b"\r\n")
+            if len(line) > max_line_bytes:
+                yield LineError(file, number, _too_long(max_line_bytes))
+                continue
             if not line.strip():
                 continue
             yield number, line
@@ -92,6 +102,12 @@ def read_lines(file: str) -> Iterator[tuple[int, bytes] | LineError]:
     finally:
         if file != STDIN:
             stream.close()
+
+
+def _too_long(max_line_bytes: int) -> str:
+    """What the core's reader says of such a line (`reader::too_long_message`)."""
+    return (f"the line is longer than the cap of {max_line_bytes} bytes (max_line_bytes); "
+            "it was skipped unread")
 
 
 def display_name(file: str) -> str:

@@ -264,11 +264,13 @@ def validate_lines(
 
 
 def validate_lines_bounded(
-    lines: Sequence[bytes], file: str = "upload", keep_errors: int = 1_000
+    lines: Sequence[bytes], file: str = "upload", keep_errors: int = 1_000, *,
+    max_line_bytes: int = _core.DEFAULT_MAX_LINE_BYTES,
 ) -> tuple[list[_core.Verdict], list[_core.ErrorInfo], int]:
     """`validate_lines` keeping only the first `keep_errors` line errors (and the number of
-    all of them): memory stays flat however many lines are unusable."""
-    validator = _core.Validator()
+    all of them): memory stays flat however many lines are unusable. A line longer than
+    `max_line_bytes` is a `line_too_long` line error."""
+    validator = _core.Validator(max_line_bytes=max_line_bytes)
     kept: list[_core.ErrorInfo] = []
     count = 0
 

@@ -64,15 +64,18 @@ _INDEX = GamesIndex()
 
 def commit_files(paths: Sequence[str], warehouse: str,
                  storage_options: Mapping[str, str] | None = None,
-                 digests: Mapping[str, tuple[int, str]] | None = None) -> dict[str, Any]:
+                 digests: Mapping[str, tuple[int, str]] | None = None, *,
+                 max_line_bytes: int | None = None) -> dict[str, Any]:
     """One group's files as one batch: its number, each file's status and error, and the
     batch's figures. `digests`: each file's size and sha256, when known (not read again)."""
+    from engine._core import DEFAULT_MAX_LINE_BYTES
     from ingest.pipeline import ingest
 
     # another writer (a replica's, `haftkhabis ingest`, `compact`) holds the warehouse for
     # one batch at a time: wait for it rather than fail and come back
     summary = ingest(list(paths), warehouse, workers=1, force=True, storage_options=storage_options,
-                     digests=digests, wait=LOCK_WAIT, games_index=_INDEX)
+                     digests=digests, wait=LOCK_WAIT, games_index=_INDEX,
+                     max_line_bytes=max_line_bytes or DEFAULT_MAX_LINE_BYTES)
     return {
         "games_committed": committed_games(warehouse, storage_options, summary.written),
         "batch": int(summary.batch),

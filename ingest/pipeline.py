@@ -42,7 +42,6 @@ import multiprocessing as mp
 import os
 import queue as queue_module
 import shutil
-import tempfile
 import time
 import traceback
 from collections import defaultdict
@@ -61,6 +60,7 @@ from ingest import summaries
 from ingest.columns import to_table
 from ingest.lifetime import die_with_parent
 from ingest.schema import DATA_TABLES, GAME_TABLES, SUMMARY_TABLES
+from ingest.spools import spool_folder, sweep_once
 from ingest.store import (
     OpenBudget,
     PartFile,
@@ -171,6 +171,8 @@ class RouteJob:
     #: that file's, written once (as one routing pass over every file would)
     suppressed: frozenset[str]
     prefix: str  # of the quarantine parts this job writes
+    #: a longer line is quarantined as `line_too_long`, read past unheld
+    max_line_bytes: int = _core.DEFAULT_MAX_LINE_BYTES
 
 
 @dataclass(frozen=True, slots=True)
@@ -563,10 +565,13 @@ def run_shard(task: WorkerTask) -> WorkerResult:
     if not task.spool.startswith("s3://"):
         return ShardWorker(task).run()
     store = Warehouse(task.warehouse, task.storage_options)
-    with tempfile.TemporaryDirectory(prefix="haftkhabis-shard-") as folder:
+    folder = spool_folder("shard")
+    try:
         local = os.path.join(folder, f"shard-{task.shard}.spool")
         store.location.get_file(task.spool, local, decompress=task.spool.endswith(STAGED_SPOOL))
         return ShardWorker(dataclasses.replace(task, spool=local)).run()
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _worker_main(task: WorkerTask, messages: Any, go: Any = None) -> None:
@@ -587,7 +592,8 @@ def _worker_main(task: WorkerTask, messages: Any, go: Any = None) -> None:
             job = task.route
             store = Warehouse(task.warehouse, task.storage_options)
             routed = route_files(store, job.files, job.spools, job.seen, job.suppressed,
-                                 task.batch, job.prefix, routing)
+                                 task.batch, job.prefix, routing,
+                                 max_line_bytes=job.max_line_bytes)
         if go is not None:
             messages.put(("routed", task.shard, routed))
             while not go.wait(1.0):
@@ -633,6 +639,7 @@ def ingest(
     task_retries: int = TASK_RETRIES,
     digests: Mapping[str, tuple[int, str]] | None = None,
     games_index: GamesIndex | None = None,
+    max_line_bytes: int = _core.DEFAULT_MAX_LINE_BYTES,
 ) -> BatchSummary:
     """Ingest `paths` (files and directories) into `warehouse` (a folder or
     `s3://bucket/prefix`) as one batch.
@@ -645,9 +652,11 @@ def ingest(
     `cluster`: run the shards as tasks on a Dask cluster, `tcp://HOST:PORT` of a running
     scheduler or `local:N` to start N local worker processes for this batch; `workers`
     is then the number of shards (default: the cluster's threads). `wait`: seconds to
-    wait for another writer's lock before giving up."""
+    wait for another writer's lock before giving up. `max_line_bytes`: a longer line is
+    quarantined as `line_too_long`, read past without being held."""
     started = _now()
     clock = time.monotonic()
+    sweep_once()  # spool folders a killed ingest left in $TMPDIR
     try:
         files = [os.path.abspath(f) for f in _core.expand_paths(list(paths))]
     except FileNotFoundError as exc:
@@ -662,7 +671,7 @@ def ingest(
         stack.enter_context(store.lock(wait=wait))
         known = {os.path.abspath(p): d for p, d in (digests or {}).items()}
         summary = _ingest_locked(store, files, workers, force, progress, client, task_retries,
-                                 started, known, games_index)
+                                 started, known, games_index, max_line_bytes=max_line_bytes)
     summary.seconds = time.monotonic() - clock
     return summary
 
@@ -671,7 +680,8 @@ def _ingest_locked(store: Warehouse, files: list[str], workers: int, force: bool
                    progress: Callable[[Progress], None] | None, client: Any,
                    task_retries: int, started: datetime,
                    digests: Mapping[str, tuple[int, str]],
-                   games_index: GamesIndex | None = None) -> BatchSummary:
+                   games_index: GamesIndex | None = None, *,
+                   max_line_bytes: int = _core.DEFAULT_MAX_LINE_BYTES) -> BatchSummary:
     restored = store.recover()
     snapshot = store.snapshot()
     lookup = games_index.at(store, snapshot.versions["games"]) if games_index is not None else None
@@ -700,7 +710,8 @@ def _ingest_locked(store: Warehouse, files: list[str], workers: int, force: bool
     open_batch = store.open_batch(prefix)
     try:
         results, routed = _replay(store, snapshot, to_read, workers, batch, prefix, state,
-                                  progress, client, task_retries, lookup)
+                                  progress, client, task_retries, lookup,
+                                  max_line_bytes=max_line_bytes)
         state.phase = "committing"
         if progress is not None:
             progress(state)
@@ -726,23 +737,25 @@ def _ingest_locked(store: Warehouse, files: list[str], workers: int, force: bool
 def _replay(store: Warehouse, snapshot: Snapshot, to_read: tuple[InputFile, ...],
             workers: int, batch: int, prefix: str, state: Progress,
             progress: Callable[[Progress], None] | None, client: Any,
-            task_retries: int, lookup: GameLookup | None = None) -> tuple[list[WorkerResult], Routed]:
+            task_retries: int, lookup: GameLookup | None = None, *,
+            max_line_bytes: int = _core.DEFAULT_MAX_LINE_BYTES) -> tuple[list[WorkerResult], Routed]:
     """Route the input to spools and replay them (worker processes, or cluster tasks):
     the workers' results, and the routing pass's."""
     staged = store.staging(f"{prefix}-spool")
     # the router writes local files; an S3 warehouse's spools are routed to a local
     # folder, and put in its staging prefix only for a cluster's workers to fetch
-    spool_dir = staged if store.location.local else tempfile.mkdtemp(prefix="haftkhabis-")
+    spool_dir = staged if store.location.local else spool_folder("spool")
     try:
         if client is None and workers > 1 and to_read:
             # the worker processes route the input themselves, all at once, then replay
-            jobs = _route_jobs(store, snapshot, to_read, spool_dir, workers, prefix)
+            jobs = _route_jobs(store, snapshot, to_read, spool_dir, workers, prefix,
+                               max_line_bytes=max_line_bytes)
             results = _run_workers(store, snapshot, to_read,
                                    [jobs[0].spools[k] for k in range(workers)], batch,
                                    prefix, state, progress, jobs)
             return results, _merge_routed([r.routed for r in results if r.routed is not None])
         routed = _route(store, snapshot, to_read, spool_dir, workers, batch, prefix,
-                        state, progress)
+                        state, progress, max_line_bytes=max_line_bytes)
         if not to_read:
             return [], routed
         if client is None:
@@ -868,7 +881,8 @@ class Routed:
 
 def _route(store: Warehouse, snapshot: Snapshot, files: tuple[InputFile, ...], spool_dir: str,
            workers: int, batch: int, prefix: str, state: Progress,
-           progress: Callable[[Progress], None] | None) -> Routed:
+           progress: Callable[[Progress], None] | None, *,
+           max_line_bytes: int = _core.DEFAULT_MAX_LINE_BYTES) -> Routed:
     """Read every file once: route game lines to the workers' spools, quarantine the rest
     (once: a line already quarantined from the same file content is not written again)."""
     spools = [os.path.join(spool_dir, f"shard-{k}.spool") for k in range(workers)]
@@ -881,13 +895,14 @@ def _route(store: Warehouse, snapshot: Snapshot, files: tuple[InputFile, ...], s
             progress(state)
 
     return route_files(store, files, spools, _quarantined_keys(store, snapshot, files),
-                       frozenset(), batch, f"{prefix}-q", on_file)
+                       frozenset(), batch, f"{prefix}-q", on_file, max_line_bytes=max_line_bytes)
 
 
 def route_files(store: Warehouse, files: Sequence[InputFile], spools: Sequence[str],
                 seen: set[QuarantineKey] | frozenset[QuarantineKey],
                 suppressed: frozenset[str], batch: int, prefix: str,
-                on_file: Callable[[int, int], None] | None = None) -> Routed:
+                on_file: Callable[[int, int], None] | None = None, *,
+                max_line_bytes: int = _core.DEFAULT_MAX_LINE_BYTES) -> Routed:
     """Route `files` (in order) to `spools` (one per shard), quarantining the lines that
     belong to no game as parts of `quarantine` named by `prefix`, except those `seen`
     (already quarantined from the same file content) and those of `suppressed` files.
@@ -922,7 +937,8 @@ def route_files(store: Warehouse, files: Sequence[InputFile], spools: Sequence[s
             on_file(len(reports), counts["lines"])
 
     try:
-        _core.route_files([f.path for f in files], list(spools), file_read)
+        _core.route_files([f.path for f in files], list(spools), file_read,
+                          max_line_bytes=max_line_bytes)
         parts = writer.close()
     except BaseException:
         writer.abort()
@@ -939,7 +955,8 @@ def _merge_routed(parts: Sequence[Routed]) -> Routed:
 
 
 def _route_jobs(store: Warehouse, snapshot: Snapshot, files: tuple[InputFile, ...],
-                spool_dir: str, workers: int, prefix: str) -> list[RouteJob]:
+                spool_dir: str, workers: int, prefix: str, *,
+                max_line_bytes: int = _core.DEFAULT_MAX_LINE_BYTES) -> list[RouteJob]:
     """The routing pass split between the workers: runs of consecutive files of about
     equal size, one per worker (fewer when there are fewer files), each routed to a
     spool per shard. Worker k then replays the spools of shard k in the runs' order, so
@@ -973,7 +990,7 @@ def _route_jobs(store: Warehouse, snapshot: Snapshot, files: tuple[InputFile, ..
             tuple(os.path.join(spool_dir, f"route-{j}-shard-{k}.spool") for k in range(workers)),
             frozenset(key for key in seen if key[0] in shas),
             frozenset(f.path for f in group if f.path in suppressed),
-            f"{prefix}-q{j}"))
+            f"{prefix}-q{j}", max_line_bytes))
     return jobs
 
 

@@ -37,7 +37,7 @@ from starlette.background import BackgroundTask
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from engine import ENGINE_VERSION
+from engine import ENGINE_VERSION, _core
 from engine.analysis import AnalysisError, analyse_replay
 from engine.player_view import public_analysis
 from engine.report import render_hand_report
@@ -54,7 +54,8 @@ from service.jobs import CommitEvent, CommitPolicy, IngestQueue, Receipt
 from service.live import LiveHub, Watch
 from service.metrics import CONTENT_TYPE as METRICS_TYPE
 from service.metrics import ServiceMetrics
-from service.validation import ValidationPool
+from service.public import private_roots, public
+from service.validation import BodyPace, BodyTooSlow, KeySlots, TooManyAtOnce, ValidationPool
 from service.warehouse import Gateway, WarehouseUnavailable
 
 log = logging.getLogger("haftkhabis.service")
@@ -81,6 +82,9 @@ class Settings:
     dashboard_url: str = "http://127.0.0.1:8501"
     max_validate_bytes: int = 64 * MiB
     max_ingest_bytes: int = 256 * MiB
+    #: the longest line a validated or pushed body may hold (bytes); a longer one is a
+    #: `line_too_long` error record (validate) or quarantined (ingest), never held whole
+    max_line_bytes: int = _core.DEFAULT_MAX_LINE_BYTES
     ingest_workers: int = 1
     #: group commit: at most this many seconds between commits, at once past this many lines
     commit_interval: float = 1.0
@@ -90,6 +94,12 @@ class Settings:
     #: the groups' small parts are merged after this many groups (0: never)
     compact_every: int = 600
     validate_threads: int = 2
+    #: validations one key may have in flight at once (past it: 429)
+    max_validations_per_key: int = 2
+    #: a validated or pushed body must arrive at this many bytes a second on average after
+    #: `body_grace` seconds (else 408): a slow body holds a socket, never a thread
+    body_min_rate: float = 16 * 1024
+    body_grace: float = 10.0
     rate: float = 20.0  # requests a second per key, unless its entry says otherwise
     burst: int | None = None
     replay_cache: int = 256
@@ -182,7 +192,8 @@ def create_app(settings: Settings) -> FastAPI:
                         on_commit=committed,
                         policy=CommitPolicy(interval=settings.commit_interval,
                                             lines=settings.commit_lines, max_lag=settings.max_lag,
-                                            compact_every=settings.compact_every))
+                                            compact_every=settings.compact_every,
+                                            max_line_bytes=settings.max_line_bytes))
 
     def stored_lines(games: Sequence[str]) -> list[tuple[bytes, str | None, int | None]]:
         """The games' stored lines (for `rules_changed`), found by the game index."""
@@ -195,6 +206,9 @@ def create_app(settings: Settings) -> FastAPI:
                              alerts.firing if alerts is not None else dict,
                              alerts.deliveries if alerts is not None else lambda: None)
     pool = ValidationPool(settings.validate_threads)
+    slots = KeySlots(settings.max_validations_per_key)
+    roots = private_roots(settings.warehouse, settings.state)
+    pace = BodyPace(settings.body_min_rate, settings.body_grace)
     limiter = RateLimiter(settings.rate, settings.burst)
 
     @asynccontextmanager
@@ -237,7 +251,7 @@ def create_app(settings: Settings) -> FastAPI:
 
     @app.exception_handler(ApiError)
     async def api_error(request: Request, exc: ApiError) -> JSONResponse:
-        return _problem(exc.status, exc.error, exc.message, exc.headers)
+        return _problem(exc.status, exc.error, public(exc.message, roots), exc.headers)
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
@@ -258,7 +272,7 @@ def create_app(settings: Settings) -> FastAPI:
 
     @app.exception_handler(WarehouseUnavailable)
     async def no_warehouse(request: Request, exc: WarehouseUnavailable) -> JSONResponse:
-        return _problem(503, "no_warehouse", str(exc))
+        return _problem(503, "no_warehouse", public(str(exc), roots))
 
     @app.exception_handler(Exception)
     async def internal(request: Request, exc: Exception) -> JSONResponse:
@@ -356,7 +370,8 @@ def create_app(settings: Settings) -> FastAPI:
         if declared is not None and declared.isdigit() and int(declared) > limit \
                 and request.headers.get("content-encoding") in (None, "identity"):
             raise BodyTooLarge(limit)
-        async for piece in decoded(request.stream(), request.headers.get("content-encoding"), limit):
+        async for piece in decoded(pace.paced(request.stream()), request.headers.get("content-encoding"),
+                                   limit):
             yield piece
 
     @app.post(
@@ -372,7 +387,9 @@ def create_app(settings: Settings) -> FastAPI:
                       "Haftkhabis-Compliant": {"schema": {"type": "boolean"},
                                                "description": "every game compliant, no line error"}}},
             400: _doc("the body cannot be read (a broken gzip stream, an unknown encoding)"),
+            408: _doc("the body arrived slower than the server's minimum rate"),
             413: _doc("the body (decompressed) is larger than the server's cap"),
+            429: _doc("the key has as many validations in flight as it may"),
         })
     async def validate(request: Request,
                        who: Annotated[Caller, Depends(caller(Role.ingest, Role.support, Role.analyst,
@@ -381,7 +398,13 @@ def create_app(settings: Settings) -> FastAPI:
         --json` writes them for standard input (files are named `<stdin>`). A malformed line
         is an error record in the answer, not an error of the request."""
         try:
-            result = await pool.validate(text_of(request, settings.max_validate_bytes))
+            with slots.slot(who.principal.name, who.principal.describe()):
+                result = await pool.validate(text_of(request, settings.max_validate_bytes),
+                                             max_line_bytes=settings.max_line_bytes)
+        except TooManyAtOnce as exc:
+            raise ApiError(429, "too_many_at_once", str(exc), {"Retry-After": "1"}) from None
+        except BodyTooSlow as exc:
+            raise ApiError(408, "too_slow", str(exc), {"Connection": "close"}) from None
         except BodyTooLarge as exc:
             raise ApiError(413, "too_large", str(exc)) from None
         except BadBody as exc:
@@ -408,7 +431,8 @@ def create_app(settings: Settings) -> FastAPI:
             id=receipt.id, status=receipt.status,  # type: ignore[arg-type]
             received_at=_when(receipt.received_at), started_at=_when(receipt.started_at),
             finished_at=_when(receipt.finished_at), size=receipt.size, sha256=receipt.sha256,
-            batch=receipt.batch, error=receipt.error, outcome=outcome,
+            batch=receipt.batch, error=public(receipt.error, roots) if receipt.error else None,
+            outcome=outcome,
             links={"self": f"/v1/batches/{receipt.id}"})
 
     @app.post(
@@ -416,6 +440,7 @@ def create_app(settings: Settings) -> FastAPI:
         openapi_extra=body_doc,
         responses=AUTH_ERRORS | {
             400: _doc("the body cannot be read (a broken gzip stream, an unknown encoding)"),
+            408: _doc("the body arrived slower than the server's minimum rate"),
             413: _doc("the body (decompressed) is larger than the server's cap"),
             429: _doc("the committer is behind: push again after `Retry-After` seconds")})
     async def ingest(request: Request, response: Response,
@@ -443,6 +468,9 @@ def create_app(settings: Settings) -> FastAPI:
         except BadBody as exc:
             spool.discard()
             raise ApiError(400, "bad_body", str(exc)) from None
+        except BodyTooSlow as exc:
+            spool.discard()
+            raise ApiError(408, "too_slow", str(exc), {"Connection": "close"}) from None
         except BaseException:
             spool.discard()
             raise

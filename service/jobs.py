@@ -48,6 +48,7 @@ from typing import IO, Any
 
 import orjson
 
+from engine import _core
 from ingest.storage import Location
 from service.journal import Journal, Record
 
@@ -85,6 +86,8 @@ class CommitPolicy:
     compact_every: int = 600
     max_lag: float = 30.0  # seconds: past this age of the oldest waiting push, pushes wait
     max_waiting: int = 1 << 30  # bytes: past this much waiting, pushes wait
+    #: a longer line of a push is quarantined as `line_too_long`, read past unheld
+    max_line_bytes: int = _core.DEFAULT_MAX_LINE_BYTES
 
 
 @dataclass
@@ -502,8 +505,9 @@ class IngestQueue:
                 self._pool = pool
                 digests = {path: (item.receipt.size, item.receipt.sha256)
                            for path, item in zip(group.files, group.items, strict=True)}
-                result: dict[str, Any] = pool.submit(commit_files, group.files, self.location.uri,
-                                                     self.location.delta_options(), digests).result()
+                result: dict[str, Any] = pool.submit(
+                    commit_files, group.files, self.location.uri, self.location.delta_options(),
+                    digests, max_line_bytes=self.policy.max_line_bytes).result()
                 result["wall"] = time.monotonic() - clock
                 return result
             except BrokenProcessPool as exc:

@@ -27,6 +27,8 @@ REPO = Path(__file__).resolve().parents[2]
 STUB = REPO / "engine" / "_core.pyi"
 NOTATION_DOC = REPO / "docs" / "notation.md"
 CASES = REPO / "tests" / "cases"
+#: codes of the resource limits (issue #34), not of the contract's rules
+LIMIT_CODES = {"line_too_long", "too_many_open_games"}
 
 
 def _stub_class(name: str) -> ast.ClassDef:
@@ -82,9 +84,11 @@ def test_every_code_the_core_emits_has_its_facts_and_a_docs_row() -> None:
     emitted = {v["code"] for verdict in verdicts for v in verdict.violations}
     emitted |= {e["code"] for e in errors}
     table = {c["code"]: c for c in _core.violation_codes()}
-    assert emitted == set(table)
+    # the limits' codes need inputs past a limit (a line over 1 MiB, 50,000 open games):
+    # tests/engine/test_bounds.py meets them
+    assert emitted == set(table) - LIMIT_CODES
     doc = NOTATION_DOC.read_text(encoding="utf-8")
-    for code in emitted:
+    for code in table:
         info = table[code]
         assert f"| `{code}` | {'yes' if info['foul'] else 'no'} | {info['explanation']} |" in doc
 

@@ -15,6 +15,8 @@ use std::path::Path;
 
 use flate2::read::MultiGzDecoder;
 
+use crate::violation::Code;
+
 /// The file suffixes a directory contributes (optionally followed by `.gz`).
 pub const LOG_SUFFIXES: [&str; 3] = [".jsonl", ".ndjson", ".log"];
 /// The two bytes every gzip member starts with.
@@ -24,6 +26,12 @@ pub const STDIN: &str = "-";
 
 /// How much a reader buffers (the compressed and the decompressed side alike).
 const BUFFER: usize = 1 << 20;
+/// The longest line read by default, in bytes (its ending not counted): 1 MiB, some 200
+/// times the longest line a real game writes (a `deal` of 104 cards). A longer line is a
+/// `line_too_long` line error, read past without being held (issue #34: "Line length
+/// capped on every path … an over-long line is a located line error, read past without
+/// buffering it whole"). Exported to Python (`engine._core.DEFAULT_MAX_LINE_BYTES`).
+pub const DEFAULT_MAX_LINE_BYTES: usize = 1 << 20;
 /// A buffer grown past this by one huge line is shrunk back afterwards.
 const LINE_KEEP: usize = 16 << 20;
 const BOM: &[u8] = b"\xef\xbb\xbf";
@@ -43,13 +51,21 @@ impl fmt::Display for InputPathError {
 
 impl std::error::Error for InputPathError {}
 
-/// A file (or the rest of one) that could not be read.
+/// A file (or the rest of one) that could not be read, or one line that was not.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LineError {
     pub file: String,
     /// the line where reading failed; None when the file could not be opened
     pub line: Option<u64>,
+    /// `malformed_json` when the file ends here (unreadable, broken off);
+    /// `line_too_long` for one line past the cap, after which reading goes on
+    pub code: Code,
     pub message: String,
+}
+
+/// What a `line_too_long` error says, the cap being `max_line` bytes.
+pub fn too_long_message(max_line: usize) -> String {
+    format!("the line is longer than the cap of {max_line} bytes (max_line_bytes); it was skipped unread")
 }
 
 /// A file name a directory contributes: `.jsonl`, `.ndjson` or `.log`, optionally `.gz`.
@@ -145,6 +161,11 @@ fn break_message(error: &io::Error) -> String {
 /// Blank means empty or only spaces, tabs and carriage returns (JSON whitespace); a line
 /// holding a form feed or a vertical tab is not blank (it is then a `malformed_json`
 /// line). Gzip is recognised by its magic bytes, here and on standard input.
+///
+/// A line longer than the cap ([`LineReader::max_line_bytes`], default
+/// [`DEFAULT_MAX_LINE_BYTES`]) is a `line_too_long` [`LineError`] at its number, and the
+/// reader goes on after it: the buffer never holds more than about twice the cap, however
+/// long the line (a one-line gzip bomb of 4 GiB is read in constant memory).
 pub struct LineReader {
     file: String,
     /// the bytes (decompressed, for gzip); None once done
@@ -162,6 +183,8 @@ pub struct LineReader {
     /// an error was met: the source is dropped on the next call
     ended: bool,
     number: u64,
+    /// the longest line handed out, in bytes
+    max_line: usize,
 }
 
 impl LineReader {
@@ -181,6 +204,7 @@ impl LineReader {
                 failed: Some(LineError {
                     file: file.to_string(),
                     line: None,
+                    code: Code::MalformedJson,
                     message: format!("cannot open: {}", io_message(&error)),
                 }),
                 buf: Vec::new(),
@@ -190,6 +214,7 @@ impl LineReader {
                 at_end: false,
                 ended: false,
                 number: 0,
+                max_line: DEFAULT_MAX_LINE_BYTES,
             },
         }
     }
@@ -208,6 +233,7 @@ impl LineReader {
                     failed = Some(LineError {
                         file: file.to_string(),
                         line: Some(1),
+                        code: Code::MalformedJson,
                         message: format!(
                             "the file breaks off after line 0: {}",
                             io_message(&error)
@@ -236,7 +262,14 @@ impl LineReader {
             at_end: false,
             ended: false,
             number: 0,
+            max_line: DEFAULT_MAX_LINE_BYTES,
         }
+    }
+
+    /// The same reader with another cap on a line's length (at least 1 byte).
+    pub fn max_line_bytes(mut self, max_line: usize) -> LineReader {
+        self.max_line = max_line.max(1);
+        self
     }
 
     /// The file as given to [`LineReader::open`].
@@ -271,6 +304,13 @@ impl LineReader {
                     self.source = None; // closes the file
                     return None;
                 }
+                if self.filled - self.start > self.max_line {
+                    // past the cap with no ending in sight: skip to the ending unheld
+                    self.number += 1;
+                    let number = self.number;
+                    self.skip_rest_of_line();
+                    return Some(Err(self.too_long(number)));
+                }
                 self.scanned = self.filled;
                 if let Err(error) = self.read_more() {
                     self.ended = true;
@@ -278,6 +318,7 @@ impl LineReader {
                     return Some(Err(LineError {
                         file: self.file.clone(),
                         line: Some(number + 1),
+                        code: Code::MalformedJson,
                         message: format!(
                             "the file breaks off after line {number}: {}",
                             break_message(&error)
@@ -286,11 +327,15 @@ impl LineReader {
                 }
                 continue;
             };
+            let long = line_end - self.start > self.max_line;
             let line = self.buf.get(self.start..line_end).unwrap_or_default();
             let from = self.start;
             self.start = next;
             self.scanned = next;
             self.number += 1;
+            if long {
+                return Some(Err(self.too_long(self.number)));
+            }
             let mut start = 0;
             if self.number == 1 && line.starts_with(BOM) {
                 start = BOM.len();
@@ -308,6 +353,50 @@ impl LineReader {
         };
         let line = self.buf.get(start..end).unwrap_or_default();
         Some(Ok((self.number, line)))
+    }
+
+    /// Line `number` is longer than the cap.
+    fn too_long(&self, number: u64) -> LineError {
+        LineError {
+            file: self.file.clone(),
+            line: Some(number),
+            code: Code::LineTooLong,
+            message: too_long_message(self.max_line),
+        }
+    }
+
+    /// Drop the line begun at `start` (no ending in the buffer) and read on past its
+    /// ending, a buffer at a time, holding none of it. A read error then ends the file
+    /// (yielded by the next call).
+    fn skip_rest_of_line(&mut self) {
+        loop {
+            self.start = 0;
+            self.filled = 0;
+            self.scanned = 0;
+            if self.at_end {
+                return;
+            }
+            if let Err(error) = self.read_more() {
+                let number = self.number;
+                self.ended = true;
+                self.failed = Some(LineError {
+                    file: self.file.clone(),
+                    line: Some(number + 1),
+                    code: Code::MalformedJson,
+                    message: format!(
+                        "the file breaks off after line {number}: {}",
+                        break_message(&error)
+                    ),
+                });
+                return;
+            }
+            let read = self.buf.get(..self.filled).unwrap_or_default();
+            if let Some(at) = memchr::memchr(b'\n', read) {
+                self.start = at + 1;
+                self.scanned = at + 1;
+                return;
+            }
+        }
     }
 
     /// Read more of the source after the bytes not handed out yet (moved to the
@@ -416,10 +505,72 @@ mod tests {
         let mut data = b"first\n".to_vec();
         data.extend_from_slice(&long);
         data.extend_from_slice(b"\nafter\n");
-        let got = collect(LineReader::from_reader("t", Cursor::new(data)));
+        let reader = LineReader::from_reader("t", Cursor::new(data)).max_line_bytes(4 * BUFFER);
+        let got = collect(reader);
         assert_eq!(got.len(), 3);
         assert_eq!(got[1], Ok((2, long)));
         assert_eq!(got[2], Ok((3, b"after".to_vec())));
+    }
+
+    /// issue #34: "an over-long line is a located line error, read past without
+    /// buffering it whole".
+    #[test]
+    fn a_line_past_the_cap_is_an_error_and_reading_goes_on() {
+        let mut data = b"first\n".to_vec();
+        data.extend(vec![b' '; 5 * BUFFER + 3]);
+        data.extend_from_slice(b"\nafter\n");
+        data.extend(vec![b'y'; 40]);
+        data.extend_from_slice(b"\n");
+        data.extend(vec![b'z'; 3 * BUFFER]); // the last line, without an ending
+        let mut reader = LineReader::from_reader("t", Cursor::new(data)).max_line_bytes(32);
+        let mut got = Vec::new();
+        let mut most = 0;
+        while let Some(item) = reader.next_line() {
+            got.push(item.map(|(n, line)| (n, line.to_vec())));
+            most = most.max(reader.buf.len());
+        }
+        let codes: Vec<Result<u64, (Option<u64>, Code)>> = got
+            .iter()
+            .map(|item| match item {
+                Ok((n, _)) => Ok(*n),
+                Err(e) => Err((e.line, e.code)),
+            })
+            .collect();
+        assert_eq!(
+            codes,
+            [
+                Ok(1),
+                Err((Some(2), Code::LineTooLong)),
+                Ok(3),
+                Err((Some(4), Code::LineTooLong)),
+                Err((Some(5), Code::LineTooLong)),
+            ]
+        );
+        assert_eq!(got[2], Ok((3, b"after".to_vec())));
+        let Err(error) = &got[1] else {
+            panic!("line 2 must be an error");
+        };
+        assert_eq!(
+            error.message,
+            "the line is longer than the cap of 32 bytes (max_line_bytes); it was skipped unread"
+        );
+        assert!(most <= 2 * BUFFER, "the buffer grew to {most} bytes");
+    }
+
+    #[test]
+    fn a_gzip_bomb_of_one_line_is_read_past_in_bounded_memory() {
+        let mut data = vec![b' '; 64 * BUFFER];
+        data.extend_from_slice(b"\n{}\n");
+        let bomb = gzip(&data);
+        let mut reader = LineReader::from_reader("b.gz", Cursor::new(bomb));
+        let mut got = Vec::new();
+        let mut most = 0;
+        while let Some(item) = reader.next_line() {
+            got.push(item.map(|(n, line)| (n, line.to_vec())).map_err(|e| e.code));
+            most = most.max(reader.buf.len());
+        }
+        assert_eq!(got, [Err(Code::LineTooLong), Ok((2, b"{}".to_vec()))]);
+        assert!(most <= 2 * BUFFER, "the buffer grew to {most} bytes");
     }
 
     #[test]
@@ -456,6 +607,7 @@ mod tests {
             vec![Err(LineError {
                 file: "/nonexistent/x.jsonl".into(),
                 line: None,
+                code: Code::MalformedJson,
                 message: "cannot open: No such file or directory".into(),
             })]
         );

@@ -52,9 +52,15 @@ pub struct FileRead {
 /// Read `files` once and append each game line to the spool of its game's shard
 /// (`spools[shard_of(game, spools.len())]`, created or appended to). After each file,
 /// `on_file` gets what reading it gave and its lines that belong to no game (with their
-/// bytes); it returns false to stop. Returns the lines written to each spool; fails only
-/// when a spool cannot be written.
-pub fn route_files<F>(files: &[String], spools: &[&Path], mut on_file: F) -> io::Result<Vec<u64>>
+/// bytes); it returns false to stop. A line longer than `max_line` bytes is one of those
+/// (`line_too_long`, without its bytes: it is read past, never held). Returns the lines
+/// written to each spool; fails only when a spool cannot be written.
+pub fn route_files<F>(
+    files: &[String],
+    spools: &[&Path],
+    max_line: usize,
+    mut on_file: F,
+) -> io::Result<Vec<u64>>
 where
     F: FnMut(FileRead, Vec<ErrorRecord>) -> bool,
 {
@@ -79,7 +85,7 @@ where
     let mut spooled = vec![0u64; spools.len()];
     for (index, file) in files.iter().enumerate() {
         let name: Arc<str> = Arc::from(display_name(file));
-        let mut reader = LineReader::open(file);
+        let mut reader = LineReader::open(file).max_line_bytes(max_line);
         let mut read = FileRead {
             file: file.clone(),
             lines: 0,
@@ -89,6 +95,17 @@ where
         while let Some(item) = reader.next_line() {
             let (number, raw) = match item {
                 Ok(line) => line,
+                Err(error) if error.code == Code::LineTooLong => {
+                    read.lines += 1;
+                    errors.push(ErrorRecord {
+                        file: name.clone(),
+                        line: error.line,
+                        code: error.code,
+                        message: error.message,
+                        raw: None,
+                    });
+                    continue;
+                }
                 Err(error) => {
                     read.error = Some(error);
                     continue;
@@ -183,6 +200,7 @@ impl SpoolReader {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::reader::DEFAULT_MAX_LINE_BYTES;
 
     #[test]
     fn shards_are_stable_and_spread() {
@@ -211,7 +229,7 @@ mod tests {
         let files = vec![input.to_string_lossy().to_string()];
         let mut reads = Vec::new();
         let mut errors = Vec::new();
-        let spooled = route_files(&files, &paths, |read, found| {
+        let spooled = route_files(&files, &paths, DEFAULT_MAX_LINE_BYTES, |read, found| {
             reads.push(read);
             errors.extend(found);
             true

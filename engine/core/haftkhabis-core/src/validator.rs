@@ -34,6 +34,21 @@
 //! been dropped silently within the window. Open games (not finished) are held until the
 //! input ends, exactly as before.
 //!
+//! **Bounded by design** (issue #34: "a cap on games held open (and on lines held per game
+//! waiting for a gap), beyond which the oldest are judged as they stand … and their memory
+//! freed"): at most [`ValidatorOptions::max_open_games`] games are held (open or finished
+//! within their hold window); a line opening one more judges the game that has gone
+//! longest without a line, as it stands — contract terms: its log stops there, so a game
+//! stopped inside a hand is `incomplete` (notation.md: "A log that stops inside a hand …
+//! is `incomplete`"). A game with more than [`ValidatorOptions::max_waiting_lines`] lines
+//! waiting for a missing seq is judged the same way (its gap is then a `sequence`
+//! violation, as at the end of the input), and so are the games holding the most waiting
+//! lines once all of them together hold more than [`ValidatorOptions::max_waiting_bytes`]. Either way the cut is said once, as an error
+//! record `too_many_open_games` at the line that caused it, naming the game; a later line
+//! of the game is a late line (above). A finished game cut short of its hold window needs
+//! no record: its verdict is what the window would have written. Memory is then bounded by
+//! the caps, whatever the number of games in a file.
+//!
 //! **Ingest mode** ([`ValidatorOptions::ingest`]): a line of a game whose verdict was
 //! already handed out is not an error but a [`LateLine`] (the ingest replays the game
 //! again from the union of its lines), and a line that belongs to no game keeps its bytes
@@ -42,16 +57,33 @@
 
 use std::cmp::Reverse;
 use std::collections::hash_map::RandomState;
-use std::collections::{BTreeMap, BinaryHeap, HashMap, HashSet};
+use std::collections::{BTreeMap, BinaryHeap, HashMap, HashSet, VecDeque};
 use std::hash::{BuildHasher, Hasher};
 use std::sync::Arc;
 
 use crate::game::{GameRun, GameVerdict, Line, RunOptions};
-use crate::reader::{display_name, expand_paths, InputPathError, LineReader};
+use crate::reader::{
+    display_name, expand_paths, too_long_message, InputPathError, LineReader,
+    DEFAULT_MAX_LINE_BYTES,
+};
 use crate::violation::{Code, Violation};
 
 /// How many further input lines a finished game is held for before its verdict is written.
 pub const DEFAULT_HOLD_LINES: u64 = 100_000;
+/// The most games held at once by default (open, or finished within their hold window):
+/// a header-only game costs about 2 KiB held, a dealt one about 8 KiB, so 50,000 games stay
+/// well under the 1 GiB a validation may take (docs/operations.md, "Limits").
+pub const DEFAULT_MAX_OPEN_GAMES: usize = 50_000;
+/// The most lines one game holds waiting for a missing seq, by default (a long persian
+/// game written backwards has a few thousand).
+pub const DEFAULT_MAX_WAITING_LINES: usize = 100_000;
+/// The most bytes of lines all games together hold waiting for a missing seq, by default.
+pub const DEFAULT_MAX_WAITING_BYTES: usize = 256 << 20;
+/// The most tombstones kept (about 64 bytes each): a line of a game judged longer ago than
+/// the last million games judged is no longer known as late, and opens a game of its own
+/// (judged as such: `no_header` unless it is a header), so memory stays flat whatever the
+/// number of games in a file (issue #34). Not in ingest mode (see `close_game`).
+pub const MAX_TOMBSTONES: usize = 1_000_000;
 /// How often (in input lines) idle games are looked for, in ingest mode.
 const IDLE_CHECK_EVERY: u64 = 16_384;
 
@@ -70,6 +102,12 @@ pub trait Sink {
 
     /// A game judged: its verdict, and what the sink kept of it.
     fn judged(&mut self, verdict: GameVerdict, game: Self::Game);
+
+    /// A line error as it is met: the sink writes it out (None), or hands it back to be
+    /// kept in [`Validator::errors`] (the default).
+    fn error(&mut self, error: ErrorRecord) -> Option<ErrorRecord> {
+        Some(error)
+    }
 }
 
 /// A distinct line of a game as the validator received it ([`Sink::line`]).
@@ -130,6 +168,14 @@ struct Waiting {
     line: u64,
 }
 
+impl Waiting {
+    /// What a waiting line holds: its bytes and about 96 bytes of book-keeping (the
+    /// record and its place in the map).
+    fn cost(raw: &[u8]) -> usize {
+        raw.len() + 96
+    }
+}
+
 /// The reader's book-keeping for one game: what seqs it has seen, what waits, and what
 /// the sink keeps of it (`G`).
 struct Pending<G> {
@@ -141,6 +187,8 @@ struct Pending<G> {
     seen: Vec<u64>,
     /// lines seen beyond `next_seq`, by seq (their fingerprints included)
     waiting: BTreeMap<u64, Waiting>,
+    /// what `waiting` holds, in bytes ([`Waiting::cost`])
+    waiting_bytes: usize,
     /// `lines_read` at the game's latest line
     last_line: u64,
     /// first-seen order, for `finish`
@@ -176,6 +224,7 @@ impl<G> Pending<G> {
             let Some(w) = self.waiting.remove(&seq) else {
                 break;
             };
+            self.waiting_bytes = self.waiting_bytes.saturating_sub(Waiting::cost(&w.raw));
             self.seen.push(w.fingerprint);
             self.next_seq = seq.saturating_add(1);
             // it parsed when it came; parsing is deterministic
@@ -252,6 +301,14 @@ pub struct ValidatorOptions {
     pub ingest: bool,
     /// ingest mode: judge a game that got no line for this many input lines
     pub idle_lines: u64,
+    /// the longest line read from a file, in bytes ([`LineReader::max_line_bytes`])
+    pub max_line_bytes: usize,
+    /// the most games held at once (see the module doc)
+    pub max_open_games: usize,
+    /// the most lines one game holds waiting for a missing seq
+    pub max_waiting_lines: usize,
+    /// the most bytes all games together hold in lines waiting for a missing seq
+    pub max_waiting_bytes: usize,
 }
 
 /// A line of a game whose verdict was already handed out (ingest mode).
@@ -274,6 +331,10 @@ impl Default for ValidatorOptions {
             hold_lines: DEFAULT_HOLD_LINES,
             ingest: false,
             idle_lines: u64::MAX,
+            max_line_bytes: DEFAULT_MAX_LINE_BYTES,
+            max_open_games: DEFAULT_MAX_OPEN_GAMES,
+            max_waiting_lines: DEFAULT_MAX_WAITING_LINES,
+            max_waiting_bytes: DEFAULT_MAX_WAITING_BYTES,
         }
     }
 }
@@ -372,6 +433,9 @@ pub struct Validator<S: Sink = Verdicts> {
     hold: BinaryHeap<Reverse<(u64, Arc<str>)>>,
     /// finished games whose verdict is written: 128-bit id hash → `lines_read` then
     tombstones: HashMap<u128, u64>,
+    /// the tombstones in the order they were laid, the oldest dropped past
+    /// [`MAX_TOMBSTONES`]
+    tomb_order: VecDeque<u128>,
     tomb_keys: (RandomState, RandomState),
     /// ingest mode: lines of games already handed out
     late: Vec<LateLine>,
@@ -381,6 +445,11 @@ pub struct Validator<S: Sink = Verdicts> {
     peak_open: usize,
     /// held games that are finished (waiting out their hold window)
     finished_held: usize,
+    /// held games by the `lines_read` of their latest line when pushed (an entry whose
+    /// game has had a line since is pushed again when met): the least recently fed first
+    recency: BinaryHeap<Reverse<(u64, Arc<str>)>>,
+    /// bytes of lines waiting, all games together
+    waiting_bytes: usize,
 }
 
 impl Default for Validator {
@@ -409,12 +478,20 @@ impl<S: Sink> Validator<S> {
             next_order: 0,
             hold: BinaryHeap::new(),
             tombstones: HashMap::new(),
+            tomb_order: VecDeque::new(),
             tomb_keys: (RandomState::new(), RandomState::new()),
             late: Vec::new(),
             next_idle_check: IDLE_CHECK_EVERY,
             peak_open: 0,
             finished_held: 0,
+            recency: BinaryHeap::new(),
+            waiting_bytes: 0,
         }
+    }
+
+    /// How it runs.
+    pub fn options(&self) -> &ValidatorOptions {
+        &self.options
     }
 
     /// The sink, to read what it gathered so far.
@@ -476,7 +553,15 @@ impl<S: Sink> Validator<S> {
 
     /// One file (`-` is standard input).
     pub fn feed_file(&mut self, file: &str) {
-        self.feed_reader(&mut LineReader::open(file));
+        let max_line = self.options.max_line_bytes;
+        self.feed_reader(&mut LineReader::open(file).max_line_bytes(max_line));
+    }
+
+    /// A line error: to the sink, or kept when the sink hands it back.
+    fn push_error(&mut self, error: ErrorRecord) {
+        if let Some(kept) = self.sink.error(error) {
+            self.errors.push(kept);
+        }
     }
 
     /// Every line of `reader` (named by its file's display name); a file that cannot be
@@ -486,20 +571,39 @@ impl<S: Sink> Validator<S> {
         while let Some(item) = reader.next_line() {
             match item {
                 Ok((number, line)) => self.feed_line(line, &name, number),
-                Err(error) => self.errors.push(ErrorRecord {
-                    file: name.clone(),
-                    line: error.line,
-                    code: Code::MalformedJson,
-                    message: error.message,
-                    raw: None,
-                }),
+                Err(error) => {
+                    if error.code == Code::LineTooLong {
+                        self.lines_read += 1; // a line, though not read
+                    }
+                    self.push_error(ErrorRecord {
+                        file: name.clone(),
+                        line: error.line,
+                        code: error.code,
+                        message: error.message,
+                        raw: None,
+                    });
+                }
             }
         }
     }
 
-    /// One raw line (without its ending) from `file` at `line`.
+    /// One raw line (without its ending) from `file` at `line`. A line longer than
+    /// [`ValidatorOptions::max_line_bytes`] is a `line_too_long` error, not read, as the
+    /// reader makes it (a caller that split the lines itself: the dashboard's upload).
     pub fn feed_line(&mut self, raw: &[u8], file: &Arc<str>, line: u64) {
         self.lines_read += 1;
+        if raw.len() > self.options.max_line_bytes {
+            let message = too_long_message(self.options.max_line_bytes);
+            self.push_error(ErrorRecord {
+                file: file.clone(),
+                line: Some(line),
+                code: Code::LineTooLong,
+                message,
+                raw: None,
+            });
+            self.expire();
+            return;
+        }
         // a recorded game keeps every line's value as parsed (its steps show it)
         let fast = self.options.record.is_empty();
         match Line::read(raw, fast) {
@@ -515,12 +619,13 @@ impl<S: Sink> Validator<S> {
 
     /// A line that belongs to no game (its bytes kept in ingest mode, for the quarantine).
     fn error(&mut self, (file, line, raw): (&Arc<str>, u64, &[u8]), code: Code, message: String) {
-        self.errors.push(ErrorRecord {
+        let raw = self.options.ingest.then(|| raw.into());
+        self.push_error(ErrorRecord {
             file: file.clone(),
             line: Some(line),
             code,
             message,
-            raw: self.options.ingest.then(|| raw.into()),
+            raw,
         });
     }
 
@@ -542,12 +647,27 @@ impl<S: Sink> Validator<S> {
         let hold = self.options.hold_lines;
         let sink = &mut self.sink;
         if let Some(pending) = self.games.get_mut(game) {
+            let before = pending.waiting_bytes;
             if let Some(key) =
                 Self::accept(pending, sink, input, fingerprint, (raw, file, line), now)
             {
                 self.hold.push(Reverse((now.saturating_add(hold), key)));
                 self.finished_held += 1;
             }
+            self.waiting_bytes = (self.waiting_bytes + pending.waiting_bytes) - before;
+            let waiting = pending.waiting.len();
+            if waiting > self.options.max_waiting_lines {
+                let key = pending.key.clone();
+                let missing = pending.next_seq;
+                let message = format!(
+                    "game {key} has {waiting} lines waiting for its missing seq {missing}, \
+                     more than the {} a game may hold (max_waiting_lines): it was judged as \
+                     it stood, and a later line of it is not judged",
+                    self.options.max_waiting_lines
+                );
+                self.cut_off(&key, (file, line, raw), message);
+            }
+            self.bound_waiting_bytes((file, line, raw));
             return;
         }
         if let Some(only) = &self.options.only {
@@ -587,6 +707,7 @@ impl<S: Sink> Validator<S> {
             next_seq: 0,
             seen: Vec::new(),
             waiting: BTreeMap::new(),
+            waiting_bytes: 0,
             last_line: now,
             order: self.next_order,
             finished: false,
@@ -606,9 +727,91 @@ impl<S: Sink> Validator<S> {
             self.hold.push(Reverse((now.saturating_add(hold), key)));
             self.finished_held += 1;
         }
-        self.games.insert(key, pending);
+        self.waiting_bytes += pending.waiting_bytes;
+        self.games.insert(key.clone(), pending);
+        self.recency.push(Reverse((now, key)));
         let open = self.games.len().saturating_sub(self.finished_held);
         self.peak_open = self.peak_open.max(open);
+        if self.games.len() > self.options.max_open_games.max(1) {
+            self.evict_least_recent((file, line, raw));
+        }
+        self.bound_waiting_bytes((file, line, raw));
+        if self.recency.len() > 2 * self.games.len() + 1024 {
+            // entries of games judged since (their window, `finish_game`): start afresh
+            self.recency = self
+                .games
+                .values()
+                .map(|p| Reverse((p.last_line, p.key.clone())))
+                .collect();
+        }
+    }
+
+    /// Past the bytes all games may hold waiting: judge the games holding the most, as they
+    /// stand, until a quarter of the budget is free again (so the scan is rare).
+    fn bound_waiting_bytes(&mut self, at: (&Arc<str>, u64, &[u8])) {
+        let budget = self.options.max_waiting_bytes;
+        if self.waiting_bytes <= budget {
+            return;
+        }
+        let mut holding: Vec<(usize, Arc<str>)> = self
+            .games
+            .values()
+            .filter(|p| p.waiting_bytes > 0)
+            .map(|p| (p.waiting_bytes, p.key.clone()))
+            .collect();
+        holding.sort_unstable_by(|a, b| b.cmp(a));
+        let total = self.waiting_bytes;
+        for (bytes, game) in holding {
+            if self.waiting_bytes <= budget / 4 * 3 {
+                break;
+            }
+            let message = format!(
+                "game {game} was judged as it stood: it held {bytes} bytes of lines waiting \
+                 for a missing seq, the most of any game, when all games held {total}, more \
+                 than the {budget} the validator holds (max_waiting_bytes); a later line of \
+                 it is not judged"
+            );
+            self.cut_off(&game, at, message);
+        }
+    }
+
+    /// One game too many is held: judge the one that has gone longest without a line.
+    fn evict_least_recent(&mut self, at: (&Arc<str>, u64, &[u8])) {
+        while let Some(Reverse((fed, game))) = self.recency.pop() {
+            let Some(pending) = self.games.get(&game) else {
+                continue; // judged since
+            };
+            if pending.last_line != fed {
+                self.recency.push(Reverse((pending.last_line, game)));
+                continue;
+            }
+            let message = format!(
+                "game {game} was judged as it stood: {} games were held open at once, the \
+                 most the validator holds (max_open_games), and it had gone longest without \
+                 a line; a later line of it is not judged",
+                self.games.len()
+            );
+            self.cut_off(&game, at, message);
+            return;
+        }
+    }
+
+    /// Judge a held game before its end, as it stands; unless it was finished (its verdict
+    /// is the one its hold window would have written) or in ingest mode (a later line is a
+    /// [`LateLine`] and the game is replayed again whole), say so with an error record at
+    /// the line that caused it.
+    fn cut_off(&mut self, game: &Arc<str>, at: (&Arc<str>, u64, &[u8]), message: String) {
+        let finished = self.games.get(game).is_some_and(|p| p.finished);
+        if self.close_game(game) && !finished && !self.options.ingest {
+            let (file, line, _) = at;
+            self.push_error(ErrorRecord {
+                file: file.clone(),
+                line: Some(line),
+                code: Code::TooManyOpenGames,
+                message,
+                raw: None,
+            });
+        }
     }
 
     /// Route one parsed line (with its fingerprint, and its bytes and where it was read)
@@ -672,6 +875,7 @@ impl<S: Sink> Validator<S> {
             return None;
         }
         if seq != pending.next_seq {
+            pending.waiting_bytes += Waiting::cost(raw);
             pending.waiting.insert(
                 seq,
                 Waiting {
@@ -745,8 +949,18 @@ impl<S: Sink> Validator<S> {
         if pending.finished {
             self.finished_held = self.finished_held.saturating_sub(1);
         }
+        self.waiting_bytes = self.waiting_bytes.saturating_sub(pending.waiting_bytes);
         let key = self.tomb_key(game);
-        self.tombstones.insert(key, self.lines_read);
+        // ingest keeps every one: a late line must reach the game it belongs to (a batch's
+        // input is bounded by its caller)
+        if self.tombstones.insert(key, self.lines_read).is_none() && !self.options.ingest {
+            self.tomb_order.push_back(key);
+            if self.tomb_order.len() > MAX_TOMBSTONES {
+                if let Some(oldest) = self.tomb_order.pop_front() {
+                    self.tombstones.remove(&oldest);
+                }
+            }
+        }
         let (verdict, listened) = pending.finish();
         self.sink.judged(verdict, listened);
         true
@@ -770,6 +984,8 @@ impl<S: Sink> Validator<S> {
             self.sink.judged(verdict, listened);
         }
         self.hold.clear();
+        self.recency.clear();
+        self.waiting_bytes = 0;
         self.finished_held = 0;
         &mut self.sink
     }
@@ -798,6 +1014,8 @@ pub fn replay_game(
         only: Some(one),
         facts: false,
         hold_lines: u64::MAX,
+        // one game, held whole: its own lines are all it can hold
+        max_waiting_lines: usize::MAX,
         ..ValidatorOptions::default()
     });
     validator.feed_paths(paths)?;
@@ -877,6 +1095,118 @@ mod tests {
             assert_eq!((v.lines, v.files.len()), (2, 1));
             assert!(v.hands.is_none() && v.totals.is_none());
         }
+    }
+
+    /// issue #34: "a cap on games held open …, beyond which the oldest are judged as
+    /// they stand … and their memory freed".
+    #[test]
+    fn games_past_the_open_cap_are_judged_least_recent_first() {
+        let mut validator = Validator::new(ValidatorOptions {
+            max_open_games: 2,
+            ..ValidatorOptions::default()
+        });
+        feed(
+            &mut validator,
+            &[
+                r#"{"game":"a","seq":1,"type":"pass","player":"x"}"#,
+                r#"{"game":"b","seq":1,"type":"pass","player":"x"}"#,
+                r#"{"game":"a","seq":2,"type":"pass","player":"x"}"#,
+                r#"{"game":"c","seq":1,"type":"pass","player":"x"}"#,
+                r#"{"game":"b","seq":2,"type":"pass","player":"x"}"#,
+            ],
+        );
+        assert!(validator.open_games() <= 2);
+        let early: Vec<String> = validator
+            .sink_mut()
+            .take()
+            .into_iter()
+            .map(|v| v.game)
+            .collect();
+        // b had gone longest without a line when c came: judged then; b's next line
+        // is a late line (and a's, the least recent then, is judged for it)
+        assert_eq!(early, ["b"]);
+        let errors = validator.take_errors();
+        let found: Vec<(Option<u64>, Code)> = errors.iter().map(|e| (e.line, e.code)).collect();
+        assert_eq!(
+            found,
+            [
+                (Some(4), Code::TooManyOpenGames),
+                (Some(5), Code::UnexpectedEvent)
+            ]
+        );
+        assert!(errors[0]
+            .message
+            .starts_with("game b was judged as it stood: 3 games"));
+        let rest: Vec<String> = validator
+            .finish()
+            .take()
+            .into_iter()
+            .map(|v| v.game)
+            .collect();
+        assert_eq!(rest, ["a", "c"]);
+    }
+
+    #[test]
+    fn the_games_holding_most_waiting_bytes_are_judged_past_the_budget() {
+        let mut validator = Validator::new(ValidatorOptions {
+            max_waiting_bytes: 1_200,
+            ..ValidatorOptions::default()
+        });
+        let mut lines = Vec::new();
+        for seq in 2..12 {
+            lines.push(format!(
+                r#"{{"game":"big","seq":{seq},"type":"pass","player":"x"}}"#
+            ));
+            if seq < 4 {
+                lines.push(format!(
+                    r#"{{"game":"small","seq":{seq},"type":"pass","player":"x"}}"#
+                ));
+            }
+        }
+        let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
+        feed(&mut validator, &refs);
+        let judged: Vec<String> = validator
+            .sink_mut()
+            .take()
+            .into_iter()
+            .map(|v| v.game)
+            .collect();
+        assert_eq!(judged, ["big"]);
+        let errors = validator.take_errors();
+        assert_eq!(errors[0].code, Code::TooManyOpenGames);
+        assert!(
+            errors[0].message.contains("(max_waiting_bytes)"),
+            "{}",
+            errors[0].message
+        );
+        assert!(validator.waiting_bytes <= 1_200);
+        assert_eq!(validator.open_games(), 1);
+    }
+
+    #[test]
+    fn a_game_past_the_waiting_cap_is_judged_with_its_gap() {
+        let mut validator = Validator::new(ValidatorOptions {
+            max_waiting_lines: 3,
+            ..ValidatorOptions::default()
+        });
+        let lines: Vec<String> = (2..8)
+            .map(|seq| format!(r#"{{"game":"g","seq":{seq},"type":"pass","player":"x"}}"#))
+            .collect();
+        let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
+        feed(&mut validator, &refs);
+        let judged = validator.sink_mut().take();
+        assert_eq!(judged.len(), 1);
+        assert_eq!(judged[0].lines, 4);
+        let codes: Vec<Code> = validator.take_errors().iter().map(|e| e.code).collect();
+        assert_eq!(
+            codes,
+            [
+                Code::TooManyOpenGames,
+                Code::UnexpectedEvent,
+                Code::UnexpectedEvent
+            ]
+        );
+        assert_eq!(validator.open_games(), 0);
     }
 
     #[test]
@@ -1010,7 +1340,10 @@ mod tests {
 
     #[test]
     fn sparse_seqs_cost_no_dense_memory() {
-        let mut validator = Validator::default();
+        let mut validator = Validator::new(ValidatorOptions {
+            max_waiting_lines: usize::MAX,
+            ..ValidatorOptions::default()
+        });
         let name = file();
         let n: u64 = 20_000;
         for i in 1..=n {

@@ -24,13 +24,21 @@ pub struct Written {
     pub statuses: BTreeMap<&'static str, u64>,
 }
 
+/// The most line errors a [`VerdictWriter`] holds before it writes them out.
+pub const ERRORS_HELD: usize = 4096;
+
 /// The validator's sink that writes `validate --json`: each verdict's line as soon as its
 /// game is judged, and the line errors it is handed, to `out` in chunks of about `chunk`
 /// bytes, whole lines each (memory stays flat in the number of games). The first failure
 /// to write stops the writing; [`VerdictWriter::flush`] reports it.
+///
+/// Line errors the validator meets are held (written after the verdicts, by
+/// [`VerdictWriter::write_held_errors`]) up to [`ERRORS_HELD`]; past it they are written
+/// as they come, so a file of a million bad lines is never held as records.
 pub struct VerdictWriter<W: Write> {
     out: W,
     buffer: Vec<u8>,
+    held: Vec<ErrorRecord>,
     chunk: usize,
     written: Written,
     failure: Option<io::Error>,
@@ -42,6 +50,7 @@ impl<W: Write> VerdictWriter<W> {
             out,
             buffer: Vec::with_capacity(chunk.saturating_add(4096).min(1 << 24)),
             chunk,
+            held: Vec::new(),
             written: Written::default(),
             failure: None,
         }
@@ -55,6 +64,12 @@ impl<W: Write> VerdictWriter<W> {
     /// Whether writing has failed (nothing more is written).
     pub fn failed(&self) -> bool {
         self.failure.is_some()
+    }
+
+    /// Write the line errors held so far.
+    pub fn write_held_errors(&mut self) {
+        let held = std::mem::take(&mut self.held);
+        self.write_errors(&held);
     }
 
     /// Write each line error's line.
@@ -123,6 +138,15 @@ impl<W: Write> Sink for VerdictWriter<W> {
         verdict.write_json(&mut self.buffer);
         self.buffer.push(b'\n');
         self.spill();
+    }
+
+    /// Held, up to [`ERRORS_HELD`] (see the type's doc).
+    fn error(&mut self, error: ErrorRecord) -> Option<ErrorRecord> {
+        self.held.push(error);
+        if self.held.len() >= ERRORS_HELD {
+            self.write_held_errors();
+        }
+        None
     }
 }
 

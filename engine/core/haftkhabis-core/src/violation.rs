@@ -82,6 +82,11 @@ violation_codes! {
         "The claimed scores or totals differ from the computed ones.";
     WinnerMismatch = "winner_mismatch", foul: false,
         "The claimed winners or order differ from the computed ones.";
+    LineTooLong = "line_too_long", foul: false,
+        "The line is longer than the reader's cap (max_line_bytes); it was skipped unread.";
+    TooManyOpenGames = "too_many_open_games", foul: false,
+        "More games were open at once (or lines waiting in one) than the validator holds; \
+         the oldest was judged as it stood and its later lines are not judged.";
 }
 
 impl Code {

@@ -15,7 +15,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 
-use haftkhabis_core::reader::display_name;
+use haftkhabis_core::reader::{display_name, DEFAULT_MAX_LINE_BYTES};
 use haftkhabis_core::rows::{GameRows, RowBuilder};
 use haftkhabis_core::spool;
 use haftkhabis_core::validator::{self, ErrorRecord, ValidatorOptions};
@@ -43,12 +43,15 @@ pub fn shard_of(game: &str, shards: u32) -> u32 {
 /// `on_file(read, errors)` gets `{"file", "lines", "error": {"line", "message"} | None}`
 /// and the file's lines that belong to no game (error records with their `raw` bytes).
 /// Returns the lines written to each spool.
+/// A line longer than `max_line_bytes` is one of those lines (`line_too_long`, `raw` None).
 #[pyfunction]
+#[pyo3(signature = (files, spools, on_file, *, max_line_bytes=DEFAULT_MAX_LINE_BYTES))]
 pub fn route_files(
     py: Python<'_>,
     files: Vec<String>,
     spools: Vec<PathBuf>,
     on_file: Bound<'_, PyAny>,
+    max_line_bytes: usize,
 ) -> PyResult<Vec<u64>> {
     let paths: Vec<&Path> = spools.iter().map(PathBuf::as_path).collect();
     let mut failure: Option<PyErr> = None;
@@ -72,7 +75,9 @@ pub fn route_files(
         on_file.call1((d, found))?;
         Ok(())
     };
-    let spooled = spool::route_files(&files, &paths, |read, errors| match report(read, errors) {
+    let spooled = spool::route_files(&files, &paths, max_line_bytes, |read, errors| match report(
+        read, errors,
+    ) {
         Ok(()) => true,
         Err(error) => {
             failure = Some(error);

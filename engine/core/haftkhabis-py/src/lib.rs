@@ -127,6 +127,24 @@ mod core_module {
     #[pymodule_export]
     const ENGINE_VERSION: &str = haftkhabis_core::ENGINE_VERSION;
 
+    /// The longest line read by default, in bytes (`max_line_bytes`).
+    #[pymodule_export]
+    const DEFAULT_MAX_LINE_BYTES: usize = haftkhabis_core::reader::DEFAULT_MAX_LINE_BYTES;
+
+    /// The most games a validation holds at once by default (`max_open_games`).
+    #[pymodule_export]
+    const DEFAULT_MAX_OPEN_GAMES: usize = haftkhabis_core::validator::DEFAULT_MAX_OPEN_GAMES;
+
+    /// The most lines one game holds waiting for a missing seq by default
+    /// (`max_waiting_lines`).
+    #[pymodule_export]
+    const DEFAULT_MAX_WAITING_LINES: usize = haftkhabis_core::validator::DEFAULT_MAX_WAITING_LINES;
+
+    /// The most bytes of lines all games together hold waiting for a missing seq by default
+    /// (`max_waiting_bytes`).
+    #[pymodule_export]
+    const DEFAULT_MAX_WAITING_BYTES: usize = haftkhabis_core::validator::DEFAULT_MAX_WAITING_BYTES;
+
     /// `Code`, the violation codes as a `StrEnum` made from the core's table.
     #[pymodule_init]
     fn init(module: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -12,8 +12,11 @@ use haftkhabis_core::cards::Card;
 use haftkhabis_core::game::{GameVerdict, Status, Step};
 use haftkhabis_core::json::{Text, Value};
 use haftkhabis_core::machine::Snapshot;
-use haftkhabis_core::reader::LineReader;
-use haftkhabis_core::validator::{self, ErrorRecord, ValidatorOptions};
+use haftkhabis_core::reader::{LineReader, DEFAULT_MAX_LINE_BYTES};
+use haftkhabis_core::validator::{
+    self, ErrorRecord, ValidatorOptions, DEFAULT_MAX_OPEN_GAMES, DEFAULT_MAX_WAITING_BYTES,
+    DEFAULT_MAX_WAITING_LINES,
+};
 use haftkhabis_core::verdict::{VerdictWriter, Written};
 
 use crate::convert;
@@ -42,13 +45,14 @@ impl std::io::Read for PyStream {
     }
 }
 
-fn reader_for(file: &str, stdin: Option<&Py<PyAny>>) -> LineReader {
-    match stdin {
+fn reader_for(file: &str, stdin: Option<&Py<PyAny>>, max_line: usize) -> LineReader {
+    let reader = match stdin {
         Some(stream) if file == "-" => {
             LineReader::from_reader(file, PyStream(Python::attach(|py| stream.clone_ref(py))))
         }
         _ => LineReader::open(file),
-    }
+    };
+    reader.max_line_bytes(max_line)
 }
 
 pub(crate) fn error_dict<'py>(py: Python<'py>, e: &ErrorRecord) -> PyResult<Bound<'py, PyDict>> {
@@ -403,13 +407,22 @@ pub struct Validator {
 #[pymethods]
 impl Validator {
     #[new]
-    #[pyo3(signature = (*, record=None, only=None, facts=false, hold_lines=100_000, states=true))]
+    #[pyo3(signature = (
+        *, record=None, only=None, facts=false, hold_lines=100_000, states=true,
+        max_line_bytes=DEFAULT_MAX_LINE_BYTES, max_open_games=DEFAULT_MAX_OPEN_GAMES,
+        max_waiting_lines=DEFAULT_MAX_WAITING_LINES, max_waiting_bytes=DEFAULT_MAX_WAITING_BYTES,
+    ))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         record: Option<HashSet<String>>,
         only: Option<HashSet<String>>,
         facts: bool,
         hold_lines: u64,
         states: bool,
+        max_line_bytes: usize,
+        max_open_games: usize,
+        max_waiting_lines: usize,
+        max_waiting_bytes: usize,
     ) -> Validator {
         Validator {
             inner: validator::Validator::new(ValidatorOptions {
@@ -418,6 +431,10 @@ impl Validator {
                 only,
                 facts,
                 hold_lines,
+                max_line_bytes,
+                max_open_games,
+                max_waiting_lines,
+                max_waiting_bytes,
                 ..ValidatorOptions::default()
             }),
             files: BTreeMap::new(),
@@ -437,8 +454,9 @@ impl Validator {
     #[pyo3(signature = (path, *, stdin=None))]
     fn feed_file(&mut self, py: Python<'_>, path: String, stdin: Option<Py<PyAny>>) {
         if stdin.is_some() && path == "-" {
+            let max_line = self.inner.options().max_line_bytes;
             self.inner
-                .feed_reader(&mut reader_for(&path, stdin.as_ref()));
+                .feed_reader(&mut reader_for(&path, stdin.as_ref(), max_line));
             return;
         }
         let inner = &mut self.inner;
@@ -548,9 +566,8 @@ pub fn validate_json<'py>(py: Python<'py>, paths: Vec<String>) -> PyResult<Bound
                     validator::Validator::with_sink(ValidatorOptions::default(), writer);
                 validator.feed_paths(&paths)?;
                 validator.finish();
-                let errors = validator.take_errors();
                 let mut writer = validator.into_sink();
-                writer.write_errors(&errors);
+                writer.write_held_errors();
                 // writing to memory does not fail
                 let _ = writer.flush();
                 Ok(writer.into_inner())
@@ -563,18 +580,19 @@ pub fn validate_json<'py>(py: Python<'py>, paths: Vec<String>) -> PyResult<Bound
 /// How much output `validate_to` gathers before it hands a chunk to `write`.
 const CHUNK: usize = 1 << 20;
 
-/// A Python callable `write(chunk)` as the output of a [`VerdictWriter`] (called with the
-/// GIL held: `validate_to` keeps it); what it raised is kept for the caller.
-struct PyWrite<'py> {
-    write: Bound<'py, PyAny>,
+/// A Python callable `write(chunk)` as the output of a [`VerdictWriter`] (the GIL taken
+/// for each chunk: `validate_to` runs without it); what it raised is kept for the caller.
+struct PyWrite {
+    write: Py<PyAny>,
     raised: Option<PyErr>,
 }
 
-impl std::io::Write for PyWrite<'_> {
+impl std::io::Write for PyWrite {
     fn write(&mut self, chunk: &[u8]) -> std::io::Result<usize> {
-        let py = self.write.py();
-        match self.write.call1((PyBytes::new(py, chunk),)) {
-            Ok(_) => Ok(chunk.len()),
+        let called =
+            Python::attach(|py| self.write.call1(py, (PyBytes::new(py, chunk),)).map(|_| ()));
+        match called {
+            Ok(()) => Ok(chunk.len()),
             Err(raised) => {
                 self.raised = Some(raised);
                 Err(std::io::Error::other("write() raised"))
@@ -588,41 +606,59 @@ impl std::io::Write for PyWrite<'_> {
 }
 
 /// Validate `paths`, handing `write` the JSON lines of `validate --json` in chunks as
-/// games finish (memory stays flat in the number of games); returns the counts:
+/// games finish (memory stays flat in the number of games), without the GIL but while it
+/// reads standard input from `stdin` or hands `write` a chunk (so other Python threads,
+/// a server's event loop, run meanwhile); returns the counts:
 /// `games`, `lines`, `errors`, `violations` and one count per status.
 #[pyfunction]
-#[pyo3(signature = (paths, write, *, stdin=None, hold_lines=100_000))]
+#[pyo3(signature = (
+    paths, write, *, stdin=None, hold_lines=100_000, max_line_bytes=DEFAULT_MAX_LINE_BYTES,
+    max_open_games=DEFAULT_MAX_OPEN_GAMES, max_waiting_lines=DEFAULT_MAX_WAITING_LINES,
+    max_waiting_bytes=DEFAULT_MAX_WAITING_BYTES,
+))]
+#[allow(clippy::too_many_arguments)]
 pub fn validate_to<'py>(
     py: Python<'py>,
     paths: Vec<String>,
     write: Bound<'py, PyAny>,
     stdin: Option<Py<PyAny>>,
     hold_lines: u64,
+    max_line_bytes: usize,
+    max_open_games: usize,
+    max_waiting_lines: usize,
+    max_waiting_bytes: usize,
 ) -> PyResult<Bound<'py, PyDict>> {
     let files = haftkhabis_core::reader::expand_paths(&paths).map_err(CoreError::from)?;
     let output = PyWrite {
-        write,
+        write: write.unbind(),
         raised: None,
     };
     let options = ValidatorOptions {
         hold_lines,
+        max_line_bytes,
+        max_open_games,
+        max_waiting_lines,
+        max_waiting_bytes,
         ..ValidatorOptions::default()
     };
-    let mut validator = validator::Validator::with_sink(options, VerdictWriter::new(output, CHUNK));
-    for file in &files {
-        validator.feed_reader(&mut reader_for(file, stdin.as_ref()));
-        let errors = validator.take_errors();
-        validator.sink_mut().write_errors(&errors);
-        if validator.sink_mut().failed() {
-            break;
+    let (lines, written, raised, flushed) = py.detach(move || {
+        let mut validator =
+            validator::Validator::with_sink(options, VerdictWriter::new(output, CHUNK));
+        for file in &files {
+            validator.feed_reader(&mut reader_for(file, stdin.as_ref(), max_line_bytes));
+            validator.sink_mut().write_held_errors();
+            if validator.sink_mut().failed() {
+                break;
+            }
         }
-    }
-    validator.finish();
-    let lines = validator.lines_read();
-    let mut writer = validator.into_sink();
-    let flushed = writer.flush();
-    let written = writer.written().clone();
-    if let Some(raised) = writer.into_inner().raised {
+        validator.finish();
+        let lines = validator.lines_read();
+        let mut writer = validator.into_sink();
+        let flushed = writer.flush();
+        let written = writer.written().clone();
+        (lines, written, writer.into_inner().raised, flushed)
+    });
+    if let Some(raised) = raised {
         return Err(raised);
     }
     flushed.map_err(CoreError::from)?;
