@@ -1,0 +1,91 @@
+"""The deal audit on known truth: fair shuffles are not flagged above the level, each
+planted bias is found, and the warehouse's deal lines are what the audit reads."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from engine.simulate import ShuffleBias, SimConfig, simulate_deals, write_simulation
+from ingest.fairplay import (
+    NOT_ENOUGH,
+    audit_deals,
+    deals_from_records,
+    deals_from_warehouse,
+    hypergeom_sum_pmf,
+)
+
+
+def _audit(ruleset: str, n: int, seed: int, bias: ShuffleBias | None = None, **kw: int):
+    deals = deals_from_records(simulate_deals(ruleset, n, seed=seed, bias=bias, **kw), ruleset=ruleset)
+    return audit_deals(deals, 0.01, intervals=False)
+
+
+def test_the_exact_sum_is_the_convolved_hypergeometric() -> None:
+    one = stats.hypergeom(52, 24, 7).pmf(np.arange(8))
+    assert np.allclose(hypergeom_sum_pmf(52, 24, 1), one)
+    assert np.allclose(hypergeom_sum_pmf(52, 24, 3), np.convolve(np.convolve(one, one), one))
+    pmf = hypergeom_sum_pmf(104, 48, 500)
+    assert pmf.sum() == pytest.approx(1.0)
+    assert (np.arange(len(pmf)) * pmf).sum() == pytest.approx(500 * 7 * 48 / 104, rel=1e-9)
+
+
+@pytest.mark.parametrize("ruleset", ["bazito", "persian", "pis-yedili"])
+def test_fair_shuffles_are_flagged_at_most_at_the_level(ruleset: str) -> None:
+    # 30 fair audits at 1 %: three or more flagged has probability 0.3 % if the level holds
+    flagged = sum(bool(_audit(ruleset, 300, seed).findings) for seed in range(30))
+    assert flagged <= 2
+
+
+def test_an_extra_special_card_for_one_seat_is_found_at_that_seat() -> None:
+    report = _audit("bazito", 1500, 1, ShuffleBias("extra_special", rate=0.5, seat=2))
+    found = {(t.family, t.scope.get("seat")) for t in report.findings}
+    assert ("hand.special", 2) in found
+    seat = next(t for t in report.findings if t.family == "hand.special" and t.scope.get("seat") == 2)
+    assert seat.ci_low is not None and seat.ci_low <= 0.5 <= seat.ci_high
+    assert not any(t.scope.get("seat") in (0, 1, 3) for t in report.findings)
+
+
+def test_a_stuck_card_is_found_at_the_bottom_of_the_stock() -> None:
+    report = _audit("persian", 400, 2, ShuffleBias("stuck_card", rate=0.3, card="QH"))
+    stuck = [t for t in report.findings if t.family == "stock.position"]
+    assert [t.scope["card"] for t in stuck] == ["QH"]
+    assert stuck[0].effect > 0.1
+
+
+def test_a_clock_seeded_shuffle_repeats_deals() -> None:
+    report = _audit("pis-yedili", 300, 3, ShuffleBias("clock_seed", seeds=200))
+    repeat = next(t for t in report.tests if t.family == "deals.repeat")
+    assert repeat.finding and repeat.statistic and repeat.statistic > 0
+    assert "exact repeats" in repeat.detail
+    fair = next(t for t in _audit("pis-yedili", 300, 3).tests if t.family == "deals.repeat")
+    assert fair.statistic == 0 and not fair.finding
+
+
+def test_small_samples_say_not_enough_games() -> None:
+    report = _audit("bazito", 12, 4)
+    assert not report.findings
+    assert {t.status for t in report.tests if t.family != "deals.repeat"} == {NOT_ENOUGH}
+
+
+def test_the_audit_reads_the_warehouses_deal_lines(tmp_path: Path) -> None:
+    from ingest.pipeline import ingest
+    from ingest.read import connect
+
+    log = tmp_path / "rigged.jsonl"
+    with log.open("wb") as out:
+        write_simulation(SimConfig("persian", games=40, seed=7, players=(3, 4), match={"hands": 3},
+                                   stock_in_deal=1.0, shuffle=ShuffleBias("stuck_card", card="7S")), out)
+    ingest([str(log)], str(tmp_path / "wh"), workers=1)
+    reader = connect(tmp_path / "wh")
+    try:
+        deals = deals_from_warehouse(reader)
+        assert len(deals) >= 100 and len(deals.stock_offsets) == len(deals) + 1
+        report = audit_deals(deals, 0.01)
+        assert any(t.family == "stock.position" and t.scope["card"] == "7S" for t in report.findings)
+        assert len(deals_from_warehouse(reader, build="no-such-build")) == 0
+    finally:
+        reader.close()
