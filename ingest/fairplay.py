@@ -24,6 +24,7 @@ too small for its approximation says "not enough games" and is not made.
 from __future__ import annotations
 
 import math
+from array import array
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -45,9 +46,13 @@ MIN_EXPECTED = 5.0
 NOT_ENOUGH = "not enough games"
 
 
+_CODES = {r + s: i * 4 + j for i, r in enumerate(RANKS) for j, s in enumerate(SUITS)}
+
+
 def card_code(card: str) -> int:
-    """A card as a small integer: rank index × 4 + suit index (0–51)."""
-    return RANKS.index(card[0]) * 4 + SUITS.index(card[1])
+    """A card as a small integer: rank index × 4 + suit index (0–51); KeyError if it is
+    not a card's spelling."""
+    return _CODES[card]
 
 
 def card_name(code: int) -> str:
@@ -76,16 +81,16 @@ class DealSet:
     ruleset: list[str] = field(default_factory=list)
     build: list[str] = field(default_factory=list)
     month: list[str] = field(default_factory=list)
-    decks: list[int] = field(default_factory=list)
-    players: list[int] = field(default_factory=list)
-    starter: list[int] = field(default_factory=list)
-    hand_deal: list[int] = field(default_factory=list)
-    hand_seat: list[int] = field(default_factory=list)
-    hand_position: list[int] = field(default_factory=list)
+    decks: array = field(default_factory=lambda: array("b"))
+    players: array = field(default_factory=lambda: array("b"))
+    starter: array = field(default_factory=lambda: array("b"))
+    hand_deal: array = field(default_factory=lambda: array("q"))
+    hand_seat: array = field(default_factory=lambda: array("b"))
+    hand_position: array = field(default_factory=lambda: array("b"))
     hand_player: list[str] = field(default_factory=list)
-    hand_cards: list[list[int]] = field(default_factory=list)
-    stock_cards: list[int] = field(default_factory=list)
-    stock_offsets: list[int] = field(default_factory=lambda: [0])
+    hand_cards: array = field(default_factory=lambda: array("b"))  # 7 codes a hand, flat
+    stock_cards: array = field(default_factory=lambda: array("b"))
+    stock_offsets: array = field(default_factory=lambda: array("q", [0]))
 
     def __len__(self) -> int:
         return len(self.game_id)
@@ -98,11 +103,12 @@ class DealSet:
         if ruleset not in RULESETS or dealer is None or dealer not in seats or set(hands) != set(seats) \
                 or any(len(h) != HAND_SIZE for h in hands.values()):
             return False
+        codes = _CODES
         try:
-            coded = {p: [card_code(c) for c in hands[p]] for p in seats}
-            start = card_code(starter) if starter else -1
-            logged = [card_code(c) for c in stock] if stock else []
-        except (ValueError, IndexError, TypeError):
+            coded = {p: [codes[c] for c in hands[p]] for p in seats}
+            start = codes[starter] if starter else -1
+            logged = [codes[c] for c in stock] if stock else []
+        except (KeyError, TypeError):
             return False
         index = len(self.game_id)
         dealer_seat = list(seats).index(dealer)
@@ -111,7 +117,7 @@ class DealSet:
             self.hand_seat.append(seat)
             self.hand_position.append((seat - dealer_seat) % len(seats))
             self.hand_player.append(player)
-            self.hand_cards.append(coded[player])
+            self.hand_cards.extend(coded[player])
         self.game_id.append(game_id)
         self.hand_no.append(hand)
         self.ruleset.append(ruleset)
@@ -200,9 +206,40 @@ class TestResult:
     finding: bool = False
     detail: str = ""
 
+    @property
+    def concerns(self) -> str:
+        """Whom or what the test is about, in words: player, seat, position, card, build."""
+        scope = self.scope
+        parts = []
+        if "player" in scope:
+            parts.append(f"player {scope['player']}")
+        if "seat" in scope:
+            parts.append(f"seat {scope['seat']}")
+        if "position" in scope:
+            parts.append(f"position {scope['position']} after the dealer"
+                         + (f" at tables of {scope['players']}" if "players" in scope else ""))
+        if "card" in scope:
+            parts.append(f"card {scope['card']}")
+        if "build" in scope:
+            parts.append(f"build {scope['build']}")
+        if "month" in scope:
+            parts.append(f"month {scope['month']}")
+        parts.append(str(scope.get("ruleset")) + (", 2 decks" if scope.get("decks") == 2 else ""))
+        return ", ".join(parts)
+
     def to_json(self) -> dict[str, Any]:
-        return {k: (None if isinstance(v, float) and not math.isfinite(v) else v)
-                for k, v in self.__dict__.items()}
+        return {**{k: _plain(v) for k, v in self.__dict__.items()}, "concerns": self.concerns}
+
+
+def _plain(value: Any) -> Any:
+    """A JSON-ready value: numpy scalars as Python's, a non-finite float as None."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
 
 
 @dataclass
@@ -362,33 +399,33 @@ def _category_test(family: str, counts: np.ndarray, hands: int, decks: int, scop
 
 
 def _groups(keys: Sequence[np.ndarray]) -> Iterable[tuple[tuple[int, ...], np.ndarray]]:
-    """Row indexes grouped by the tuple of the keys' values."""
+    """Row indexes grouped by the tuple of the keys' values (each key made dense, the
+    tuple packed into one integer, one stable sort)."""
     if not len(keys[0]):
         return
-    stacked = np.stack(keys, axis=1)
-    unique, inverse = np.unique(stacked, axis=0, return_inverse=True)
-    order = np.argsort(inverse.ravel(), kind="stable")
-    bounds = np.searchsorted(inverse.ravel()[order], np.arange(len(unique) + 1))
-    for i, key in enumerate(unique):
-        yield tuple(int(v) for v in key), order[bounds[i]: bounds[i + 1]]
+    combined = np.zeros(len(keys[0]), dtype=np.int64)
+    values = []
+    for key in keys:
+        unique, inverse = np.unique(key, return_inverse=True)
+        values.append(unique)
+        combined = combined * len(unique) + inverse.ravel()
+    order = np.argsort(combined, kind="stable")
+    ordered = combined[order]
+    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+    ends = np.r_[starts[1:], len(ordered)]
+    for start, end in zip(starts, ends, strict=True):
+        code = int(ordered[start])
+        parts = []
+        for unique in reversed(values):
+            code, at = divmod(code, len(unique))
+            parts.append(int(unique[at]))
+        yield tuple(reversed(parts)), order[start:end]
 
 
 def _labels(values: Sequence[str]) -> tuple[list[str], np.ndarray]:
     names = sorted(set(values))
     index = {v: i for i, v in enumerate(names)}
     return names, np.asarray([index[v] for v in values], dtype=np.int64)
-
-
-def _stock_tail(stock: np.ndarray, forbidden: frozenset[int]) -> np.ndarray:
-    """The part of a logged stock (top first) whose order a uniform shuffle leaves uniform:
-    where the ruleset forbids starter ranks, the cards turned and put back sit on top, so
-    the leading run of forbidden ranks and the card after it are left out."""
-    if not forbidden:
-        return stock
-    at = 0
-    while at < len(stock) and int(stock[at]) // 4 in forbidden:
-        at += 1
-    return stock[at + 1:]
 
 
 def audit_deals(deals: DealSet, level: float = 0.01, *, intervals: bool = True,
@@ -480,23 +517,29 @@ def _stock_tests(deals: DealSet, rulesets: list[str], ruleset_ix: np.ndarray, bu
     ½ (variance (L² − 1)/(12 L²) for a uniform position), per ruleset and build."""
     offsets = np.asarray(deals.stock_offsets, dtype=np.int64)
     flat = np.asarray(deals.stock_cards, dtype=np.int64)
-    forbidden = {r: frozenset(RANKS.index(x) for x in RULESETS[r].forbidden_starter_ranks)
-                 for r in rulesets}
-    cards_l, deal_l, pos_l, len_l = [], [], [], []
-    for d in np.flatnonzero(offsets[1:] > offsets[:-1]):
-        tail = _stock_tail(flat[offsets[d]:offsets[d + 1]], forbidden[rulesets[ruleset_ix[d]]])
-        if len(tail) < 2:
-            continue
-        cards_l.append(tail)
-        deal_l.append(np.full(len(tail), d))
-        pos_l.append(np.arange(len(tail)))
-        len_l.append(np.full(len(tail), len(tail)))
-    if not cards_l:
+    if not len(flat):
         return []
-    cards = np.concatenate(cards_l)
-    deal = np.concatenate(deal_l)
-    length = np.concatenate(len_l).astype(float)
-    u = (np.concatenate(pos_l) + 0.5) / length
+    sizes = np.diff(offsets)
+    deal = np.repeat(np.arange(len(sizes)), sizes)
+    position = np.arange(len(flat)) - offsets[deal]
+    # where the ruleset forbids starter ranks, the cards turned and put back sit on top:
+    # the shuffled part starts after the leading run of forbidden ranks and the card after it
+    forbidden = np.zeros((len(rulesets), 13), dtype=bool)
+    for i, name in enumerate(rulesets):
+        for rank in RULESETS[name].forbidden_starter_ranks:
+            forbidden[i, RANKS.index(rank)] = True
+    rules_of = ruleset_ix[deal]
+    is_forbidden = forbidden[rules_of, flat // 4]
+    first_allowed = sizes.copy()
+    np.minimum.at(first_allowed, deal[~is_forbidden], position[~is_forbidden])
+    has_forbidden = np.asarray(forbidden.any(axis=1), dtype=bool)
+    start = np.where(has_forbidden[ruleset_ix], first_allowed + 1, 0)
+    start = np.minimum(start, sizes)
+    keep = position >= start[deal]
+    keep &= (sizes - start)[deal] >= 2
+    cards, deal = flat[keep], deal[keep]
+    length = (sizes - start)[deal].astype(float)
+    u = (position[keep] - start[deal] + 0.5) / length
     var = (length ** 2 - 1) / (12 * length ** 2)
     out: list[TestResult] = []
     for (r, b, card), rows in _groups([ruleset_ix[deal], build_ix[deal], cards]):

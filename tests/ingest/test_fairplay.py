@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from engine.simulate import ShuffleBias, SimConfig, simulate_deals, write_simulation
+from engine.simulate import ShuffleBias, simulate_deals
 from ingest.fairplay import (
     NOT_ENOUGH,
     audit_deals,
@@ -17,6 +17,7 @@ from ingest.fairplay import (
     deals_from_warehouse,
     hypergeom_sum_pmf,
 )
+from tests.ingest.fairplaykit import STUCK, rigged_warehouse
 
 
 def _audit(ruleset: str, n: int, seed: int, bias: ShuffleBias | None = None, **kw: int):
@@ -72,20 +73,16 @@ def test_small_samples_say_not_enough_games() -> None:
 
 
 def test_the_audit_reads_the_warehouses_deal_lines(tmp_path: Path) -> None:
-    from ingest.pipeline import ingest
     from ingest.read import connect
 
-    log = tmp_path / "rigged.jsonl"
-    with log.open("wb") as out:
-        write_simulation(SimConfig("persian", games=40, seed=7, players=(3, 4), match={"hands": 3},
-                                   stock_in_deal=1.0, shuffle=ShuffleBias("stuck_card", card="7S")), out)
-    ingest([str(log)], str(tmp_path / "wh"), workers=1)
-    reader = connect(tmp_path / "wh")
+    reader = connect(rigged_warehouse(tmp_path))
     try:
         deals = deals_from_warehouse(reader)
         assert len(deals) >= 100 and len(deals.stock_offsets) == len(deals) + 1
         report = audit_deals(deals, 0.01)
-        assert any(t.family == "stock.position" and t.scope["card"] == "7S" for t in report.findings)
+        stuck = [t for t in report.findings if t.family == "stock.position"]
+        assert stuck and {t.scope["card"] for t in stuck} == {STUCK}  # in each build
         assert len(deals_from_warehouse(reader, build="no-such-build")) == 0
+        assert len(deals_from_warehouse(reader, since="2100-01-01")) == 0
     finally:
         reader.close()
