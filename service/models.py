@@ -451,3 +451,41 @@ class Health(Model):
     keys_unread_change: bool = Field(description="the keys file changed and could not be read as "
                                      "keys: the keys read before are in force (the server's log says why)")
     ingest: IngestHealth
+
+
+class AuditTest(Model):
+    """One test of the deal audit (docs/fairplay.md): what it is about, on how much, its
+    effect size with a 95 % interval, p and its Benjamini–Hochberg q."""
+
+    family: str = Field(examples=["hand.special"])
+    scope: dict[str, str | int] = Field(description="ruleset, build, decks, and the seat, "
+                                        "position, player, month or card the test is about")
+    concerns: str = Field(description="the scope in words")
+    n: int = Field(description="hands, deals or stock places the test rests on")
+    status: str = Field(description="`tested`, or `not enough games` (not made)")
+    effect_name: str
+    effect: float | None
+    ci_low: float | None
+    ci_high: float | None
+    statistic: float | None
+    df: int | None
+    p_value: float | None
+    q_value: float | None
+    finding: bool
+    observed: float | None
+    expected: float | None
+    detail: str
+
+
+class DealAudit(Model):
+    """The deal audit of the warehouse's deals: every test, and those that are findings
+    at `level` after Benjamini–Hochberg over the `tests_made`."""
+
+    level: float
+    correction: str
+    deals: int
+    hands: int
+    tests_made: int
+    not_enough_games: int
+    findings: list[AuditTest]
+    tests: list[AuditTest]
