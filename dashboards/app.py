@@ -29,6 +29,7 @@ pages = {
         st.Page(PAGES / "scoring.py", title="Scoring", icon=":material/calculate:", url_path="scoring"),
         st.Page(PAGES / "players.py", title="Players", icon=":material/groups:", url_path="players"),
         st.Page(PAGES / "compliance.py", title="Compliance", icon=":material/gavel:", url_path="compliance"),
+        st.Page(PAGES / "deal_audit.py", title="Deal audit", icon=":material/casino:", url_path="deal-audit"),
     ],
     "Hands": [
         st.Page(PAGES / "replay.py", title="Replay", icon=":material/play_circle:", url_path="replay"),

@@ -808,3 +808,14 @@ def batch_row(reader: Reader, batch: int) -> dict[str, Any] | None:
     """One `batches` row (an ingest's record: files, counts, the table versions it left)."""
     frame = reader.frame("SELECT * FROM batches WHERE id = ?", [batch])
     return frame.row(0, named=True) if frame.height else None
+
+
+def deal_audit(reader: Reader, build: str | None = None, ruleset: str | None = None,
+               since: date | None = None, level: float = 0.01) -> dict[str, Any]:
+    """The deal audit (`ingest.fairplay`, docs/fairplay.md) of the deals matching the
+    filters, as `AuditReport.to_json()` gives it: every test, the findings at `level`."""
+    from ingest import fairplay  # scipy loads on the first audit, not with the reader
+
+    deals = fairplay.deals_from_warehouse(reader, build=build, ruleset=ruleset,
+                                          since=None if since is None else since.isoformat())
+    return fairplay.audit_deals(deals, level).to_json()
