@@ -207,6 +207,7 @@ class SimConfig:
     fault_rate: float = 0.0
     stock_in_deal: float = 0.5
     shuffle: ShuffleBias | None = None  # a rigged shuffle planted on purpose (None: fair)
+    build: str | None = None  # every game's server_build (None: drawn from BUILDS)
 
     def __post_init__(self) -> None:
         rules = RULESETS.get(self.ruleset)
@@ -632,6 +633,8 @@ class _GameSim:
         if config.match is None:
             match = self._random_match(mode)
         build = _pick_build(rng)
+        if config.build is not None:
+            build = (config.build, 1.0, 1.0)
         meta = {"table": self.table_name, "platform": rng.choice(PLATFORMS), "server_build": build[0]}
         self.build_factor = build[2]
         self.eager_reshuffle = rng.random() < 0.3

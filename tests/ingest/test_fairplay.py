@@ -86,3 +86,21 @@ def test_the_audit_reads_the_warehouses_deal_lines(tmp_path: Path) -> None:
         assert len(deals_from_warehouse(reader, since="2100-01-01")) == 0
     finally:
         reader.close()
+
+
+def test_the_fairplay_sample_shows_its_rigged_build(tmp_path: Path) -> None:
+    """data/sample-fairplay (data/make_sample.py): the rigged build's seat 0 is the one
+    finding; the fair build's games are not flagged."""
+    from ingest.pipeline import ingest
+    from ingest.read import connect
+
+    ingest([str(Path(__file__).resolve().parents[2] / "data" / "sample-fairplay")], str(tmp_path / "wh"),
+           workers=1)
+    reader = connect(tmp_path / "wh")
+    try:
+        report = audit_deals(deals_from_warehouse(reader), 0.01)
+    finally:
+        reader.close()
+    assert [(t.family, t.scope.get("seat"), t.scope.get("build")) for t in report.findings] == [
+        ("hand.special", 0, "hk-server/2.5.0-beta")]
+    assert report.findings[0].ci_low < 0.5 < report.findings[0].ci_high
