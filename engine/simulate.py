@@ -208,6 +208,11 @@ class SimConfig:
     stock_in_deal: float = 0.5
     shuffle: ShuffleBias | None = None  # a rigged shuffle planted on purpose (None: fair)
     build: str | None = None  # every game's server_build (None: drawn from BUILDS)
+    names: tuple[str, ...] | None = None  # the players drawn for each table (None: NAMES)
+    # a colluding pair (planted truth for the pair audit): each spares the other from its
+    # 2s' gifts with probability `collusion` when someone else could take it
+    colluders: tuple[str, str] | None = None
+    collusion: float = 0.0
 
     def __post_init__(self) -> None:
         rules = RULESETS.get(self.ruleset)
@@ -240,7 +245,10 @@ class SimConfig:
                 raise ValueError(f"match must be hands=N or target=N with N >= 1, not {dict(self.match)}")
             if "target" in self.match and self.mode == Mode.ELIMINATION.value:
                 raise ValueError("a points target makes no sense in elimination play")
-        for name, rate in (("fault rate", self.fault_rate), ("stock-in-deal rate", self.stock_in_deal)):
+        if self.names is not None and len(set(self.names)) < (self.players or (rules.max_players,))[-1]:
+            raise ValueError(f"{len(set(self.names))} names cannot seat {(self.players or (0, rules.max_players))[1]} players")
+        for name, rate in (("fault rate", self.fault_rate), ("stock-in-deal rate", self.stock_in_deal),
+                           ("collusion", self.collusion)):
             if not 0.0 <= rate <= 1.0:
                 raise ValueError(f"the {name} must be between 0 and 1, not {rate}")
 
@@ -598,8 +606,9 @@ class _GameSim:
         rng, config, rules = self.rng, self.config, self.rules
         low, high = config.players or (rules.min_players, rules.max_players)
         count = rng.randint(low, high)
-        players = rng.sample(NAMES, count)
-        if rng.random() < 0.2:
+        pool = config.names or NAMES
+        players = rng.sample(pool, count)
+        if config.names is None and rng.random() < 0.2:
             players = [f"{p}{rng.randrange(10, 100)}" for p in players]
         options: dict[str, bool] | None = None
         mode: str | None = config.mode
@@ -879,6 +888,11 @@ class _GameSim:
             return None
         if not others:
             return None
+        pair = self.config.colluders
+        if pair is not None and player in pair and len(others) > 1:
+            partner = pair[1] if player == pair[0] else pair[0]
+            if partner in others and self.rng.random() < self.config.collusion:
+                others = [p for p in others if p != partner]  # spare the partner
         if greedy:
             return min(others, key=lambda p: (len(hand.hands[p]), self.rng.random()))
         return self.rng.choice(others)

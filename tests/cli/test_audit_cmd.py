@@ -46,3 +46,17 @@ def test_bad_options_exit_2(warehouse: Path) -> None:
     assert runner.invoke(app, ["audit", "deals", "--warehouse", str(warehouse), "--since", "soon"]).exit_code == 2
     assert runner.invoke(app, ["audit", "deals", "--warehouse", str(warehouse), "--fdr", "2"]).exit_code == 2
     assert runner.invoke(app, ["audit", "deals", "--warehouse", str(tmp := warehouse / "nope")]).exit_code == 1, tmp
+
+
+def test_audit_pairs_names_the_colluding_pair(tmp_path: Path) -> None:
+    from tests.ingest.fairplaykit import PAIR, pair_warehouse
+
+    root = pair_warehouse(tmp_path, 1.0)
+    result = runner.invoke(app, ["audit", "pairs", "--warehouse", str(root), "--fdr", "0.05",
+                                 "--permutations", "100", "--format", "json"])
+    assert result.exit_code == 1, result.output
+    cases = orjson.loads(result.stdout)["cases"]
+    assert [set(c["players"]) for c in cases] == [set(PAIR)]
+    assert cases[0]["steps"] and cases[0]["signals"]["twos_spared"] > 0
+    none = runner.invoke(app, ["audit", "pairs", "--warehouse", str(root), "--build", "no-such"])
+    assert none.exit_code == 0 and "not enough games" in none.stdout

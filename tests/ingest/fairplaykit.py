@@ -23,3 +23,22 @@ def rigged_warehouse(root: Path) -> Path:
                                    stock_in_deal=1.0, shuffle=ShuffleBias("stuck_card", card=STUCK)), out)
     ingest([str(log)], str(root / "wh"), workers=1)
     return root / "wh"
+
+
+#: the colluding pair of `pair_warehouse`, who spare each other from their 2s
+PAIR = ("sara", "omid")
+
+
+def pair_warehouse(root: Path, collusion: float, games: int = 150, seed: int = 9) -> Path:
+    """Bazito games at tables of 4 drawn from 6 names, 3 hands each; PAIR spares each other
+    with probability `collusion` (0: every table honest); ingested."""
+    from ingest.pipeline import ingest
+
+    root.mkdir(parents=True, exist_ok=True)
+    log = root / "pairs.jsonl"
+    with log.open("wb") as out:
+        write_simulation(SimConfig("bazito", games=games, seed=seed, match={"hands": 3},
+                                   names=("sara", "omid", "lale", "reza", "neda", "kian"),
+                                   colluders=PAIR, collusion=collusion), out)
+    ingest([str(log)], str(root / "wh"), workers=1)
+    return root / "wh"
