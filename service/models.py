@@ -489,3 +489,38 @@ class DealAudit(Model):
     not_enough_games: int
     findings: list[AuditTest]
     tests: list[AuditTest]
+
+
+class PairStep(Model):
+    """A 2 one of the pair gave to someone else while the partner sat in the hand."""
+
+    game: str
+    hand: int
+    seq: int
+    giver: str
+    target: str
+    spared: str
+    replay: str = Field(description="the dashboard's replay deep link (relative)")
+
+
+class PairCase(Model):
+    players: list[str]
+    gifts_to_partner: int
+    expected: float
+    score: float = Field(description="(expected - observed) / sd: positive when they spare each other")
+    p_value: float = Field(description="family-wise, from the permutation null")
+    case: bool
+    signals: dict[str, float]
+    steps: list[PairStep] = []
+
+
+class PairAudit(Model):
+    """The pair audit (docs/fairplay.md): every pair scored and the case queue at `level`."""
+
+    level: float
+    permutations: int
+    gifts: int
+    pairs_scored: int
+    signals: list[str]
+    cases: list[PairCase]
+    pairs: list[PairCase]

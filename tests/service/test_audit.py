@@ -37,3 +37,18 @@ def test_players_and_support_are_refused(rigged_api: Server, api_keys: Keys) -> 
             assert client.get("/v1/audit/deals").status_code == 403, name
     with rigged_api.client(api_keys["analyst"]) as client:
         assert client.get("/v1/audit/deals").status_code == 200
+
+
+def test_the_pair_audit_names_the_pair_for_analysts_only(serve: Callable[..., Server], api_keys: Keys,
+                                                         tmp_path_factory: pytest.TempPathFactory) -> None:
+    from tests.ingest.fairplaykit import PAIR, pair_warehouse
+
+    api = serve(pair_warehouse(tmp_path_factory.mktemp("pairs-api"), 1.0))
+    with api.client(api_keys["analyst"]) as client:
+        response = client.get("/v1/audit/pairs", params={"level": 0.05, "permutations": 100})
+        assert response.status_code == 200, response.text
+        cases = response.json()["cases"]
+        assert [set(c["players"]) for c in cases] == [set(PAIR)] and cases[0]["steps"]
+    for name in ("ali", "ingest"):
+        with api.client(api_keys[name]) as client:
+            assert client.get("/v1/audit/pairs").status_code == 403, name
