@@ -8,7 +8,8 @@ manifest of faults beside it as FILE.faults.json), one file gzip'd, for the demo
 data/sample-fairplay/ holds the fair-play demo (docs/fairplay.md): fault-free bazito games
 of a server build, `hk-server/2.5.0-beta`, whose shuffle gives the player in seat 0 one
 extra special card in half the deals (the simulator's `ShuffleBias`), beside games of the
-same season dealt fairly by `hk-server/2.4.0`. Kept apart from data/sample so that the
+same season dealt fairly by `hk-server/2.4.0`, and a club of six regulars among whom sara
+and omid spare each other from their 2s (the simulator's colluding pair). Kept apart from data/sample so that the
 sample's figures (README, tests) stay as they are.
 """
 
@@ -46,6 +47,12 @@ FAIRPLAY_RUNS: list[tuple[str, SimConfig]] = [
                                          shuffle=ShuffleBias("extra_special", rate=0.5, seat=0))),
     ("bazito-fair.jsonl.gz", SimConfig("bazito", games=80, seed=506, match={"hands": 5},
                                        build="hk-server/2.4.0")),
+    # a fair shuffle, but a club of six regulars of whom sara and omid spare each other from
+    # their 2s four times in five
+    ("bazito-club.jsonl.gz", SimConfig("bazito", games=150, seed=507, match={"hands": 3},
+                                       build="hk-server/2.4.0",
+                                       names=("sara", "omid", "lale", "reza", "neda", "kian"),
+                                       colluders=("sara", "omid"), collusion=0.8)),
 ]
 
 
@@ -63,8 +70,9 @@ def write(folder: Path, runs: list[tuple[str, SimConfig]]) -> None:
             summary = write_simulation(config, out)
         finally:
             out.close()
-        manifest = folder / (name.removesuffix(".gz") + ".faults.json")
-        manifest.write_bytes(manifest_bytes(summary.faults))
+        if summary.faults or folder == SAMPLE:
+            manifest = folder / (name.removesuffix(".gz") + ".faults.json")
+            manifest.write_bytes(manifest_bytes(summary.faults))
         print(f"{path.relative_to(ROOT)}: {summary.games} games, {summary.hands} hands, "
               f"{summary.lines} lines, {len(summary.faults)} faults")
 
