@@ -79,6 +79,7 @@ def main() -> None:
     parser.add_argument("--games", type=int, nargs="*", default=[50, 100, 200, 400])
     parser.add_argument("--strengths", type=float, nargs="*", default=[1.0, 0.6, 0.3])
     parser.add_argument("--permutations", type=int, default=100)
+    parser.add_argument("--seed", type=int, default=31, help="the pools' simulation seed")
     args = parser.parse_args()
     print(f"load average at start: {os.getloadavg()[0]:.2f}; level {args.level}; "
           f"{args.permutations} relabellings an audit")
@@ -88,7 +89,7 @@ def main() -> None:
     print("|---:|---:|---:|---:|---:|---:|")
     for strength in [0.0, *args.strengths]:
         started = time.perf_counter()
-        rows = pool_rows(strength, args.pool, 31)
+        rows = pool_rows(strength, args.pool, args.seed)
         prepared = time.perf_counter() - started
         for size in args.games:
             sets = subsets(rows, size)

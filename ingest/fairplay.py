@@ -14,7 +14,9 @@ arrays, and tested against the exact expectation of a uniform shuffle:
 - `stock.position`: each card's relative position in the logged stock (the part below the
   cards a forbidden-starter ruleset turned and put back), uniform under the null;
 - `deals.repeat`: deals sharing two or more identical hands (an exact repeat shares all),
-  found by grouping hands packed into one integer each, not by comparing pairs.
+  found by grouping hands packed into one integer each, not by comparing pairs;
+- `deals.serial`: the cards a seat's hand shares with its hand of the game's previous deal
+  (a weak shuffle carries the last deal over), exactly as the special cards.
 
 Each test gives its effect size with a 95 % interval, its p-value and the count it rests
 on; Benjamini–Hochberg over every test made decides the findings. A test whose counts are
@@ -469,6 +471,7 @@ def audit_deals(deals: DealSet, level: float = 0.01, *, intervals: bool = True,
                                     month_ix, intervals, per_month))
         tests.extend(_stock_tests(deals, rulesets, ruleset_ix, builds, build_ix))
         tests.extend(_repeat_tests(deals, arr, rulesets, ruleset_ix))
+        tests.extend(_serial_tests(deals, arr, rulesets, ruleset_ix, builds, build_ix))
     _correct(tests, level)
     return AuditReport(level, len(deals), len(deals.hand_deal), tests)
 
@@ -623,6 +626,59 @@ def _repeat_tests(deals: DealSet, arr: _Arrays, rulesets: list[str], ruleset_ix:
                           for a, b in pairs[:5])
         result.detail = (f"{len(pairs)} pairs of deals sharing 2+ hands ({exact} exact repeats)"
                          + (f": {shown}" if shown else "") + "; p is a union bound")
+        out.append(result)
+    return out
+
+
+def _serial_tests(deals: DealSet, arr: _Arrays, rulesets: list[str], ruleset_ix: np.ndarray,
+                  builds: list[str], build_ix: np.ndarray) -> list[TestResult]:
+    """Serial correlation between consecutive deals of a game: the cards a seat's hand
+    shares with its hand of the game's previous deal. Two independent uniform 7-card hands
+    of one deck share Hypergeometric(52, 7, 7) cards, and the overlaps of successive pairs
+    are independent, so the sum is tested exactly as the special cards are. One-deck deals
+    only (two decks' multisets have another law)."""
+    n = len(deals)
+    if n < 2:
+        return []
+    players = arr.players
+    starts = np.r_[0, np.cumsum(players)[:-1]]
+    _games, game_ix = _labels(deals.game_id)
+    hand_no = np.asarray(deals.hand_no, dtype=np.int64)
+    follows = np.zeros(n, dtype=bool)
+    follows[1:] = ((game_ix[1:] == game_ix[:-1]) & (hand_no[1:] == hand_no[:-1] + 1)
+                   & (players[1:] == players[:-1]) & (arr.decks[1:] == 1) & (arr.decks[:-1] == 1))
+    masks = (np.int64(1) << arr.cards).sum(axis=1)
+    current = np.flatnonzero(follows)
+    if not len(current):
+        return []
+    seats_of = players[current]
+    deal_of_row = np.repeat(current, seats_of)
+    seat_of_row = np.arange(len(deal_of_row)) - np.repeat(np.r_[0, np.cumsum(seats_of)[:-1]], seats_of)
+    row_now = starts[deal_of_row] + seat_of_row
+    row_before = starts[deal_of_row - 1] + seat_of_row
+    shared = np.bitwise_count(masks[row_now] & masks[row_before]).astype(np.int64)
+    null = stats.hypergeom(52, HAND_SIZE, HAND_SIZE)
+    out: list[TestResult] = []
+    for (r, b, seat), rows in _groups([ruleset_ix[deal_of_row], build_ix[deal_of_row], seat_of_row]):
+        k = len(rows)
+        result = TestResult("deals.serial", {"ruleset": rulesets[r], "build": builds[b], "seat": seat}, k,
+                            "extra cards shared with the previous deal's hand")
+        if k < MIN_HANDS:
+            result.status = NOT_ENOUGH
+            out.append(result)
+            continue
+        observed = int(shared[rows].sum())
+        if k <= EXACT_UP_TO:
+            result.p_value = _two_sided_from_pmf(hypergeom_sum_pmf(52, HAND_SIZE, k), observed)
+            result.detail = "exact (convolved hypergeometric)"
+        else:
+            z = (observed - k * float(null.mean())) / math.sqrt(k * float(null.var()))
+            result.statistic = z
+            result.p_value = float(2 * stats.norm.sf(abs(z)))
+            result.detail = "normal limit of the hypergeometric sum"
+        result.observed, result.expected = observed / k, float(null.mean())
+        result.effect = observed / k - float(null.mean())
+        result.ci_low, result.ci_high = _normal_interval(result.effect, float(shared[rows].std(ddof=1)), k)
         out.append(result)
     return out
 

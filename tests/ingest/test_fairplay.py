@@ -3,6 +3,7 @@ planted bias is found, and the warehouse's deal lines are what the audit reads."
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import numpy as np
@@ -65,6 +66,17 @@ def test_a_clock_seeded_shuffle_repeats_deals() -> None:
     assert "exact repeats" in repeat.detail
     fair = next(t for t in _audit("pis-yedili", 300, 3).tests if t.family == "deals.repeat")
     assert fair.statistic == 0 and not fair.finding
+
+
+def test_a_hand_carried_over_from_the_last_deal_is_serial_correlation() -> None:
+    records = list(simulate_deals("bazito", 600, seed=3))
+    for before, now in itertools.pairwise(records):
+        if now["game"] == before["game"] and now["hand"] % 3 == 0:  # a third of the deals
+            now["hands"]["p1"] = list(before["hands"]["p1"])
+    report = audit_deals(deals_from_records(records, ruleset="bazito"), 0.01)
+    assert [(t.family, t.scope["seat"]) for t in report.findings] == [("deals.serial", 1)]
+    serial = report.findings[0]
+    assert serial.ci_low < (7 - 49 / 52) / 3 < serial.ci_high
 
 
 def test_small_samples_say_not_enough_games() -> None:
