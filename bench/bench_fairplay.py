@@ -80,6 +80,7 @@ def main() -> None:
     parser.add_argument("--time-deals", type=int, default=200_000)
     parser.add_argument("--warehouse", help="also time reading this warehouse's deals and auditing them")
     parser.add_argument("--skip", nargs="*", default=[], choices=["fpr", "power", "time"])
+    parser.add_argument("--only", help="power: only the biases whose name holds this text")
     args = parser.parse_args()
     record: dict[str, object] = {"level": args.level, "started": datetime.now(UTC).isoformat(),
                                  "load_average": os.getloadavg()[0]}
@@ -111,6 +112,8 @@ def main() -> None:
         print("|---|---|---|---:|---:|---:|---:|")
         power: list[dict[str, object]] = []
         for name, ruleset, strength, bias, planted in cases():
+            if args.only and args.only not in name:
+                continue
             n = 50
             found: dict[str, object] | None = None
             while n <= args.max_deals:
