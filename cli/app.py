@@ -8,6 +8,7 @@ import typer
 
 from cli import (
     analysis_cmd,
+    audit_cmd,
     crash,
     dashboard_cmd,
     engine_cmd,
@@ -26,7 +27,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-for module in (engine_cmd, rules_cmd, simulate_cmd, warehouse_cmd, dashboard_cmd, serve_cmd,
+for module in (engine_cmd, rules_cmd, simulate_cmd, warehouse_cmd, audit_cmd, dashboard_cmd, serve_cmd,
                analysis_cmd):
     module.register(app)
 plain_help(app)

@@ -31,6 +31,8 @@ pages = {
         st.Page(PAGES / "players.py", title="Players", icon=":material/groups:", url_path="players"),
         st.Page(PAGES / "ratings.py", title="Ratings", icon=":material/leaderboard:", url_path="ratings"),
         st.Page(PAGES / "compliance.py", title="Compliance", icon=":material/gavel:", url_path="compliance"),
+        st.Page(PAGES / "deal_audit.py", title="Deal audit", icon=":material/casino:", url_path="deal-audit"),
+        st.Page(PAGES / "collusion.py", title="Collusion", icon=":material/handshake:", url_path="collusion"),
     ],
     "Hands": [
         st.Page(PAGES / "replay.py", title="Replay", icon=":material/play_circle:", url_path="replay"),

@@ -99,6 +99,95 @@ RARE_FAULTS = frozenset({
 DEAL_FAULTS = frozenset({"forbidden_starter", "non_club_opening"})
 
 
+SHUFFLE_BIASES = ("extra_special", "clock_seed", "stuck_card")
+
+
+@dataclass(frozen=True, slots=True)
+class ShuffleBias:
+    """A rigged shuffle, planted so that the deal audit's power can be measured on known
+    truth (docs/fairplay.md). `kind`:
+
+    - `extra_special`: in `rate` of the deals the player in header seat `seat` gets one
+      extra special card (a rank whose effect is not plain): a plain card of their hand is
+      swapped with a special card of the rest of the deck;
+    - `clock_seed`: in `rate` of the deals the deck is shuffled by a generator seeded from
+      one of only `seeds` values (a clock's seconds), so decks repeat;
+    - `stuck_card`: in `rate` of the deals `card` (its first copy) sticks at the bottom of
+      the deck, so it is never dealt and sits last in the stock.
+    """
+
+    kind: str
+    rate: float = 1.0
+    seat: int = 0
+    seeds: int = 86_400
+    card: str = "AS"
+
+    def __post_init__(self) -> None:
+        if self.kind not in SHUFFLE_BIASES:
+            raise ValueError(f"unknown shuffle bias {self.kind!r} (known: {', '.join(SHUFFLE_BIASES)})")
+        if not 0.0 <= self.rate <= 1.0:
+            raise ValueError(f"the bias rate must be between 0 and 1, not {self.rate}")
+        if self.seeds < 1 or self.seat < 0:
+            raise ValueError("seeds must be 1 or more and seat 0 or more")
+        if self.card not in ONE_DECK:
+            raise ValueError(f"unknown card {self.card!r} (a rank then a suit, as 'AS')")
+
+
+def deal_hands(rng: random.Random, rules: Ruleset, players: tuple[str, ...] | list[str], decks: int,
+               bias: ShuffleBias | None = None) -> tuple[dict[str, list[str]], list[str]]:
+    """Shuffle the pack and deal HAND_SIZE cards to each player in seat order: the hands
+    and the rest of the deck (its top LAST). Fair unless `bias` plants a rigged shuffle."""
+    deck = list(pack(decks).elements())
+    if bias is not None and bias.kind == "clock_seed" and rng.random() < bias.rate:
+        random.Random(rng.randrange(bias.seeds)).shuffle(deck)
+    else:
+        rng.shuffle(deck)  # deck[-1] is the top
+    if bias is not None and bias.kind == "stuck_card" and rng.random() < bias.rate:
+        deck.remove(bias.card)
+        deck.insert(0, bias.card)
+    hands = {p: [deck.pop() for _ in range(HAND_SIZE)] for p in players}
+    if bias is not None and bias.kind == "extra_special" and bias.seat < len(players) \
+            and rng.random() < bias.rate:
+        special = {rank for rank, effect in rules.effects.items() if effect != "plain"}
+        hand = hands[players[bias.seat]]
+        plain = [i for i, c in enumerate(hand) if c[0] not in special]
+        spare = [i for i, c in enumerate(deck) if c[0] in special]
+        if plain and spare:
+            i, j = rng.choice(plain), rng.choice(spare)
+            hand[i], deck[j] = deck[j], hand[i]
+    return hands, deck
+
+
+def turn_starter(deck: list[str], forbidden: frozenset[str]) -> str:
+    """Turn the starter up from the deck's top (its last card): a card of a forbidden rank
+    is put back where it was and the next one turned."""
+    at = len(deck) - 1
+    while deck[at][0] in forbidden:
+        at -= 1
+    return deck.pop(at)
+
+
+def simulate_deals(ruleset: str, deals: int, *, players: int = 4, decks: int = 1, seed: int = 0,
+                   bias: ShuffleBias | None = None, hands_per_game: int = 10, stock_rate: float = 1.0
+                   ) -> Iterator[dict[str, Any]]:
+    """Deals only, no play: what `deal` lines tables of `players` seats would log (the
+    dealer passing clockwise, a new game every `hands_per_game` hands), dealt by the same
+    code as the simulated games' deals. Each is a dict: game, hand, seats, dealer, hands,
+    starter, stock (top first, or None in 1 - `stock_rate` of the deals). For the deal
+    audit's bench and tests, where playing the hands out would only cost time."""
+    rng = random.Random(seed)
+    rules = RULESETS[ruleset]
+    seats = tuple(f"p{i}" for i in range(players))
+    for index in range(deals):
+        hand = index % hands_per_game
+        hands, deck = deal_hands(rng, rules, seats, decks, bias)
+        starter = turn_starter(deck, rules.forbidden_starter_ranks) if rules.has_starter else None
+        logged = list(reversed(deck)) if rng.random() < stock_rate else None
+        yield {"game": f"sim-{seed}-{index // hands_per_game:06d}", "hand": hand + 1, "seats": seats,
+               "dealer": seats[(hand + players - 1) % players], "hands": hands, "starter": starter,
+               "stock": logged}
+
+
 class SimulationError(RuntimeError):
     """The engine flagged a move the simulator meant to be legal (or disagreed with an
     injected fault's codes): the simulator or the engine is wrong."""
@@ -117,6 +206,13 @@ class SimConfig:
     match: Mapping[str, int] | None = None  # {"hands": N} or {"target": N}
     fault_rate: float = 0.0
     stock_in_deal: float = 0.5
+    shuffle: ShuffleBias | None = None  # a rigged shuffle planted on purpose (None: fair)
+    build: str | None = None  # every game's server_build (None: drawn from BUILDS)
+    names: tuple[str, ...] | None = None  # the players drawn for each table (None: NAMES)
+    # a colluding pair (planted truth for the pair audit): each spares the other from its
+    # 2s' gifts with probability `collusion` when someone else could take it
+    colluders: tuple[str, str] | None = None
+    collusion: float = 0.0
 
     def __post_init__(self) -> None:
         rules = RULESETS.get(self.ruleset)
@@ -149,7 +245,10 @@ class SimConfig:
                 raise ValueError(f"match must be hands=N or target=N with N >= 1, not {dict(self.match)}")
             if "target" in self.match and self.mode == Mode.ELIMINATION.value:
                 raise ValueError("a points target makes no sense in elimination play")
-        for name, rate in (("fault rate", self.fault_rate), ("stock-in-deal rate", self.stock_in_deal)):
+        if self.names is not None and len(set(self.names)) < (self.players or (rules.max_players,))[-1]:
+            raise ValueError(f"{len(set(self.names))} names cannot seat {(self.players or (0, rules.max_players))[1]} players")
+        for name, rate in (("fault rate", self.fault_rate), ("stock-in-deal rate", self.stock_in_deal),
+                           ("collusion", self.collusion)):
             if not 0.0 <= rate <= 1.0:
                 raise ValueError(f"the {name} must be between 0 and 1, not {rate}")
 
@@ -507,8 +606,9 @@ class _GameSim:
         rng, config, rules = self.rng, self.config, self.rules
         low, high = config.players or (rules.min_players, rules.max_players)
         count = rng.randint(low, high)
-        players = rng.sample(NAMES, count)
-        if rng.random() < 0.2:
+        pool = config.names or NAMES
+        players = rng.sample(pool, count)
+        if config.names is None and rng.random() < 0.2:
             players = [f"{p}{rng.randrange(10, 100)}" for p in players]
         options: dict[str, bool] | None = None
         mode: str | None = config.mode
@@ -542,6 +642,8 @@ class _GameSim:
         if config.match is None:
             match = self._random_match(mode)
         build = _pick_build(rng)
+        if config.build is not None:
+            build = (config.build, 1.0, 1.0)
         meta = {"table": self.table_name, "platform": rng.choice(PLATFORMS), "server_build": build[0]}
         self.build_factor = build[2]
         self.eager_reshuffle = rng.random() < 0.3
@@ -621,9 +723,7 @@ class _GameSim:
     def _deal(self, number: int, dealer: str) -> None:
         rng, rules = self.rng, self.rules
         players = self.replay.players
-        deck = list(pack(self.settings["decks"]).elements())
-        rng.shuffle(deck)  # deck[-1] is the top
-        hands = {p: [deck.pop() for _ in range(HAND_SIZE)] for p in players}
+        hands, deck = deal_hands(rng, rules, players, self.settings["decks"], self.config.shuffle)
         starter: str | None = None
         fault: tuple[str, list[str]] | None = None
         expect: frozenset[Code] = frozenset()
@@ -635,11 +735,7 @@ class _GameSim:
                 fault = ("forbidden_starter", [Code.BAD_DEAL.value])
                 expect = frozenset({Code.BAD_DEAL})
             else:
-                # turned up from the stock; a forbidden one is put back and the next turned
-                at = len(deck) - 1
-                while deck[at][0] in forbidden:
-                    at -= 1
-                starter = deck.pop(at)
+                starter = turn_starter(deck, forbidden)
         self.stock = deck
         stock = tuple(reversed(deck)) if rng.random() < self.config.stock_in_deal else None
         event = Deal(
@@ -792,6 +888,11 @@ class _GameSim:
             return None
         if not others:
             return None
+        pair = self.config.colluders
+        if pair is not None and player in pair and len(others) > 1:
+            partner = pair[1] if player == pair[0] else pair[0]
+            if partner in others and self.rng.random() < self.config.collusion:
+                others = [p for p in others if p != partner]  # spare the partner
         if greedy:
             return min(others, key=lambda p: (len(hand.hands[p]), self.rng.random()))
         return self.rng.choice(others)

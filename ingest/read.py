@@ -905,3 +905,24 @@ def live_latest_games(reader: Reader, first_batch: int, limit: int = 20) -> pl.D
         WHERE g.ingest_batch >= ?
         ORDER BY g.ingest_batch DESC, g.end_time DESC NULLS LAST, g.game_id LIMIT ?""",
                              [first_batch, first_batch, limit]), "committed", "end_time")
+def deal_audit(reader: Reader, build: str | None = None, ruleset: str | None = None,
+               since: date | None = None, level: float = 0.01) -> dict[str, Any]:
+    """The deal audit (`ingest.fairplay`, docs/fairplay.md) of the deals matching the
+    filters, as `AuditReport.to_json()` gives it: every test, the findings at `level`."""
+    from ingest import fairplay  # scipy loads on the first audit, not with the reader
+
+    deals = fairplay.deals_from_warehouse(reader, build=build, ruleset=ruleset,
+                                          since=None if since is None else since.isoformat())
+    return fairplay.audit_deals(deals, level).to_json()
+
+
+def pair_audit(reader: Reader, build: str | None = None, ruleset: str | None = None,
+               since: date | None = None, level: float = 0.01, permutations: int = 200) -> dict[str, Any]:
+    """The pair audit (`ingest.pairs`, docs/fairplay.md) of the games matching the filters,
+    as `PairReport.to_json()` gives it, with the null's highest scores (`null_max`)."""
+    from ingest import pairs
+
+    gifts = pairs.gifts_from_warehouse(reader, build=build, ruleset=ruleset,
+                                       since=None if since is None else since.isoformat())
+    report = pairs.audit_pairs(gifts, level, permutations)
+    return {**report.to_json(), "null_max": report.null_max}

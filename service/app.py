@@ -698,6 +698,43 @@ def create_app(settings: Settings) -> FastAPI:
         """Per server build and ruleset: games, games with violations, the violation rate."""
         return views.builds(reader(), filter_of(ruleset, build, start, end))
 
+    @app.get("/v1/audit/deals", response_model=models.DealAudit, tags=["fair play"],
+             responses=READ_ERRORS)
+    def audit_deals(who: Annotated[Caller, Depends(caller(Role.analyst, Role.auditor))],
+                    build: Annotated[str | None, Query(max_length=256, description="only this server build")] = None,
+                    ruleset: Annotated[str | None, Query(max_length=64, description="only this ruleset")] = None,
+                    start: From = None,
+                    fdr: Annotated[float, Query(gt=0, le=1, description="the false-discovery level "
+                                                "(Benjamini–Hochberg) a finding must reach")] = 0.01,
+                    ) -> models.DealAudit:
+        """Is the shuffle fair? The warehouse's deals (opening hands, starters, logged
+        stocks, repeats) against a uniform shuffle, every test corrected together; no
+        hand's cards are shown (docs/fairplay.md)."""
+        from ingest import fairplay  # scipy loads on the first audit, not at start-up
+
+        deals = fairplay.deals_from_warehouse(reader(), build=build, ruleset=ruleset,
+                                              since=None if start is None else start.isoformat())
+        return models.DealAudit.model_validate(fairplay.audit_deals(deals, fdr).to_json())
+
+    @app.get("/v1/audit/pairs", response_model=models.PairAudit, tags=["fair play"],
+             responses=READ_ERRORS)
+    def audit_pairs(who: Annotated[Caller, Depends(caller(Role.analyst, Role.auditor, Role.support))],
+                    build: Annotated[str | None, Query(max_length=256, description="only this server build")] = None,
+                    ruleset: Annotated[str | None, Query(max_length=64, description="only this ruleset")] = None,
+                    start: From = None,
+                    level: Annotated[float, Query(gt=0, le=1, description="a pair is a case when its "
+                                                  "family-wise permutation p-value is at most this")] = 0.01,
+                    permutations: Annotated[int, Query(ge=19, le=1000)] = 200,
+                    ) -> models.PairAudit:
+        """Who is playing together? Pairs who spare each other from their 2s, against a
+        permutation null (players relabelled within each game), and the case queue with
+        the steps that show each case (docs/fairplay.md)."""
+        from ingest import pairs
+
+        gifts = pairs.gifts_from_warehouse(reader(), build=build, ruleset=ruleset,
+                                           since=None if start is None else start.isoformat())
+        return models.PairAudit.model_validate(pairs.audit_pairs(gifts, level, permutations).to_json())
+
     @app.get("/v1/violations", response_model=models.Page[models.ViolationRow], tags=["aggregates"],
              responses=READ_ERRORS | {400: _doc("a cursor this listing did not hand out")})
     def violations(who: Annotated[Caller, Depends(caller(Role.auditor))],

@@ -537,3 +537,74 @@ class AlertsView(Model):
     evaluated_batch: int | None = Field(description="the last batch the alerts have taken in")
     alerts: list[AlertView]
     deliveries: Deliveries | None = Field(description="null without a webhook")
+class AuditTest(Model):
+    """One test of the deal audit (docs/fairplay.md): what it is about, on how much, its
+    effect size with a 95 % interval, p and its Benjamini–Hochberg q."""
+
+    family: str = Field(examples=["hand.special"])
+    scope: dict[str, str | int] = Field(description="ruleset, build, decks, and the seat, "
+                                        "position, player, month or card the test is about")
+    concerns: str = Field(description="the scope in words")
+    n: int = Field(description="hands, deals or stock places the test rests on")
+    status: str = Field(description="`tested`, or `not enough games` (not made)")
+    effect_name: str
+    effect: float | None
+    ci_low: float | None
+    ci_high: float | None
+    statistic: float | None
+    df: int | None
+    p_value: float | None
+    q_value: float | None
+    finding: bool
+    observed: float | None
+    expected: float | None
+    detail: str
+
+
+class DealAudit(Model):
+    """The deal audit of the warehouse's deals: every test, and those that are findings
+    at `level` after Benjamini–Hochberg over the `tests_made`."""
+
+    level: float
+    correction: str
+    deals: int
+    hands: int
+    tests_made: int
+    not_enough_games: int
+    findings: list[AuditTest]
+    tests: list[AuditTest]
+
+
+class PairStep(Model):
+    """A 2 one of the pair gave to someone else while the partner sat in the hand."""
+
+    game: str
+    hand: int
+    seq: int
+    giver: str
+    target: str
+    spared: str
+    replay: str = Field(description="the dashboard's replay deep link (relative)")
+
+
+class PairCase(Model):
+    players: list[str]
+    gifts_to_partner: int
+    expected: float
+    score: float = Field(description="(expected - observed) / sd: positive when they spare each other")
+    p_value: float = Field(description="family-wise, from the permutation null")
+    case: bool
+    signals: dict[str, float]
+    steps: list[PairStep] = []
+
+
+class PairAudit(Model):
+    """The pair audit (docs/fairplay.md): every pair scored and the case queue at `level`."""
+
+    level: float
+    permutations: int
+    gifts: int
+    pairs_scored: int
+    signals: list[str]
+    cases: list[PairCase]
+    pairs: list[PairCase]

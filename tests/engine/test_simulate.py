@@ -231,3 +231,33 @@ def test_cli_refuses_bad_arguments() -> None:
     result = runner.invoke(app, ["simulate", "-r", "bazito", "--games", "2", "--seed", "4"])
     assert result.exit_code == 0
     assert sum(1 for line in result.stdout.splitlines() if '"type":"game"' in line) == 2
+
+
+def test_shuffle_biases_are_checked_and_planted() -> None:
+    import random
+
+    from engine.rulesets import RULESETS
+    from engine.simulate import ShuffleBias, deal_hands
+
+    for bad in ({"kind": "loaded"}, {"kind": "clock_seed", "rate": 1.5}, {"kind": "stuck_card", "card": "1X"}):
+        with pytest.raises(ValueError):
+            ShuffleBias(**bad)  # type: ignore[arg-type]
+    rules, seats = RULESETS["bazito"], ("a", "b", "c", "d")
+    special = {r for r, e in rules.effects.items() if e != "plain"}
+    rng = random.Random(1)
+    fair = sum(sum(c[0] in special for c in deal_hands(rng, rules, seats, 1)[0]["b"]) for _ in range(400))
+    rigged = sum(sum(c[0] in special for c in deal_hands(rng, rules, seats, 1, ShuffleBias("extra_special", seat=1))[0]["b"])
+                 for _ in range(400))
+    assert rigged - fair > 300  # one more special card in (nearly) every deal
+    hands, deck = deal_hands(rng, rules, seats, 1, ShuffleBias("stuck_card", card="QH"))
+    assert deck[0] == "QH" and all("QH" not in h for h in hands.values())
+    one = random.Random(5)
+    first = deal_hands(one, rules, seats, 1, ShuffleBias("clock_seed", seeds=1))
+    assert deal_hands(one, rules, seats, 1, ShuffleBias("clock_seed", seeds=1)) == first
+
+
+def test_colluders_need_a_pool_that_seats_them() -> None:
+    with pytest.raises(ValueError):
+        SimConfig("bazito", names=("a", "b", "c"), colluders=("a", "b"), collusion=0.5)
+    with pytest.raises(ValueError):
+        SimConfig("bazito", names=("a", "b", "c", "d"), colluders=("a", "b"), collusion=2.0)

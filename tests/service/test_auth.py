@@ -32,6 +32,8 @@ ENDPOINTS: dict[tuple[str, str], set[str]] = {
     ("GET", "/v1/compliance"): {"analyst", "auditor", "everyone"},
     ("GET", "/v1/compliance/builds"): {"analyst", "auditor", "everyone"},
     ("GET", "/v1/violations"): {"auditor", "everyone"},
+    ("GET", "/v1/audit/deals"): {"analyst", "auditor", "everyone"},
+    ("GET", "/v1/audit/pairs"): {"analyst", "auditor", "support", "everyone"},
 }
 
 

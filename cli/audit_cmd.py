@@ -1,0 +1,170 @@
+"""`haftkhabis audit deals`: is the shuffle fair? The warehouse's deals against a uniform
+shuffle (ingest/fairplay.py; docs/fairplay.md). `haftkhabis audit pairs`: who plays
+together? The case queue of pairs who spare each other (ingest/pairs.py). Exit 0 when nothing is found at the
+chosen false-discovery level, 1 when something is (as `validate` does for violations),
+2 on a usage error."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING, Annotated
+
+import orjson
+import typer
+
+from cli import terminal
+from cli.terminal import shown
+from cli.warehouse_cmd import (
+    DEFAULT_WAREHOUSE,
+    Format,
+    StorageOption,
+    WarehouseOption,
+    storage_options,
+)
+
+if TYPE_CHECKING:
+    from ingest.fairplay import AuditReport
+
+
+def register(app: typer.Typer) -> None:
+    audit = typer.Typer(help="Fair play: audits of the warehouse's deals.", no_args_is_help=True)
+    audit.command("deals")(audit_deals_command)
+    audit.command("pairs")(audit_pairs_command)
+    app.add_typer(audit, name="audit")
+
+
+def _fail(message: str, code: int = 2) -> typer.Exit:
+    terminal.console(stderr=True, soft_wrap=True).print(f"[red]error:[/red] {shown(message)}")
+    return typer.Exit(code)
+
+
+def _number(value: float | None, digits: int = 3) -> str:
+    return "" if value is None else f"{value:.{digits}g}"
+
+
+def audit_deals_command(
+    warehouse: WarehouseOption = DEFAULT_WAREHOUSE,
+    build: Annotated[str | None, typer.Option("--build", "-b", help="Only this server build.")] = None,
+    since: Annotated[str | None, typer.Option(
+        "--since", help="Only games that started at or after this date or moment (ISO 8601).")] = None,
+    ruleset: Annotated[str | None, typer.Option("--ruleset", "-r", help="Only this ruleset.")] = None,
+    fdr: Annotated[float, typer.Option(
+        "--fdr", min=0.0, max=1.0, help="The false-discovery level (Benjamini–Hochberg) a finding "
+                                        "must reach.")] = 0.01,
+    fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format (csv: every test).")] = Format.table,
+    storage: StorageOption = None,
+) -> None:
+    """Opening hands, starters, stocks and repeated deals against a uniform shuffle; exit 1
+    when anything is found at the --fdr level."""
+    from ingest.fairplay import audit_deals, deals_from_warehouse
+    from ingest.read import WarehouseMissing, connect
+    from ingest.storage import StorageError
+
+    if since is not None:
+        try:
+            datetime.fromisoformat(since.replace("Z", "+00:00"))
+        except ValueError:
+            raise _fail(f"--since takes an ISO date or moment such as 2026-10-01, got {since!r}") from None
+    try:
+        reader = connect(warehouse, storage_options(storage))
+    except (WarehouseMissing, StorageError) as exc:
+        raise _fail(str(exc), 1) from None
+    try:
+        deals = deals_from_warehouse(reader, build=build, since=since, ruleset=ruleset)
+    finally:
+        reader.close()
+    report = audit_deals(deals, fdr)
+    if fmt is Format.json:
+        typer.echo(orjson.dumps(report.to_json(), option=orjson.OPT_INDENT_2).decode())
+    elif fmt is Format.csv:
+        import csv
+        import sys
+
+        out = csv.writer(sys.stdout)
+        out.writerow(["family", "concerns", "n", "status", "effect_name", "effect", "ci_low", "ci_high",
+                      "p_value", "q_value", "finding", "detail"])
+        for t in report.tests:
+            out.writerow([t.family, t.concerns, t.n, t.status, t.effect_name, t.effect, t.ci_low,
+                          t.ci_high, t.p_value, t.q_value, t.finding, t.detail])
+    else:
+        _print(report)
+    raise typer.Exit(1 if report.findings else 0)
+
+
+def _print(report: AuditReport) -> None:
+    from rich.table import Table
+
+    console = terminal.console(wide=True)
+    skipped = sum(t.status != "tested" for t in report.tests)
+    console.print(f"{report.deals:,} deals, {report.hands:,} hands; {report.tests_made} tests made "
+                  f"(Benjamini–Hochberg at {report.level:g}), {skipped} not made: not enough games")
+    if not report.findings:
+        console.print("nothing found at this level" if report.tests_made else "not enough games for any test")
+        return
+    table = Table(title=f"{len(report.findings)} findings")
+    for column in ("test", "concerns", "n", "effect [95 % interval]", "p", "q", "detail"):
+        table.add_column(column)
+    for t in sorted(report.findings, key=lambda t: t.q_value or 0.0):
+        interval = (f" [{_number(t.ci_low)}, {_number(t.ci_high)}]" if t.ci_low is not None else "")
+        table.add_row(t.family, shown(t.concerns), f"{t.n:,}",
+                      f"{t.effect_name}: {_number(t.effect)}{interval}", _number(t.p_value),
+                      _number(t.q_value), shown(t.detail))
+    console.print(table)
+
+
+def audit_pairs_command(
+    warehouse: WarehouseOption = DEFAULT_WAREHOUSE,
+    build: Annotated[str | None, typer.Option("--build", "-b", help="Only this server build.")] = None,
+    since: Annotated[str | None, typer.Option(
+        "--since", help="Only games that started at or after this date or moment (ISO 8601).")] = None,
+    ruleset: Annotated[str | None, typer.Option("--ruleset", "-r", help="Only this ruleset.")] = None,
+    fdr: Annotated[float, typer.Option(
+        "--fdr", min=0.0, max=1.0, help="The level: a pair is a case when its family-wise "
+                                        "permutation p-value is at most this.")] = 0.01,
+    permutations: Annotated[int, typer.Option("--permutations", min=19,
+                                              help="Relabellings of the players for the null.")] = 200,
+    fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.table,
+    storage: StorageOption = None,
+) -> None:
+    """The case queue: pairs whose 2s spare each other more than a fair choice would, with
+    a permutation null (players relabelled within each game); exit 1 when there is a case."""
+    from ingest.pairs import audit_pairs, gifts_from_warehouse
+    from ingest.read import WarehouseMissing, connect
+    from ingest.storage import StorageError
+
+    if since is not None:
+        try:
+            datetime.fromisoformat(since.replace("Z", "+00:00"))
+        except ValueError:
+            raise _fail(f"--since takes an ISO date or moment such as 2026-10-01, got {since!r}") from None
+    try:
+        reader = connect(warehouse, storage_options(storage))
+    except (WarehouseMissing, StorageError) as exc:
+        raise _fail(str(exc), 1) from None
+    try:
+        gifts = gifts_from_warehouse(reader, build=build, since=since, ruleset=ruleset)
+    finally:
+        reader.close()
+    report = audit_pairs(gifts, fdr, permutations)
+    if fmt is not Format.table:
+        typer.echo(orjson.dumps(report.to_json(), option=orjson.OPT_INDENT_2).decode())
+    else:
+        from rich.table import Table
+
+        console = terminal.console(wide=True)
+        console.print(f"{report.gifts:,} 2s given; {report.pairs_scored} pairs with enough 2s expected "
+                      f"between them; {report.permutations} relabellings; level {report.level:g}")
+        if not report.pairs_scored:
+            console.print("not enough games for any pair")
+        elif not report.cases:
+            console.print("no case at this level")
+        else:
+            table = Table(title=f"{len(report.cases)} cases")
+            for column in ("pair", "2s to the partner", "expected", "score", "p (family-wise)", "first step"):
+                table.add_column(column)
+            for case in report.cases:
+                steps = report.steps.get((case.a, case.b)) or [{}]
+                table.add_row(shown(f"{case.a} + {case.b}"), str(case.gifts_to_partner), f"{case.expected:.1f}",
+                              f"{case.score:.2f}", f"{case.p_value:.3g}", shown(str(steps[0].get("replay", ""))))
+            console.print(table)
+    raise typer.Exit(1 if report.cases else 0)

@@ -1,0 +1,86 @@
+"""Deal audit: is the shuffle fair? Each test's observed effect against a uniform
+shuffle's expectation (zero) with its 95 % interval, the findings after
+Benjamini–Hochberg, and every test made (ingest/fairplay.py; docs/fairplay.md)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import altair as alt
+import polars as pl
+import streamlit as st
+
+from dashboards import cache, views
+from ingest import read
+
+FAMILIES = {
+    "hand.special": "Special cards per hand, by seat and position",
+    "stock.position": "Each card's place in the stock",
+    "hand.ranks": "Ranks in the hands, by position",
+    "hand.suits": "Suits in the hands, by position",
+    "starter.ranks": "The starter's rank",
+    "deals.repeat": "Repeated deals",
+}
+
+st.title("Deal audit")
+views.require_warehouse()
+options: read.Choices = cache.query("choices")
+cols = st.columns([3, 2, 2, 2])
+build = cols[0].selectbox("Server build", options.builds, index=None, key="deal_audit_build",
+                          placeholder="All builds")
+ruleset = cols[1].selectbox("Ruleset", options.rulesets, index=None, key="deal_audit_ruleset",
+                            placeholder="All rulesets")
+since = cols[2].date_input("Games started on or after", value=None, key="deal_audit_since",
+                           min_value=options.first_day, max_value=options.last_day)
+level = cols[3].selectbox("False-discovery level", [0.01, 0.05, 0.1], key="deal_audit_level")
+
+report: dict[str, Any] = cache.query("deal_audit", build, ruleset, since, level)
+tests = pl.DataFrame(report["tests"], infer_schema_length=None)
+metrics = st.columns(4)
+metrics[0].metric("Deals", f"{report['deals']:,}")
+metrics[1].metric("Tests made", f"{report['tests_made']:,}")
+metrics[2].metric("Not enough games", f"{report['not_enough_games']:,}")
+metrics[3].metric("Findings", f"{len(report['findings']):,}")
+st.caption(f"Every test made is corrected together (Benjamini–Hochberg at {level:g}); a finding's "
+           "q-value is at most the level. A test with too few hands is not made. How to read a "
+           "finding, and the audit's measured power and false-positive rate: docs/fairplay.md.")
+if not report["tests_made"]:
+    st.info("Not enough games for any test with these filters.")
+    st.stop()
+
+if report["findings"]:
+    st.error(f"{len(report['findings'])} findings at {level:g}")
+    findings = pl.DataFrame(report["findings"], infer_schema_length=None).select(
+        "family", "concerns", "n", "effect_name", "effect", "ci_low", "ci_high", "p_value", "q_value",
+        "detail").sort("q_value")
+    st.dataframe(findings, hide_index=True, width="stretch")
+else:
+    st.success(f"Nothing found at {level:g}: the deals are what a uniform shuffle gives, as far "
+               "as these tests and these games can tell.")
+
+made = tests.filter(pl.col("status") == "tested")
+family = st.radio("Test", [f for f in FAMILIES if f in set(made["family"])], horizontal=True,
+                  format_func=lambda f: FAMILIES[f], key="deal_audit_family")
+shown = made.filter(pl.col("family") == family).with_columns(
+    pl.when(pl.col("finding")).then(pl.lit("finding")).otherwise(pl.lit("no finding")).alias("verdict"))
+if shown.height:
+    name = shown["effect_name"][0]
+    rows = shown.sort("effect").to_pandas()
+    base = alt.Chart(rows).encode(y=alt.Y("concerns:N", sort=None, title=None,
+                                          axis=alt.Axis(labelLimit=0)))
+    colour = alt.Color("verdict:N", scale=alt.Scale(domain=["finding", "no finding"],
+                                                    range=["#d62728", "#4c78a8"]))
+    intervals = base.mark_rule().encode(x=alt.X("ci_low:Q", title=f"{name} (0 = a uniform shuffle)"),
+                                        x2="ci_high:Q", color=colour)
+    points = base.mark_point(filled=True).encode(
+        x="effect:Q", color=colour,
+        tooltip=["concerns", "n", "effect", "ci_low", "ci_high", "p_value", "q_value", "detail"])
+    zero = alt.Chart(pl.DataFrame({"x": [0.0]}).to_pandas()).mark_rule(strokeDash=[4, 4]).encode(x="x:Q")
+    st.altair_chart((intervals + points + zero).properties(
+        height=alt.Step(18), title=f"{FAMILIES[family]}: observed minus expected, 95 % interval"),
+        width="stretch")
+
+with st.expander("Every test (made and not made)"):
+    st.dataframe(tests.select("family", "concerns", "status", "n", "effect", "ci_low", "ci_high",
+                              "p_value", "q_value", "finding", "detail"),
+                 hide_index=True, width="stretch")

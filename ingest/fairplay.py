@@ -1,0 +1,693 @@
+"""The deal audit: are the warehouse's deals what a uniform shuffle deals?
+
+Every opening hand, starter and logged stock is read from the warehouse (the `deal` lines
+`events` keeps, with their games' build, decks and seats) into a `DealSet` of plain
+arrays, and tested against the exact expectation of a uniform shuffle:
+
+- `hand.special`: special cards (ranks whose effect is not plain, per ruleset) in a hand;
+  a hand's count is hypergeometric, the sum over n hands is tested exactly (the n-fold
+  convolution of scipy's pmf) up to `EXACT_UP_TO` hands, by its normal limit above;
+- `hand.ranks`, `hand.suits`: a position's rank or suit counts, Pearson's chi-square
+  divided by the finite-population factor (N-7)/(N-1) (a hand is multivariate
+  hypergeometric, not multinomial);
+- `starter.ranks`: the starter's rank, uniform over the ranks the ruleset allows;
+- `stock.position`: each card's relative position in the logged stock (the part below the
+  cards a forbidden-starter ruleset turned and put back), uniform under the null;
+- `deals.repeat`: deals sharing two or more identical hands (an exact repeat shares all),
+  found by grouping hands packed into one integer each, not by comparing pairs;
+- `deals.serial`: the cards a seat's hand shares with its hand of the game's previous deal
+  (a weak shuffle carries the last deal over), exactly as the special cards.
+
+Each test gives its effect size with a 95 % interval, its p-value and the count it rests
+on; Benjamini–Hochberg over every test made decides the findings. A test whose counts are
+too small for its approximation says "not enough games" and is not made.
+"""
+
+from __future__ import annotations
+
+import math
+from array import array
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import orjson
+from scipy import optimize, signal, stats
+
+from engine.cards import RANKS, SUITS
+from engine.rulesets import RULESETS
+
+HAND_SIZE = 7
+#: the special-card sum is tested exactly up to this many hands, by its normal limit above
+EXACT_UP_TO = 3000
+#: fewest hands (deals, stock occurrences) for a hand or stock test
+MIN_HANDS = 30
+#: a chi-square test is made only when every expected count is at least this
+MIN_EXPECTED = 5.0
+NOT_ENOUGH = "not enough games"
+
+
+_CODES = {r + s: i * 4 + j for i, r in enumerate(RANKS) for j, s in enumerate(SUITS)}
+
+
+def card_code(card: str) -> int:
+    """A card as a small integer: rank index × 4 + suit index (0–51); KeyError if it is
+    not a card's spelling."""
+    return _CODES[card]
+
+
+def card_name(code: int) -> str:
+    return RANKS[code // 4] + SUITS[code % 4]
+
+
+def special_ranks(ruleset: str) -> frozenset[int]:
+    """The rank indexes whose effect in the ruleset is not plain (7, 8, J, 2, A, …)."""
+    rules = RULESETS[ruleset]
+    return frozenset(RANKS.index(r) for r, effect in rules.effects.items() if effect != "plain")
+
+
+# --------------------------------------------------------------------------- the data
+
+
+@dataclass
+class DealSet:
+    """Deals as arrays. Per deal: its game, hand, ruleset, build, month, decks, players
+    and starter (-1 when none); per hand (one row per deal and seat): its deal, header
+    seat, position after the dealer (0 = the dealer, 1 = the next clockwise), player and
+    7 card codes; the logged stocks, top first, flat with offsets per deal (empty when
+    the deal logged none)."""
+
+    game_id: list[str] = field(default_factory=list)
+    hand_no: list[int] = field(default_factory=list)
+    ruleset: list[str] = field(default_factory=list)
+    build: list[str] = field(default_factory=list)
+    month: list[str] = field(default_factory=list)
+    decks: array = field(default_factory=lambda: array("b"))
+    players: array = field(default_factory=lambda: array("b"))
+    starter: array = field(default_factory=lambda: array("b"))
+    hand_deal: array = field(default_factory=lambda: array("q"))
+    hand_seat: array = field(default_factory=lambda: array("b"))
+    hand_position: array = field(default_factory=lambda: array("b"))
+    hand_player: list[str] = field(default_factory=list)
+    hand_cards: array = field(default_factory=lambda: array("b"))  # 7 codes a hand, flat
+    stock_cards: array = field(default_factory=lambda: array("b"))
+    stock_offsets: array = field(default_factory=lambda: array("q", [0]))
+
+    def __len__(self) -> int:
+        return len(self.game_id)
+
+    def add(self, *, game_id: str, hand: int, ruleset: str, build: str, month: str, decks: int,
+            seats: Sequence[str], dealer: str | None, hands: Mapping[str, Sequence[str]],
+            starter: str | None, stock: Sequence[str] | None) -> bool:
+        """Add one deal; False (and nothing added) when it is not a full deal of 7 cards
+        to every seated player with a known ruleset and a dealer at the table."""
+        if ruleset not in RULESETS or dealer is None or dealer not in seats or set(hands) != set(seats) \
+                or any(len(h) != HAND_SIZE for h in hands.values()):
+            return False
+        codes = _CODES
+        try:
+            coded = {p: [codes[c] for c in hands[p]] for p in seats}
+            start = codes[starter] if starter else -1
+            logged = [codes[c] for c in stock] if stock else []
+        except (KeyError, TypeError):
+            return False
+        index = len(self.game_id)
+        dealer_seat = list(seats).index(dealer)
+        for seat, player in enumerate(seats):
+            self.hand_deal.append(index)
+            self.hand_seat.append(seat)
+            self.hand_position.append((seat - dealer_seat) % len(seats))
+            self.hand_player.append(player)
+            self.hand_cards.extend(coded[player])
+        self.game_id.append(game_id)
+        self.hand_no.append(hand)
+        self.ruleset.append(ruleset)
+        self.build.append(build)
+        self.month.append(month)
+        self.decks.append(decks)
+        self.players.append(len(seats))
+        self.starter.append(start)
+        self.stock_cards.extend(logged)
+        self.stock_offsets.append(len(self.stock_cards))
+        return True
+
+
+def deals_from_records(records: Iterable[Mapping[str, Any]], *, ruleset: str, build: str = "sim",
+                       month: str = "2026-01", decks: int = 1, into: DealSet | None = None) -> DealSet:
+    """Deals given as `engine.simulate.simulate_deals` yields them (game, hand, seats,
+    dealer, hands, starter, stock), as a DealSet (the bench's and the tests' input)."""
+    deals = into if into is not None else DealSet()
+    for r in records:
+        deals.add(game_id=r["game"], hand=r["hand"], ruleset=ruleset, build=build, month=month,
+                  decks=decks, seats=r["seats"], dealer=r["dealer"], hands=r["hands"],
+                  starter=r["starter"], stock=r["stock"])
+    return deals
+
+
+def deals_from_warehouse(reader: Any, *, build: str | None = None, since: str | None = None,
+                         ruleset: str | None = None) -> DealSet:
+    """Every deal line the warehouse replayed without a violation, with its game's build
+    (`unknown` when the header names none), decks and seats; `since` is an ISO date or
+    moment (the game's start), `reader` an `ingest.read.Reader`."""
+    where = ["e.type = 'deal'", "NOT e.set_aside", "e.code IS NULL"]
+    params: list[Any] = []
+    if build is not None:
+        where.append("coalesce(g.server_build, 'unknown') = ?")
+        params.append(build)
+    if since is not None:
+        where.append("g.start_time >= CAST(? AS TIMESTAMPTZ)")
+        params.append(since)
+    if ruleset is not None:
+        where.append("e.ruleset = ?")
+        params.append(ruleset)
+    rows = reader.rows(
+        "SELECT e.game_id, e.hand, e.raw, e.ruleset, e.month, coalesce(g.server_build, 'unknown'),"
+        " coalesce(g.decks, 1), g.players FROM events e JOIN games g"
+        " ON g.game_id = e.game_id AND g.ruleset = e.ruleset AND g.month = e.month"
+        f" WHERE {' AND '.join(where)} ORDER BY e.game_id, e.hand", params)
+    deals = DealSet()
+    for game_id, hand, raw, rules, month, server_build, decks, seats in rows:
+        try:
+            line = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            continue
+        hands = line.get("hands")
+        if not isinstance(hands, dict) or not seats:
+            continue
+        stock = line.get("stock")
+        deals.add(game_id=game_id, hand=hand, ruleset=rules, build=server_build, month=month,
+                  decks=decks, seats=seats, dealer=line.get("dealer"), hands=hands,
+                  starter=line.get("starter") if isinstance(line.get("starter"), str) else None,
+                  stock=stock if isinstance(stock, list) else None)
+    return deals
+
+
+# --------------------------------------------------------------------------- results
+
+
+@dataclass
+class TestResult:
+    """One test: what it tested (`family`, `scope`), on how much, its statistic, p-value,
+    effect size with a 95 % interval, and (after the correction) its q-value."""
+
+    family: str
+    scope: dict[str, Any]
+    n: int
+    effect_name: str
+    status: str = "tested"
+    statistic: float | None = None
+    df: int | None = None
+    p_value: float | None = None
+    effect: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    observed: float | None = None
+    expected: float | None = None
+    q_value: float | None = None
+    finding: bool = False
+    detail: str = ""
+
+    @property
+    def concerns(self) -> str:
+        """Whom or what the test is about, in words: player, seat, position, card, build."""
+        scope = self.scope
+        parts = []
+        if "player" in scope:
+            parts.append(f"player {scope['player']}")
+        if "seat" in scope:
+            parts.append(f"seat {scope['seat']}")
+        if "position" in scope:
+            parts.append(f"position {scope['position']} after the dealer"
+                         + (f" at tables of {scope['players']}" if "players" in scope else ""))
+        if "card" in scope:
+            parts.append(f"card {scope['card']}")
+        if "build" in scope:
+            parts.append(f"build {scope['build']}")
+        if "month" in scope:
+            parts.append(f"month {scope['month']}")
+        parts.append(str(scope.get("ruleset")) + (", 2 decks" if scope.get("decks") == 2 else ""))
+        return ", ".join(parts)
+
+    def to_json(self) -> dict[str, Any]:
+        return {**{k: _plain(v) for k, v in self.__dict__.items()}, "concerns": self.concerns}
+
+
+def _plain(value: Any) -> Any:
+    """A JSON-ready value: numpy scalars as Python's, a non-finite float as None."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+@dataclass
+class AuditReport:
+    level: float
+    deals: int
+    hands: int
+    tests: list[TestResult]
+
+    @property
+    def tests_made(self) -> int:
+        return sum(t.status == "tested" for t in self.tests)
+
+    @property
+    def findings(self) -> list[TestResult]:
+        return [t for t in self.tests if t.finding]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"level": self.level, "correction": "benjamini-hochberg", "deals": self.deals,
+                "hands": self.hands, "tests_made": self.tests_made,
+                "not_enough_games": sum(t.status == NOT_ENOUGH for t in self.tests),
+                "findings": [t.to_json() for t in self.findings],
+                "tests": [t.to_json() for t in self.tests]}
+
+
+# --------------------------------------------------------------------------- statistics
+
+
+def hypergeom_sum_pmf(total: int, successes: int, n: int) -> np.ndarray:
+    """The exact pmf of the sum of n independent hypergeometric counts (7 cards from
+    `total`, `successes` of them special): scipy's pmf convolved n times (by squaring)."""
+    one = stats.hypergeom(total, successes, HAND_SIZE).pmf(np.arange(HAND_SIZE + 1))
+    result = np.array([1.0])
+    power = one
+    k = n
+    while k:
+        if k & 1:
+            result = np.clip(signal.fftconvolve(result, power), 0.0, None)
+        k >>= 1
+        if k:
+            power = np.clip(signal.fftconvolve(power, power), 0.0, None)
+    return result / result.sum()
+
+
+def _two_sided_from_pmf(pmf: np.ndarray, observed: int) -> float:
+    low = pmf[: observed + 1].sum()
+    high = pmf[observed:].sum()
+    return float(min(1.0, 2.0 * min(low, high)))
+
+
+def chi2_effect_interval(statistic: float, df: int, count: float, level: float = 0.95
+                         ) -> tuple[float, float]:
+    """Cohen's w = sqrt(lambda / count) with its interval from inverting the noncentral
+    chi-square in its noncentrality (the interval of lambda, then scaled)."""
+    tail = (1 - level) / 2
+
+    def lam_for(prob: float) -> float:
+        # lambda with P(X >= statistic | lambda) = prob; 0 when even lambda = 0 exceeds it
+        if stats.chi2.sf(statistic, df) >= prob:
+            return 0.0
+        high = max(10.0, 2 * statistic)
+        while stats.ncx2.sf(statistic, df, high) < prob:
+            high *= 2
+        return float(optimize.brentq(lambda lam: stats.ncx2.sf(statistic, df, lam) - prob,
+                                     0.0, high, xtol=1e-6))
+
+    return math.sqrt(lam_for(tail) / count), math.sqrt(lam_for(1 - tail) / count)
+
+
+def _normal_interval(mean: float, sd: float, n: int) -> tuple[float, float]:
+    half = stats.norm.ppf(0.975) * sd / math.sqrt(n)
+    return mean - half, mean + half
+
+
+@dataclass
+class _Arrays:
+    """The DealSet as numpy arrays (built once per audit)."""
+
+    cards: np.ndarray  # hands × 7, codes
+    hand_deal: np.ndarray
+    seat: np.ndarray
+    position: np.ndarray
+    players_of_hand: np.ndarray
+    starter: np.ndarray
+    decks: np.ndarray
+    players: np.ndarray
+
+    @classmethod
+    def of(cls, deals: DealSet) -> _Arrays:
+        hand_deal = np.asarray(deals.hand_deal, dtype=np.int64)
+        players = np.asarray(deals.players, dtype=np.int64)
+        return cls(
+            cards=np.asarray(deals.hand_cards, dtype=np.int64).reshape(-1, HAND_SIZE),
+            hand_deal=hand_deal, seat=np.asarray(deals.hand_seat, dtype=np.int64),
+            position=np.asarray(deals.hand_position, dtype=np.int64),
+            players_of_hand=players[hand_deal] if len(hand_deal) else hand_deal,
+            starter=np.asarray(deals.starter, dtype=np.int64),
+            decks=np.asarray(deals.decks, dtype=np.int64), players=players)
+
+
+def _special_test(cards: np.ndarray, ruleset: str, decks: int, scope: dict[str, Any],
+                  intervals: bool) -> TestResult:
+    special = np.zeros(52, dtype=bool)
+    for rank in special_ranks(ruleset):
+        special[rank * 4: rank * 4 + 4] = True
+    n = len(cards)
+    result = TestResult("hand.special", scope, n, "extra special cards per hand")
+    if n < MIN_HANDS:
+        result.status = NOT_ENOUGH
+        return result
+    total = 52 * decks
+    successes = int(special.sum()) * decks
+    per_hand = special[cards].sum(axis=1)
+    observed = int(per_hand.sum())
+    null = stats.hypergeom(total, successes, HAND_SIZE)
+    mean = float(null.mean())
+    if n <= EXACT_UP_TO:
+        result.p_value = _two_sided_from_pmf(hypergeom_sum_pmf(total, successes, n), observed)
+        result.detail = "exact (convolved hypergeometric)"
+    else:
+        z = (observed - n * mean) / math.sqrt(n * float(null.var()))
+        result.p_value = float(2 * stats.norm.sf(abs(z)))
+        result.statistic = z
+        result.detail = "normal limit of the hypergeometric sum"
+    result.observed = observed / n
+    result.expected = mean
+    result.effect = observed / n - mean
+    sd = float(per_hand.std(ddof=1)) if n > 1 else 0.0
+    result.ci_low, result.ci_high = _normal_interval(result.effect, sd, n)
+    return result
+
+
+def _category_test(family: str, counts: np.ndarray, hands: int, decks: int, scope: dict[str, Any],
+                   intervals: bool) -> TestResult:
+    """Rank (13) or suit (4) counts of `hands` hands of one position against the uniform
+    shuffle: Pearson's statistic over the finite-population factor, chi-square(k-1)."""
+    k = len(counts)
+    result = TestResult(family, scope, hands, "Cohen's w")
+    expected = hands * HAND_SIZE / k
+    if hands < MIN_HANDS or expected < MIN_EXPECTED:
+        result.status = NOT_ENOUGH
+        return result
+    total = 52 * decks
+    fpc = (total - HAND_SIZE) / (total - 1)
+    statistic = float(((counts - expected) ** 2 / expected).sum() / fpc)
+    result.statistic, result.df = statistic, k - 1
+    result.p_value = float(stats.chi2.sf(statistic, k - 1))
+    cards = hands * HAND_SIZE * fpc
+    result.effect = math.sqrt(max(statistic - (k - 1), 0.0) / cards)
+    if intervals:
+        result.ci_low, result.ci_high = chi2_effect_interval(statistic, k - 1, cards)
+    worst = int(np.argmax(np.abs(counts - expected)))
+    label = RANKS[worst] if k == 13 else SUITS[worst]
+    result.observed, result.expected = float(counts[worst]), expected
+    result.detail = f"largest deviation: {label} ({int(counts[worst])} against {expected:.1f})"
+    return result
+
+
+def _groups(keys: Sequence[np.ndarray]) -> Iterable[tuple[tuple[int, ...], np.ndarray]]:
+    """Row indexes grouped by the tuple of the keys' values (each key made dense, the
+    tuple packed into one integer, one stable sort)."""
+    if not len(keys[0]):
+        return
+    combined = np.zeros(len(keys[0]), dtype=np.int64)
+    values = []
+    for key in keys:
+        unique, inverse = np.unique(key, return_inverse=True)
+        values.append(unique)
+        combined = combined * len(unique) + inverse.ravel()
+    order = np.argsort(combined, kind="stable")
+    ordered = combined[order]
+    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+    ends = np.r_[starts[1:], len(ordered)]
+    for start, end in zip(starts, ends, strict=True):
+        code = int(ordered[start])
+        parts = []
+        for unique in reversed(values):
+            code, at = divmod(code, len(unique))
+            parts.append(int(unique[at]))
+        yield tuple(reversed(parts)), order[start:end]
+
+
+def _labels(values: Sequence[str]) -> tuple[list[str], np.ndarray]:
+    names = sorted(set(values))
+    index = {v: i for i, v in enumerate(names)}
+    return names, np.asarray([index[v] for v in values], dtype=np.int64)
+
+
+def audit_deals(deals: DealSet, level: float = 0.01, *, intervals: bool = True,
+                per_month: bool = True, per_player: bool = True) -> AuditReport:
+    """Every test of the deal audit on `deals`, corrected together (Benjamini–Hochberg);
+    a test whose q-value is at most `level` is a finding. `intervals=False` skips the
+    chi-square effects' intervals (the bench's repetitions need only the p-values)."""
+    tests: list[TestResult] = []
+    if len(deals):
+        arr = _Arrays.of(deals)
+        rulesets, ruleset_ix = _labels(deals.ruleset)
+        builds, build_ix = _labels(deals.build)
+        months, month_ix = _labels(deals.month)
+        hd = arr.hand_deal
+        # hands: by position after the dealer (within a table size), and by header seat
+        for (r, b, d, p, pos), rows in _groups([ruleset_ix[hd], build_ix[hd], arr.decks[hd],
+                                                arr.players_of_hand, arr.position]):
+            scope = {"ruleset": rulesets[r], "build": builds[b], "decks": d, "players": p,
+                     "position": pos}
+            cards = arr.cards[rows]
+            tests.append(_special_test(cards, rulesets[r], d, scope, intervals))
+            ranks = np.bincount((cards // 4).ravel(), minlength=13)
+            suits = np.bincount((cards % 4).ravel(), minlength=4)
+            tests.append(_category_test("hand.ranks", ranks, len(rows), d, scope, intervals))
+            tests.append(_category_test("hand.suits", suits, len(rows), d, scope, intervals))
+        for (r, b, d, seat), rows in _groups([ruleset_ix[hd], build_ix[hd], arr.decks[hd], arr.seat]):
+            scope = {"ruleset": rulesets[r], "build": builds[b], "decks": d, "seat": seat}
+            tests.append(_special_test(arr.cards[rows], rulesets[r], d, scope, intervals))
+        if per_month and len(months) > 1:
+            for (r, b, m, d, pos), rows in _groups([ruleset_ix[hd], build_ix[hd], month_ix[hd],
+                                                    arr.decks[hd], arr.position]):
+                scope = {"ruleset": rulesets[r], "build": builds[b], "month": months[m],
+                         "decks": d, "position": pos}
+                tests.append(_special_test(arr.cards[rows], rulesets[r], d, scope, intervals))
+        if per_player:
+            players, player_ix = _labels(deals.hand_player)
+            for (r, d, pl), rows in _groups([ruleset_ix[hd], arr.decks[hd], player_ix]):
+                scope = {"ruleset": rulesets[r], "decks": d, "player": players[pl]}
+                tests.append(_special_test(arr.cards[rows], rulesets[r], d, scope, intervals))
+        tests.extend(_starter_tests(deals, arr, rulesets, ruleset_ix, builds, build_ix, months,
+                                    month_ix, intervals, per_month))
+        tests.extend(_stock_tests(deals, rulesets, ruleset_ix, builds, build_ix))
+        tests.extend(_repeat_tests(deals, arr, rulesets, ruleset_ix))
+        tests.extend(_serial_tests(deals, arr, rulesets, ruleset_ix, builds, build_ix))
+    _correct(tests, level)
+    return AuditReport(level, len(deals), len(deals.hand_deal), tests)
+
+
+def _starter_tests(deals: DealSet, arr: _Arrays, rulesets: list[str], ruleset_ix: np.ndarray,
+                   builds: list[str], build_ix: np.ndarray, months: list[str], month_ix: np.ndarray,
+                   intervals: bool, per_month: bool) -> list[TestResult]:
+    out: list[TestResult] = []
+    has = arr.starter >= 0
+    keys: list[tuple[str, list[np.ndarray]]] = [("build", [ruleset_ix, build_ix])]
+    if per_month and len(months) > 1:
+        keys.append(("month", [ruleset_ix, build_ix, month_ix]))
+    for kind, key in keys:
+        for values, rows in _groups([k[has] for k in key]):
+            rows = np.flatnonzero(has)[rows]
+            ruleset = rulesets[values[0]]
+            scope: dict[str, Any] = {"ruleset": ruleset, "build": builds[values[1]]}
+            if kind == "month":
+                scope["month"] = months[values[2]]
+            forbidden = RULESETS[ruleset].forbidden_starter_ranks
+            allowed = [i for i, r in enumerate(RANKS) if r not in forbidden]
+            counts = np.bincount(arr.starter[rows] // 4, minlength=13)[allowed]
+            n = len(rows)
+            result = TestResult("starter.ranks", scope, n, "Cohen's w")
+            expected = n / len(allowed)
+            if expected < MIN_EXPECTED:
+                result.status = NOT_ENOUGH
+            else:
+                chi = stats.chisquare(counts)
+                result.statistic, result.df = float(chi.statistic), len(allowed) - 1
+                result.p_value = float(chi.pvalue)
+                result.effect = math.sqrt(max(result.statistic - result.df, 0.0) / n)
+                if intervals:
+                    result.ci_low, result.ci_high = chi2_effect_interval(result.statistic, result.df, n)
+                worst = int(np.argmax(np.abs(counts - expected)))
+                result.observed, result.expected = float(counts[worst]), expected
+                result.detail = (f"largest deviation: {RANKS[allowed[worst]]} "
+                                 f"({int(counts[worst])} against {expected:.1f})")
+            out.append(result)
+    return out
+
+
+def _stock_tests(deals: DealSet, rulesets: list[str], ruleset_ix: np.ndarray, builds: list[str],
+                 build_ix: np.ndarray) -> list[TestResult]:
+    """Each card's mean relative position in the stock's shuffled part, (i + ½)/L, against
+    ½ (variance (L² − 1)/(12 L²) for a uniform position), per ruleset and build."""
+    offsets = np.asarray(deals.stock_offsets, dtype=np.int64)
+    flat = np.asarray(deals.stock_cards, dtype=np.int64)
+    if not len(flat):
+        return []
+    sizes = np.diff(offsets)
+    deal = np.repeat(np.arange(len(sizes)), sizes)
+    position = np.arange(len(flat)) - offsets[deal]
+    # where the ruleset forbids starter ranks, the cards turned and put back sit on top:
+    # the shuffled part starts after the leading run of forbidden ranks and the card after it
+    forbidden = np.zeros((len(rulesets), 13), dtype=bool)
+    for i, name in enumerate(rulesets):
+        for rank in RULESETS[name].forbidden_starter_ranks:
+            forbidden[i, RANKS.index(rank)] = True
+    rules_of = ruleset_ix[deal]
+    is_forbidden = forbidden[rules_of, flat // 4]
+    first_allowed = sizes.copy()
+    np.minimum.at(first_allowed, deal[~is_forbidden], position[~is_forbidden])
+    has_forbidden = np.asarray(forbidden.any(axis=1), dtype=bool)
+    start = np.where(has_forbidden[ruleset_ix], first_allowed + 1, 0)
+    start = np.minimum(start, sizes)
+    keep = position >= start[deal]
+    keep &= (sizes - start)[deal] >= 2
+    cards, deal = flat[keep], deal[keep]
+    length = (sizes - start)[deal].astype(float)
+    u = (position[keep] - start[deal] + 0.5) / length
+    var = (length ** 2 - 1) / (12 * length ** 2)
+    out: list[TestResult] = []
+    for (r, b, card), rows in _groups([ruleset_ix[deal], build_ix[deal], cards]):
+        scope = {"ruleset": rulesets[r], "build": builds[b], "card": card_name(card)}
+        n = len(rows)
+        result = TestResult("stock.position", scope, n, "mean relative position - 0.5")
+        if n < MIN_HANDS:
+            result.status = NOT_ENOUGH
+            out.append(result)
+            continue
+        shift = u[rows] - 0.5
+        z = float(shift.sum() / math.sqrt(var[rows].sum()))
+        result.statistic = z
+        result.p_value = float(2 * stats.norm.sf(abs(z)))
+        result.observed, result.expected = float(u[rows].mean()), 0.5
+        result.effect = float(shift.mean())
+        result.ci_low, result.ci_high = _normal_interval(result.effect, float(shift.std(ddof=1)), n)
+        result.detail = "0 = top of the stock, 1 = bottom"
+        out.append(result)
+    return out
+
+
+def _hand_keys(cards: np.ndarray) -> np.ndarray:
+    """Each hand as one integer: its 7 sorted card codes (6 bits each) packed, so equal
+    hands have equal keys and no two different hands collide."""
+    ordered = np.sort(cards, axis=1)
+    shifts = np.arange(HAND_SIZE, dtype=np.int64) * 6
+    return (ordered << shifts).sum(axis=1)
+
+
+def _repeat_tests(deals: DealSet, arr: _Arrays, rulesets: list[str], ruleset_ix: np.ndarray
+                  ) -> list[TestResult]:
+    """Deals that share two or more identical hands, per ruleset and decks. Hands are
+    grouped by their packed key (a sort, not a comparison of pairs); only deals in a group
+    of equal hands are paired. Under a uniform shuffle the chance that two given deals of
+    at most P seats share two hands is at most P²(P-1)² / 2 × w/C(N,7) × w/C(N-7,7)
+    (w = 2⁷ with two decks, the ways one multiset hand can be dealt, else 1); with C(n,2)
+    pairs of deals, the union bound is the p-value."""
+    out: list[TestResult] = []
+    keys = _hand_keys(arr.cards) if len(arr.cards) else np.zeros(0, dtype=np.int64)
+    hd = arr.hand_deal
+    for (r, d), deal_rows in _groups([ruleset_ix, arr.decks]):
+        ruleset = rulesets[r]
+        n = len(deal_rows)
+        scope = {"ruleset": ruleset, "decks": d}
+        result = TestResult("deals.repeat", scope, n, "share of deals in a repeat")
+        if n < 2:
+            result.status = NOT_ENOUGH
+            out.append(result)
+            continue
+        in_stratum = np.isin(hd, deal_rows)
+        hand_rows = np.flatnonzero(in_stratum)
+        shared: dict[tuple[int, int], int] = {}
+        order = np.argsort(keys[hand_rows], kind="stable")
+        sorted_keys = keys[hand_rows][order]
+        starts = np.flatnonzero(np.r_[True, sorted_keys[1:] != sorted_keys[:-1]])
+        ends = np.r_[starts[1:], len(sorted_keys)]
+        for s, e in zip(starts[ends - starts > 1], ends[ends - starts > 1], strict=True):
+            group = sorted({int(x) for x in hd[hand_rows[order[s:e]]]})
+            for i, a in enumerate(group):
+                for b in group[i + 1:]:
+                    shared[(a, b)] = shared.get((a, b), 0) + 1
+        pairs = [(a, b) for (a, b), k in shared.items() if k >= 2]
+        involved = {x for pair in pairs for x in pair}
+        seats = int(arr.players[deal_rows].max())
+        total = 52 * d
+        ways = 2 ** HAND_SIZE if d == 2 else 1
+        log_pair = (math.log(seats ** 2 * (seats - 1) ** 2 / 2) + 2 * math.log(ways)
+                    - math.log(math.comb(total, HAND_SIZE))
+                    - math.log(math.comb(total - HAND_SIZE, HAND_SIZE)))
+        log_bound = math.log(math.comb(n, 2)) + log_pair
+        result.statistic = float(len(pairs))
+        result.p_value = 1.0 if not pairs else float(min(1.0, math.exp(log_bound)))
+        result.observed = float(len(involved))
+        result.effect = len(involved) / n
+        ci = stats.binomtest(len(involved), n).proportion_ci(0.95)
+        result.ci_low, result.ci_high = float(ci.low), float(ci.high)
+        exact = sum(1 for a, b in pairs if shared[(a, b)] == deals.players[a] == deals.players[b]
+                    and deals.starter[a] == deals.starter[b])
+        shown = ", ".join(f"{deals.game_id[a]}#{deals.hand_no[a]} = {deals.game_id[b]}#{deals.hand_no[b]}"
+                          for a, b in pairs[:5])
+        result.detail = (f"{len(pairs)} pairs of deals sharing 2+ hands ({exact} exact repeats)"
+                         + (f": {shown}" if shown else "") + "; p is a union bound")
+        out.append(result)
+    return out
+
+
+def _serial_tests(deals: DealSet, arr: _Arrays, rulesets: list[str], ruleset_ix: np.ndarray,
+                  builds: list[str], build_ix: np.ndarray) -> list[TestResult]:
+    """Serial correlation between consecutive deals of a game: the cards a seat's hand
+    shares with its hand of the game's previous deal. Two independent uniform 7-card hands
+    of one deck share Hypergeometric(52, 7, 7) cards, and the overlaps of successive pairs
+    are independent, so the sum is tested exactly as the special cards are. One-deck deals
+    only (two decks' multisets have another law)."""
+    n = len(deals)
+    if n < 2:
+        return []
+    players = arr.players
+    starts = np.r_[0, np.cumsum(players)[:-1]]
+    _games, game_ix = _labels(deals.game_id)
+    hand_no = np.asarray(deals.hand_no, dtype=np.int64)
+    follows = np.zeros(n, dtype=bool)
+    follows[1:] = ((game_ix[1:] == game_ix[:-1]) & (hand_no[1:] == hand_no[:-1] + 1)
+                   & (players[1:] == players[:-1]) & (arr.decks[1:] == 1) & (arr.decks[:-1] == 1))
+    masks = (np.int64(1) << arr.cards).sum(axis=1)
+    current = np.flatnonzero(follows)
+    if not len(current):
+        return []
+    seats_of = players[current]
+    deal_of_row = np.repeat(current, seats_of)
+    seat_of_row = np.arange(len(deal_of_row)) - np.repeat(np.r_[0, np.cumsum(seats_of)[:-1]], seats_of)
+    row_now = starts[deal_of_row] + seat_of_row
+    row_before = starts[deal_of_row - 1] + seat_of_row
+    shared = np.bitwise_count(masks[row_now] & masks[row_before]).astype(np.int64)
+    null = stats.hypergeom(52, HAND_SIZE, HAND_SIZE)
+    out: list[TestResult] = []
+    for (r, b, seat), rows in _groups([ruleset_ix[deal_of_row], build_ix[deal_of_row], seat_of_row]):
+        k = len(rows)
+        result = TestResult("deals.serial", {"ruleset": rulesets[r], "build": builds[b], "seat": seat}, k,
+                            "extra cards shared with the previous deal's hand")
+        if k < MIN_HANDS:
+            result.status = NOT_ENOUGH
+            out.append(result)
+            continue
+        observed = int(shared[rows].sum())
+        if k <= EXACT_UP_TO:
+            result.p_value = _two_sided_from_pmf(hypergeom_sum_pmf(52, HAND_SIZE, k), observed)
+            result.detail = "exact (convolved hypergeometric)"
+        else:
+            z = (observed - k * float(null.mean())) / math.sqrt(k * float(null.var()))
+            result.statistic = z
+            result.p_value = float(2 * stats.norm.sf(abs(z)))
+            result.detail = "normal limit of the hypergeometric sum"
+        result.observed, result.expected = observed / k, float(null.mean())
+        result.effect = observed / k - float(null.mean())
+        result.ci_low, result.ci_high = _normal_interval(result.effect, float(shared[rows].std(ddof=1)), k)
+        out.append(result)
+    return out
+
+
+def _correct(tests: list[TestResult], level: float) -> None:
+    made = [t for t in tests if t.status == "tested" and t.p_value is not None]
+    if not made:
+        return
+    q = stats.false_discovery_control(np.asarray([t.p_value for t in made]), method="bh")
+    for t, qv in zip(made, q, strict=True):
+        t.q_value = float(qv)
+        t.finding = bool(qv <= level)

@@ -1,0 +1,122 @@
+"""The deal audit on known truth: fair shuffles are not flagged above the level, each
+planted bias is found, and the warehouse's deal lines are what the audit reads."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from engine.simulate import ShuffleBias, simulate_deals
+from ingest.fairplay import (
+    NOT_ENOUGH,
+    audit_deals,
+    deals_from_records,
+    deals_from_warehouse,
+    hypergeom_sum_pmf,
+)
+from ingest.pairs import audit_pairs, gifts_from_warehouse
+from tests.ingest.fairplaykit import STUCK, rigged_warehouse
+
+
+def _audit(ruleset: str, n: int, seed: int, bias: ShuffleBias | None = None, **kw: int):
+    deals = deals_from_records(simulate_deals(ruleset, n, seed=seed, bias=bias, **kw), ruleset=ruleset)
+    return audit_deals(deals, 0.01, intervals=False)
+
+
+def test_the_exact_sum_is_the_convolved_hypergeometric() -> None:
+    one = stats.hypergeom(52, 24, 7).pmf(np.arange(8))
+    assert np.allclose(hypergeom_sum_pmf(52, 24, 1), one)
+    assert np.allclose(hypergeom_sum_pmf(52, 24, 3), np.convolve(np.convolve(one, one), one))
+    pmf = hypergeom_sum_pmf(104, 48, 500)
+    assert pmf.sum() == pytest.approx(1.0)
+    assert (np.arange(len(pmf)) * pmf).sum() == pytest.approx(500 * 7 * 48 / 104, rel=1e-9)
+
+
+@pytest.mark.parametrize("ruleset", ["bazito", "persian", "pis-yedili"])
+def test_fair_shuffles_are_flagged_at_most_at_the_level(ruleset: str) -> None:
+    # 30 fair audits at 1 %: three or more flagged has probability 0.3 % if the level holds
+    flagged = sum(bool(_audit(ruleset, 300, seed).findings) for seed in range(30))
+    assert flagged <= 2
+
+
+def test_an_extra_special_card_for_one_seat_is_found_at_that_seat() -> None:
+    report = _audit("bazito", 1500, 1, ShuffleBias("extra_special", rate=0.5, seat=2))
+    found = {(t.family, t.scope.get("seat")) for t in report.findings}
+    assert ("hand.special", 2) in found
+    seat = next(t for t in report.findings if t.family == "hand.special" and t.scope.get("seat") == 2)
+    assert seat.ci_low is not None and seat.ci_low <= 0.5 <= seat.ci_high
+    assert not any(t.scope.get("seat") in (0, 1, 3) for t in report.findings)
+
+
+def test_a_stuck_card_is_found_at_the_bottom_of_the_stock() -> None:
+    report = _audit("persian", 400, 2, ShuffleBias("stuck_card", rate=0.3, card="QH"))
+    stuck = [t for t in report.findings if t.family == "stock.position"]
+    assert [t.scope["card"] for t in stuck] == ["QH"]
+    assert stuck[0].effect > 0.1
+
+
+def test_a_clock_seeded_shuffle_repeats_deals() -> None:
+    report = _audit("pis-yedili", 300, 3, ShuffleBias("clock_seed", seeds=200))
+    repeat = next(t for t in report.tests if t.family == "deals.repeat")
+    assert repeat.finding and repeat.statistic and repeat.statistic > 0
+    assert "exact repeats" in repeat.detail
+    fair = next(t for t in _audit("pis-yedili", 300, 3).tests if t.family == "deals.repeat")
+    assert fair.statistic == 0 and not fair.finding
+
+
+def test_a_hand_carried_over_from_the_last_deal_is_serial_correlation() -> None:
+    records = list(simulate_deals("bazito", 600, seed=3))
+    for before, now in itertools.pairwise(records):
+        if now["game"] == before["game"] and now["hand"] % 3 == 0:  # a third of the deals
+            now["hands"]["p1"] = list(before["hands"]["p1"])
+    report = audit_deals(deals_from_records(records, ruleset="bazito"), 0.01)
+    assert [(t.family, t.scope["seat"]) for t in report.findings] == [("deals.serial", 1)]
+    serial = report.findings[0]
+    assert serial.ci_low < (7 - 49 / 52) / 3 < serial.ci_high
+
+
+def test_small_samples_say_not_enough_games() -> None:
+    report = _audit("bazito", 12, 4)
+    assert not report.findings
+    assert {t.status for t in report.tests if t.family != "deals.repeat"} == {NOT_ENOUGH}
+
+
+def test_the_audit_reads_the_warehouses_deal_lines(tmp_path: Path) -> None:
+    from ingest.read import connect
+
+    reader = connect(rigged_warehouse(tmp_path))
+    try:
+        deals = deals_from_warehouse(reader)
+        assert len(deals) >= 100 and len(deals.stock_offsets) == len(deals) + 1
+        report = audit_deals(deals, 0.01)
+        stuck = [t for t in report.findings if t.family == "stock.position"]
+        assert stuck and {t.scope["card"] for t in stuck} == {STUCK}  # in each build
+        assert len(deals_from_warehouse(reader, build="no-such-build")) == 0
+        assert len(deals_from_warehouse(reader, since="2100-01-01")) == 0
+    finally:
+        reader.close()
+
+
+def test_the_fairplay_sample_shows_its_rigged_build(tmp_path: Path) -> None:
+    """data/sample-fairplay (data/make_sample.py): the rigged build's seat 0 is the one
+    finding; the fair build's games are not flagged; the club's colluding pair is the one
+    case of the pair audit."""
+    from ingest.pipeline import ingest
+    from ingest.read import connect
+
+    ingest([str(Path(__file__).resolve().parents[2] / "data" / "sample-fairplay")], str(tmp_path / "wh"),
+           workers=1)
+    reader = connect(tmp_path / "wh")
+    try:
+        report = audit_deals(deals_from_warehouse(reader), 0.01)
+        pairs = audit_pairs(gifts_from_warehouse(reader), 0.01, permutations=200)
+    finally:
+        reader.close()
+    assert [{c.a, c.b} for c in pairs.cases] == [{"sara", "omid"}]
+    assert [(t.family, t.scope.get("seat"), t.scope.get("build")) for t in report.findings] == [
+        ("hand.special", 0, "hk-server/2.5.0-beta")]
+    assert report.findings[0].ci_low < 0.5 < report.findings[0].ci_high
