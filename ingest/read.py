@@ -808,3 +808,77 @@ def batch_row(reader: Reader, batch: int) -> dict[str, Any] | None:
     """One `batches` row (an ingest's record: files, counts, the table versions it left)."""
     frame = reader.frame("SELECT * FROM batches WHERE id = ?", [batch])
     return frame.row(0, named=True) if frame.height else None
+
+
+# ------------------------------------------------------------------------ the support desk's cases
+#
+# A case is the latest revision of its rows in `cases` (ingest/cases.py); the revisions
+# before it are its history.
+
+#: the latest revision of every case
+_LATEST_CASES = """
+    SELECT * FROM cases
+    QUALIFY row_number() OVER (PARTITION BY case_id ORDER BY revision DESC) = 1"""
+
+
+@dataclass(frozen=True, slots=True)
+class CaseSearch:
+    """What the desk looks for: a game (its exact id), a tag, a player, an open or decided
+    status, and text found (in any case) in the notes, the decision, the tags, the game id
+    or the player."""
+
+    game: str = ""
+    tag: str = ""
+    player: str = ""
+    status: str = ""  # open · decided · "" for both
+    text: str = ""
+
+
+def cases(reader: Reader, search: CaseSearch, limit: int = 200,
+          after: tuple[Any, str] | None = None) -> pl.DataFrame:
+    """The cases matching `search`, the most recently updated first (the key: `updated_at`,
+    `case_id`; `after` the last row's key of the previous page)."""
+    clauses: list[str] = []
+    params: list[Any] = []
+    if search.game:
+        clauses.append("game_id = ?")
+        params.append(search.game)
+    if search.tag:
+        clauses.append("list_contains(tags, ?)")
+        params.append(search.tag.strip().lower())
+    if search.player:
+        clauses.append("player = ?")
+        params.append(search.player)
+    if search.status == "open":
+        clauses.append("decision IS NULL")
+    elif search.status == "decided":
+        clauses.append("decision IS NOT NULL")
+    if search.text:
+        clauses.append("""contains(lower(concat_ws(' ', game_id, coalesce(player, ''), coalesce(decision, ''),
+                                                  array_to_string(tags, ' '),
+                                                  array_to_string(list_transform(notes, lambda n: n.text), ' '))), ?)""")
+        params.append(search.text.strip().lower())
+    if after is not None:
+        clauses.append("(updated_at < ?::TIMESTAMPTZ OR (updated_at = ?::TIMESTAMPTZ AND case_id > ?))")
+        params += [after[0], after[0], after[1]]
+    where = " AND ".join(clauses) or "TRUE"
+    return reader.frame(f"""
+        SELECT case_id, revision, game_id, hand, seq, player, tags, notes, decision, decided_by,
+               decided_at, opened_by, opened_at, updated_by, updated_at, batch,
+               CASE WHEN decision IS NULL THEN 'open' ELSE 'decided' END AS status
+        FROM ({_LATEST_CASES}) WHERE {where}
+        ORDER BY updated_at DESC, case_id LIMIT ?""", [*params, limit])
+
+
+def case_revisions(reader: Reader, case_id: str) -> pl.DataFrame:
+    """Every revision of one case, the first first (empty: no such case)."""
+    return reader.frame("""
+        SELECT case_id, revision, game_id, hand, seq, player, tags, notes, decision, decided_by,
+               decided_at, opened_by, opened_at, updated_by, updated_at, batch
+        FROM cases WHERE case_id = ? ORDER BY revision""", [case_id])
+
+
+def case_tags(reader: Reader) -> list[str]:
+    """Every tag the cases hold now, for the desk's filter."""
+    return [r[0] for r in reader.rows(
+        f"SELECT DISTINCT unnest(tags) AS tag FROM ({_LATEST_CASES}) ORDER BY tag")]
