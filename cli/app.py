@@ -6,7 +6,16 @@ import sys
 
 import typer
 
-from cli import crash, dashboard_cmd, engine_cmd, rules_cmd, serve_cmd, simulate_cmd, warehouse_cmd
+from cli import (
+    crash,
+    dashboard_cmd,
+    desk_cmd,
+    engine_cmd,
+    rules_cmd,
+    serve_cmd,
+    simulate_cmd,
+    warehouse_cmd,
+)
 from cli.help import plain_help
 
 app = typer.Typer(
@@ -17,7 +26,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-for module in (engine_cmd, rules_cmd, simulate_cmd, warehouse_cmd, dashboard_cmd, serve_cmd):
+for module in (engine_cmd, rules_cmd, simulate_cmd, warehouse_cmd, dashboard_cmd, serve_cmd, desk_cmd):
     module.register(app)
 plain_help(app)
 

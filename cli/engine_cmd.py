@@ -151,7 +151,9 @@ def replay(
     if warehouse is None and not paths:
         raise _fail("give the log files holding the game, or --warehouse DIR")
     if step is not None and hand is None:
-        raise _fail("--step counts within a hand: add --hand N, or pick the line with --seq S")
+        from engine.replay import step_without_hand
+
+        raise _fail(step_without_hand("--hand N", "--seq S"))
     try:
         run = sources.from_warehouse(warehouse, game) if warehouse is not None else sources.from_logs(
             list(paths or []), game)

@@ -17,8 +17,11 @@ class SourceError(Exception):
 
 
 def game_id(raw: str) -> str:
-    """A game id as pasted: surrounding spaces (and quotes) trimmed."""
-    return raw.strip().strip("'\"").strip()
+    """A game id as pasted: surrounding spaces (and quotes) trimmed, as deep links read it
+    (`engine.replay.clean_game_id`)."""
+    from engine.replay import clean_game_id
+
+    return clean_game_id(raw)
 
 
 def from_logs(paths: list[str], game: str, *, digest: bool = False) -> GameReplay:
