@@ -61,6 +61,31 @@ def from_warehouse(warehouse: str, game: str) -> GameReplay:
     return replay
 
 
+def game_lines(paths: list[str] | None, warehouse: str | None, game: str) -> list[tuple[bytes, str | None, int | None]]:
+    """The lines of `game`, from log files (`paths`, every line: the engine picks the
+    game's) or from the warehouse's stored lines (`warehouse`, a local folder); one of the
+    two. SourceError when neither or both are given, or the warehouse has no such game."""
+    if warehouse is not None and paths:
+        raise SourceError("give either log paths or --warehouse DIR, not both")
+    if warehouse is None and not paths:
+        raise SourceError("give the log files holding the game, or --warehouse DIR")
+    if warehouse is None:
+        return log_lines(list(paths or []))
+    from ingest import read
+
+    try:
+        reader = read.connect(Path(warehouse).expanduser())
+    except read.WarehouseMissing as exc:
+        raise SourceError(str(exc)) from None
+    try:
+        found = read.game_lines(reader, game)
+    finally:
+        reader.close()
+    if not found:
+        raise SourceError(f"no game {game!r} in the warehouse {warehouse}")
+    return found
+
+
 def log_lines(paths: list[str]) -> list[tuple[bytes, str | None, int | None]]:
     """Every line of `paths` with the file's name as given and its line number."""
     from engine.reader import InputPathError, LineError, display_name, expand_paths, read_lines

@@ -472,6 +472,11 @@ MEASURES: dict[str, Measure] = {
 }
 
 
+#: each measure's sample (the hands it is taken over), in words
+SAMPLE_LABELS = {"hands": "hands", "points_hands": "hands · points play",
+                 "elimination_hands": "hands · elimination play", "scored_hands": "scored hands"}
+
+
 def leaderboard(reader: Reader, rulesets: Sequence[str], min_hands: int, measure: str = "wins",
                 limit: int = 500) -> pl.DataFrame:
     """Players per ruleset ranked by `measure` (a `MEASURES` key) among those with at least
