@@ -107,13 +107,18 @@ def api_key(
     role: Annotated[list[str] | None, typer.Option("--role", help="ingest, support, analyst or auditor (repeatable).")] = None,
     player: Annotated[str | None, typer.Option("--player", help="A player-scoped token for this player (no role).")] = None,
     append: Annotated[Path | None, typer.Option("--append", help="Add the entry to this keys file.")] = None,
+    expires: Annotated[str | None, typer.Option("--expires", metavar="WHEN", help="Refuse the key from this date or date-time on (ISO 8601, UTC unless given: 2027-06-30, 2027-06-30T12:00:00+03:30).")] = None,
 ) -> None:
     """Make a new API key: its keys-file entry, and the key (shown once).
 
     Only the key's SHA-256 digest goes in the keys file.
     """
-    from service.auth import Role, key_entry, new_key
+    from service.auth import KeyFileError, Role, key_entry, new_key, parse_moment
 
+    try:
+        until = parse_moment(expires, "--expires")
+    except KeyFileError as exc:
+        raise _fail(str(exc)) from None
     roles = role or []
     if (player is None) == (not roles):
         raise _fail("give --role (one or more) or --player, not both")
@@ -121,7 +126,7 @@ def api_key(
     if unknown:
         raise _fail(f"unknown role {unknown[0]!r} (roles: {', '.join(x.value for x in Role)})")
     key = new_key()
-    entry = key_entry(name, key, roles, player)
+    entry = key_entry(name, key, roles, player, until)
     if append is not None:
         existing = append.read_text(encoding="utf-8") if append.exists() else ""
         separator = "\n" if existing and not existing.endswith("\n\n") else ""

@@ -108,23 +108,16 @@ def _fail(message: str, code: int = 2) -> typer.Exit:
     return typer.Exit(code)
 
 
-# the storage's refusals, whoever raised them: an OSError's errno, or the `(os error N)` of
-# deltalake's Rust errors, or a worker's traceback that ends in such an OSError
+# the storage's refusals, by errno: an OSError's (the engine's keep theirs:
+# engine/core/haftkhabis-py/src/error.rs), or an IngestError's, carried from a worker's
 _STORAGE_ERRNOS = {errno.EROFS, errno.ENOSPC, errno.EDQUOT, errno.EACCES, errno.EPERM,
                    errno.EIO, errno.EFBIG}
-_OS_ERROR = re.compile(r"\[Errno (\d+)\]|\(os error (\d+)\)|\[errno (\d+)\]")
 
 
 def _storage_errno(exc: BaseException) -> int | None:
     """The errno of a write the storage refused, if that is what `exc` is."""
-    number = getattr(exc, "errno", None)  # an OSError's, or an IngestError's from a worker
-    if isinstance(number, int) and number in _STORAGE_ERRNOS:
-        return number
-    for match in _OS_ERROR.finditer(str(exc)):
-        number = int(next(g for g in match.groups() if g))
-        if number in _STORAGE_ERRNOS:
-            return number
-    return None
+    number = getattr(exc, "errno", None)
+    return number if isinstance(number, int) and number in _STORAGE_ERRNOS else None
 
 
 def _storage_failure(command: str, warehouse: str, exc: BaseException) -> typer.Exit | None:
@@ -511,16 +504,16 @@ def query_command(
     except duckdb.Error as exc:
         raise _fail(str(exc), 1) from None
     try:
-        reader = _open(warehouse, limits, storage)
-    except duckdb.Error as exc:  # a memory limit DuckDB cannot parse
+        sandbox.parse_memory(limits.memory)
+    except ValueError as exc:
         raise _fail(str(exc)) from None
-    with reader:
-        try:
-            with reader.query(sql) as result:
-                emit_batches(result.column_names, result.batches(), fmt)
-                truncated, rows = result.truncated, result.rows
-        except (sandbox.SandboxError, duckdb.Error) as exc:
-            raise _fail(str(exc), 1) from None
+    try:
+        # a process of its own: its memory and time limits bind whatever the statement does
+        with sandbox.run_isolated(warehouse, sql, limits, storage_options(storage)) as result:
+            emit_batches(result.column_names, result.batches(), fmt)
+            truncated, rows = result.truncated, result.rows
+    except (sandbox.SandboxError, duckdb.Error) as exc:
+        raise _fail(str(exc), 1) from None
     if truncated:
         terminal.console(stderr=True).print(
             f"[yellow]note:[/yellow] the result was cut at {rows:,} rows (--max-rows); "

@@ -4,4 +4,6 @@ machine that replays a game, scoring, and the validator built on them.
 This package imports nothing from `ingest` or `dashboards`, and neither DuckDB nor Streamlit.
 """
 
-ENGINE_VERSION = "0.1.0"
+from engine._core import ENGINE_VERSION
+
+__all__ = ["ENGINE_VERSION"]

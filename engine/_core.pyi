@@ -1,14 +1,17 @@
 """Typed stubs of `engine._core`, the compiled engine (engine/core/haftkhabis-py)."""
 
 from collections.abc import Callable, Collection
+from enum import StrEnum
 from typing import Any, BinaryIO, Literal, TypedDict, final, type_check_only
 
 __all__ = [
     "ENGINE_VERSION",
+    "Code",
     "ColumnBuffer",
     "GameRun",
     "Ingestor",
     "ReplayError",
+    "SpoolError",
     "Validator",
     "Verdict",
     "event_specs",
@@ -20,6 +23,8 @@ __all__ = [
     "shard_of",
     "validate_json",
     "validate_to",
+    "violation_codes",
+    "warehouse_columns",
 ]
 
 ENGINE_VERSION: str
@@ -105,6 +110,43 @@ def event_specs() -> EventSpecs:
     type's fields with their kind, and the limits and value sets the kinds are checked
     against; the JSON Schema is generated from it (`engine/schema.py`)."""
 
+class Code(StrEnum):
+    """A violation code (the contract's closed list; a message says the specifics). Made
+    from the core's table when the module loads (`haftkhabis_core::violation::CODES`)."""
+
+    MALFORMED_JSON = "malformed_json"
+    SCHEMA = "schema"
+    SEQUENCE = "sequence"
+    NO_HEADER = "no_header"
+    UNKNOWN_RULESET = "unknown_ruleset"
+    BAD_DEAL = "bad_deal"
+    UNEXPECTED_EVENT = "unexpected_event"
+    NOT_YOUR_TURN = "not_your_turn"
+    CARD_NOT_IN_HAND = "card_not_in_hand"
+    ILLEGAL_CARD = "illegal_card"
+    MUST_PLAY = "must_play"
+    ILLEGAL_DRAW = "illegal_draw"
+    STOCK_MISMATCH = "stock_mismatch"
+    ILLEGAL_PASS = "illegal_pass"
+    BAD_SUIT = "bad_suit"
+    BAD_TARGET = "bad_target"
+    UNJUSTIFIED_PENALTY = "unjustified_penalty"
+    MISSED_CALL = "missed_call"
+    SCORE_MISMATCH = "score_mismatch"
+    WINNER_MISMATCH = "winner_mismatch"
+
+@type_check_only
+class CodeInfo(TypedDict):
+    """One violation code as the core declares it."""
+
+    code: str
+    foul: bool
+    explanation: str
+
+def violation_codes() -> list[CodeInfo]:
+    """Every violation code in the contract's order: its name, whether it is a player's own
+    foul (rules.md's list), and one line of explanation."""
+
 @type_check_only
 class ViolationInfo(TypedDict):
     seq: int | None
@@ -113,6 +155,171 @@ class ViolationInfo(TypedDict):
     message: str
     file: str | None
     line: int | None
+
+_Phase = Literal[
+    "opening", "turn", "drawn", "seven", "follow", "follow_drawn", "deflect", "settlement", "over"
+]
+#: the phase before a line, as facts and the warehouse name it (`gift` while a 2's gift is owed)
+_LinePhase = Literal[
+    "opening", "turn", "drawn", "seven", "follow", "follow_drawn", "deflect", "settlement", "over",
+    "gift",
+]
+_Status = Literal["compliant", "violations", "incomplete", "aborted", "invalid"]
+_DrawKind = Literal[
+    "seven_total", "gift", "failed_follow", "settlement", "penalty", "voluntary", "opening",
+    "not_allowed",
+]
+
+@type_check_only
+class HandVerdict(TypedDict):
+    """A decided hand as the verdict lists it."""
+
+    hand: int
+    winners: list[str]
+    scores: dict[str, int] | None
+    reason: Literal["out", "blocked", "elimination"]
+    order: list[str] | None
+
+@type_check_only
+class OutcomeInfo(HandVerdict):
+    """A decided hand, with what the warehouse records of it."""
+
+    winning_card: str | None
+    multiplier: int
+
+@type_check_only
+class VerdictJson(TypedDict):
+    """The verdict object of `validate --json`."""
+
+    kind: Literal["game"]
+    game: str
+    ruleset: str | None
+    status: _Status
+    violations: list[ViolationInfo]
+    hands: list[HandVerdict] | None
+    totals: dict[str, int] | None
+
+# what the player to move may do (`pass` is a keyword: the functional form, which cannot
+# be marked type-check-only, so a private name stubtest does not look for at run time)
+_TurnOptionsInfo = TypedDict(
+    "_TurnOptionsInfo",
+    {
+        "player": str,
+        "phase": _Phase,
+        "play": list[str],
+        "draw": int | None,
+        "pass": bool,
+        "obliged": bool,
+        "gift": bool,
+        "text": str,
+    },
+)
+
+@type_check_only
+class StateInfo(TypedDict):
+    """The state after a line, as the replay views show it."""
+
+    hand: int
+    open: bool
+    dealer: str
+    phase: _Phase
+    hands: dict[str, list[str]]
+    pile_top: str | None
+    pile_size: int
+    pile_recent: list[str]
+    pile: list[str]
+    active: list[str]
+    stock_size: int
+    current_suit: str | None
+    direction: Literal["clockwise", "counter-clockwise"]
+    mover: str | None
+    turn: str | None
+    pending_total: int
+    follow_card: str | None
+    gift_target: str | None
+    call_due: list[str]
+    finished: list[str]
+    waiting_sevens: list[str]
+    laid_aside: list[str]
+    legal: _TurnOptionsInfo | None
+    outcome: OutcomeInfo | None
+
+@type_check_only
+class SettingsInfo(TypedDict):
+    """A header's settings as the engine read them."""
+
+    ruleset: str
+    players: list[str]
+    mode: Literal["points", "elimination"]
+    decks: int
+    match_hands: int | None
+    match_target: int | None
+    options: dict[str, bool]
+
+@type_check_only
+class HeaderInfo(TypedDict):
+    """A header's fields as the log wrote them (any JSON value, None when absent)."""
+
+    format: Any
+    ruleset: Any
+    players: Any
+    options: Any
+    mode: Any
+    decks: Any
+    match: Any
+    meta: Any
+
+@type_check_only
+class HandRecordInfo(TypedDict):
+    """A hand dealt: who dealt and moved first, its outcome, the cards left."""
+
+    hand: int
+    dealer: str
+    first_player: str
+    outcome: OutcomeInfo | None
+    cards_left: dict[str, list[str]]
+    reshuffles: int
+    closed: bool
+
+@type_check_only
+class LineFactInfo(TypedDict):
+    """What the machine knew of an applied line (empty values when it was not applied)."""
+
+    draw_kind: _DrawKind | None
+    laid_aside: list[tuple[str, list[str]]]
+    expected: str | None
+    gift_to: str | None
+
+@type_check_only
+class EventFactInfo(LineFactInfo):
+    """What the engine knew of one replayed line (`Validator(facts=True)`)."""
+
+    seq: int
+    hand: int | None
+    phase: _LinePhase | None
+    codes: list[str]
+    applied: bool
+
+@type_check_only
+class StepFactInfo(LineFactInfo, total=False):
+    """A step's facts: the hand and phase too when the line was applied."""
+
+    hand: int | None
+    phase: _LinePhase | None
+
+@type_check_only
+class StepInfo(TypedDict):
+    """One replayed line of a recorded game, with the state after it."""
+
+    seq: int
+    file: str | None
+    line: int | None
+    event: dict[str, Any] | None
+    raw: Any
+    violations: list[ViolationInfo]
+    state: StateInfo | None
+    applied: bool
+    fact: StepFactInfo
 
 @type_check_only
 class ErrorInfo(TypedDict):
@@ -131,7 +338,7 @@ class Verdict:
     @property
     def ruleset(self) -> str | None: ...
     @property
-    def status(self) -> str: ...
+    def status(self) -> _Status: ...
     @property
     def lines(self) -> int: ...
     @property
@@ -139,26 +346,26 @@ class Verdict:
     @property
     def violations(self) -> list[ViolationInfo]: ...
     @property
-    def hands(self) -> list[dict[str, Any]] | None: ...
+    def hands(self) -> list[OutcomeInfo] | None: ...
     @property
     def totals(self) -> dict[str, int] | None: ...
     @property
     def winners(self) -> list[str]: ...
     @property
     def complete(self) -> bool: ...
-    def settings(self) -> dict[str, Any] | None: ...
-    def header(self) -> dict[str, Any] | None: ...
-    def hand_records(self) -> list[dict[str, Any]]: ...
-    def facts(self) -> list[dict[str, Any]] | None: ...
-    def steps(self, hand: int | None = None) -> list[dict[str, Any]]: ...
-    def step(self, index: int) -> dict[str, Any] | None: ...
-    def state(self, index: int) -> dict[str, Any] | None: ...
+    def settings(self) -> dict[str, Any] | None: ...  # shape: SettingsInfo
+    def header(self) -> dict[str, Any] | None: ...  # shape: HeaderInfo
+    def hand_records(self) -> list[HandRecordInfo]: ...
+    def facts(self) -> list[EventFactInfo] | None: ...
+    def steps(self, hand: int | None = None) -> list[dict[str, Any]]: ...  # shape: StepInfo
+    def step(self, index: int) -> dict[str, Any] | None: ...  # shape: StepInfo
+    def state(self, index: int) -> dict[str, Any] | None: ...  # shape: StateInfo
     def narration(
         self, start: int, stop: int
     ) -> list[tuple[dict[str, Any] | None, dict[str, Any], dict[str, Any] | None]]: ...
     def outline(self) -> list[tuple[int, int, str | None, int | None]]: ...
     def unplaced_violations(self) -> list[ViolationInfo]: ...
-    def to_json(self) -> dict[str, Any]: ...
+    def to_json(self) -> VerdictJson: ...
     def json(self) -> bytes: ...
 
 @final
@@ -221,9 +428,19 @@ def validate_to(
     """Validate `paths`, handing `write` the JSON lines of `validate --json` in chunks."""
 
 class ReplayError(Exception):
-    """A strict replay met a violation (its `violation` attribute holds it as a dict)."""
+    """A strict replay met a violation (its `violation` attribute holds it as a dict), or was
+    given no line."""
 
     violation: ViolationInfo
+
+class SpoolError(OSError):
+    """A spool (a batch's lines routed to one worker) that cannot be read back: cut short, or
+    naming a file the batch does not have."""
+
+# The core's errors reach Python as typed exceptions (engine/core/haftkhabis-py/src/error.rs):
+# an operating system's refusal is an OSError of the subclass its errno names, `errno` set
+# (and `filename` when the file is known); a path given that does not exist is a
+# FileNotFoundError with `errno` ENOENT; a strict replay's stop is a ReplayError.
 
 @final
 class GameRun:
@@ -233,8 +450,8 @@ class GameRun:
         cls, game: str, *, strict: bool = False, record: bool = False, file: str | None = None
     ) -> GameRun: ...
     def feed(self, raw: bytes, line: int | None = None) -> list[ViolationInfo]: ...
-    def options(self) -> dict[str, Any] | None: ...
-    def snapshot(self) -> dict[str, Any] | None: ...
+    def options(self) -> dict[str, Any] | None: ...  # shape: _TurnOptionsInfo
+    def snapshot(self) -> dict[str, Any] | None: ...  # shape: StateInfo
     def expected_actor(self) -> str | None: ...
     @property
     def invalid(self) -> bool: ...
@@ -251,12 +468,12 @@ class GameRun:
     def is_complete(self) -> bool: ...
     def totals(self) -> dict[str, int]: ...
     def match_winners(self) -> list[str]: ...
-    def decided_outcomes(self) -> list[dict[str, Any]]: ...
-    def settings(self) -> dict[str, Any]: ...
+    def decided_outcomes(self) -> list[dict[str, Any]]: ...  # shape: OutcomeInfo
+    def settings(self) -> dict[str, Any]: ...  # shape: SettingsInfo
     def card_count(self) -> int | None: ...
     @property
     def violations(self) -> list[ViolationInfo]: ...
-    def steps(self) -> list[dict[str, Any]]: ...
+    def steps(self) -> list[StepInfo]: ...
 
 # ---------------------------------------------------------------------------- ingest
 
@@ -291,6 +508,20 @@ class QuarantineInfo(TypedDict):
     code: str
     message: str
     raw: bytes | None
+
+@type_check_only
+class WarehouseColumn(TypedDict):
+    """One column of a table the engine fills, as the binding declares it."""
+
+    name: str
+    type: str
+    nullable: bool
+    doc: str | None
+
+def warehouse_columns() -> dict[str, list[WarehouseColumn]]:
+    """The columns of every table the engine fills (games, hands, hand_players, events,
+    violations), each table's in order: the one declaration `ingest/schema.py` builds the
+    tables' Arrow schemas from."""
 
 def shard_of(game: str, shards: int) -> int:
     """The shard (0..`shards`) of a game: a stable hash of its id."""

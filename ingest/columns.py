@@ -3,10 +3,10 @@
 The core builds every game table's columns in Arrow's own layout
 (`engine/core/haftkhabis-py/src/columns.rs`) and hands each as
 `(length, null_count, [buffers], [children])`, each buffer the core's own memory lent
-through the buffer protocol; here they become pyarrow arrays of the types
-`ingest.schema` declares, without a copy and without a Python object per value. The schema is declared
-there once: a column the core does not give, or gives in another layout, is an error
-here, not a silently different table.
+through the buffer protocol; here they become pyarrow arrays of the types of
+`ingest.schema`'s tables (the columns the core declares, `_core.warehouse_columns()`),
+without a copy and without a Python object per value. A column the core does not give,
+or gives in another layout, is an error here, not a silently different table.
 """
 
 from __future__ import annotations

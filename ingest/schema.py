@@ -1,10 +1,15 @@
-"""The warehouse's tables: every Arrow schema, declared once, with the schema version.
+"""The warehouse's tables: every Arrow schema, with the schema version.
 
 Every writer (the ingest workers, the committer, `compact`) and every reader (`queries`,
-the dashboard) takes its columns from here. Game-derived tables are partitioned by
-`ruleset` and `month` (the month the game started), so that a question about one ruleset
-or a date range reads only those folders. Partition columns come last in each schema:
-Delta keeps their values in the transaction log, not in the Parquet files.
+the dashboard) takes its columns from here. The five game tables are the engine's: their
+columns (name, type, nullability) are declared once, where the engine fills them
+(`engine/core/haftkhabis-py/src/ingest.rs`), and read here from
+`engine._core.warehouse_columns()`; this module declares what only Python writes (the
+quarantine, the summary, the batches), the partitioning and the schema version.
+Game-derived tables are partitioned by `ruleset` and `month` (the month the game
+started), so that a question about one ruleset or a date range reads only those folders.
+Partition columns come last in each schema: Delta keeps their values in the transaction
+log, not in the Parquet files.
 """
 
 from __future__ import annotations
@@ -13,9 +18,12 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-#: bump on any change of a table's columns; the warehouse records it in `batches`. 5
-#: added the `cases` table: a build reading version 4 would not carry the cases' version in
-#: the `batches` rows it writes (and so drop them from the snapshot), so it must refuse 5
+from engine._core import warehouse_columns
+
+#: bump on any change of a table's columns (the engine's included); the warehouse records
+#: it in `batches`. 5 added the `cases` table: a build reading version 4 would not carry
+#: the cases' version in the `batches` rows it writes (and so drop them from the
+#: snapshot), so it must refuse 5
 SCHEMA_VERSION = 5
 #: the versions this build reads: a version-4 warehouse has no `cases` yet (read as empty;
 #: its next writer creates the table and writes version 5)
@@ -37,117 +45,39 @@ _PARTITIONS = [
 ]
 
 
-def _game_keyed(*fields: pa.Field) -> pa.Schema:
-    return pa.schema([pa.field("game_id", pa.string(), nullable=False), *fields, *_PARTITIONS])
+#: the Arrow type of each type name the engine's column declarations use
+_ENGINE_TYPES: dict[str, pa.DataType] = {
+    "string": pa.string(),
+    "bool": pa.bool_(),
+    "int32": pa.int32(),
+    "int64": pa.int64(),
+    "timestamp[us, UTC]": TS,
+    "list<string>": NAMES,
+    "map<string, int64>": POINTS,
+}
 
 
-GAMES = _game_keyed(
-    pa.field("ruleset_declared", pa.string()),
-    pa.field("mode", pa.string()),
-    pa.field("decks", pa.int32()),
-    pa.field("match_hands", pa.int32()),
-    pa.field("match_target", pa.int32()),
-    pa.field("options", pa.string()),
-    pa.field("players", NAMES),
-    pa.field("start_time", TS),
-    pa.field("end_time", TS),
-    pa.field("status", pa.string(), nullable=False),
-    pa.field("complete", pa.bool_(), nullable=False),
-    pa.field("hands", pa.int32(), nullable=False),
-    pa.field("hands_decided", pa.int32(), nullable=False),
-    pa.field("winners", NAMES),
-    pa.field("totals", POINTS),
-    pa.field("meta", pa.string()),
-    pa.field("server_build", pa.string()),
-    pa.field("source_files", NAMES),
-    pa.field("lines", pa.int32(), nullable=False),
-    pa.field("violations", pa.int32(), nullable=False),
-    pa.field("content_hash", pa.string(), nullable=False),
-    pa.field("ingest_batch", pa.int64(), nullable=False),
-    pa.field("engine_version", pa.string(), nullable=False),
-)
+_ENGINE_COLUMNS = warehouse_columns()
 
-HANDS = _game_keyed(
-    pa.field("hand", pa.int32(), nullable=False),
-    pa.field("dealer", pa.string()),
-    pa.field("first_player", pa.string()),
-    pa.field("players", pa.int32(), nullable=False),
-    pa.field("winners", NAMES),
-    pa.field("reason", pa.string()),
-    pa.field("winning_card", pa.string()),
-    pa.field("multiplier", pa.int32()),
-    pa.field("scores", POINTS),
-    pa.field("decided", pa.bool_(), nullable=False),
-    pa.field("closed", pa.bool_(), nullable=False),
-    pa.field("events", pa.int32(), nullable=False),
-    pa.field("start_time", TS),
-    pa.field("end_time", TS),
-    pa.field("duration_ms", pa.int64()),
-    pa.field("reshuffles", pa.int32(), nullable=False),
-    pa.field("violations", pa.int32(), nullable=False),
-    pa.field("ingest_batch", pa.int64(), nullable=False),
-)
 
-HAND_PLAYERS = _game_keyed(
-    pa.field("hand", pa.int32(), nullable=False),
-    pa.field("player", pa.string(), nullable=False),
-    pa.field("seat", pa.int32(), nullable=False),
-    pa.field("turn_order", pa.int32()),
-    pa.field("points", pa.int64()),
-    pa.field("won", pa.bool_()),
-    pa.field("finishing_position", pa.int32()),
-    pa.field("cards_left", pa.int32()),
-    pa.field("left_cards", NAMES),
-    pa.field("cards_played", pa.int32(), nullable=False),
-    pa.field("cards_drawn", pa.int32(), nullable=False),
-    pa.field("penalty_cards", pa.int32(), nullable=False),
-    pa.field("sevens_played", pa.int32(), nullable=False),
-    pa.field("seven_totals_drawn", pa.int32(), nullable=False),
-    pa.field("seven_cards_drawn", pa.int32(), nullable=False),
-    pa.field("twos_given", pa.int32(), nullable=False),
-    pa.field("twos_received", pa.int32(), nullable=False),
-    pa.field("jacks_played", pa.int32(), nullable=False),
-    pa.field("violations", pa.int32(), nullable=False),
-    pa.field("ingest_batch", pa.int64(), nullable=False),
-)
+def _engine_table(name: str) -> pa.Schema:
+    """A table the engine fills: its columns as the engine declares them (name, type,
+    nullability), then the partition columns."""
+    fields = []
+    for column in _ENGINE_COLUMNS[name]:
+        type_ = _ENGINE_TYPES.get(column["type"])
+        if type_ is None:
+            raise TypeError(f"{name}.{column['name']}: the engine declares type "
+                            f"{column['type']!r}, which has no Arrow type here")
+        fields.append(pa.field(column["name"], type_, nullable=column["nullable"]))
+    return pa.schema([*fields, *_PARTITIONS])
 
-EVENTS = _game_keyed(
-    pa.field("seq", pa.int64()),
-    pa.field("ordinal", pa.int32(), nullable=False),
-    pa.field("hand", pa.int32()),
-    pa.field("ts", TS),
-    pa.field("type", pa.string()),
-    pa.field("player", pa.string()),
-    pa.field("card", pa.string()),
-    pa.field("suit", pa.string()),
-    pa.field("target", pa.string()),
-    pa.field("cards", NAMES),
-    pa.field("phase", pa.string()),
-    # the engine's facts of the line: what a draw was, whose gift a 2 gave
-    pa.field("draw_kind", pa.string()),
-    pa.field("gift_to", pa.string()),
-    pa.field("code", pa.string()),
-    pa.field("codes", NAMES),
-    pa.field("set_aside", pa.bool_(), nullable=False),
-    pa.field("fingerprint", pa.int64(), nullable=False),
-    pa.field("raw", pa.string(), nullable=False),
-    pa.field("file", pa.string()),
-    pa.field("line", pa.int64()),
-    pa.field("ingest_batch", pa.int64(), nullable=False),
-)
 
-VIOLATIONS = _game_keyed(
-    pa.field("seq", pa.int64()),
-    pa.field("hand", pa.int32()),
-    pa.field("code", pa.string(), nullable=False),
-    # a player's own foul (rules.md's list): what "a player's violations" counts everywhere
-    pa.field("foul", pa.bool_(), nullable=False),
-    pa.field("player", pa.string()),
-    pa.field("message", pa.string(), nullable=False),
-    pa.field("file", pa.string()),
-    pa.field("line", pa.int64()),
-    pa.field("ingest_batch", pa.int64(), nullable=False),
-)
+GAMES = _engine_table("games")
+HANDS = _engine_table("hands")
+HAND_PLAYERS = _engine_table("hand_players")
+EVENTS = _engine_table("events")
+VIOLATIONS = _engine_table("violations")
 
 QUARANTINE = pa.schema([
     pa.field("file", pa.string(), nullable=False),

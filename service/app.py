@@ -40,7 +40,7 @@ from engine.whatif import BadMove, WhatIfError, what_if
 from ingest import read
 from ingest.storage import Location
 from service import models, views
-from service.auth import KeyStore, Principal, RateLimiter, Role
+from service.auth import KeyExpired, KeyStore, Principal, RateLimiter, Role
 from service.bodies import BadBody, BodyTooLarge, decoded
 from service.jobs import CommitPolicy, IngestQueue, Receipt
 from service.validation import ValidationPool
@@ -269,7 +269,11 @@ def create_app(settings: Settings) -> FastAPI:
                 raise ApiError(401, "unauthorized", "an API key is needed: send "
                                "`Authorization: Bearer KEY` (or `X-API-Key: KEY`)",
                                {"WWW-Authenticate": "Bearer"})
-            principal = settings.keys.lookup(key)
+            try:
+                principal = settings.keys.lookup(key)
+            except KeyExpired as exc:
+                raise ApiError(401, "unauthorized", str(exc),
+                               {"WWW-Authenticate": 'Bearer error="invalid_token"'}) from None
             if principal is None:
                 raise ApiError(401, "unauthorized", "this API key is not configured on this server",
                                {"WWW-Authenticate": 'Bearer error="invalid_token"'})
@@ -312,8 +316,9 @@ def create_app(settings: Settings) -> FastAPI:
     def health() -> models.Health:
         """Whether the service is up (no key needed), and the warehouse batch it reads."""
         stats = queue.stats()
+        settings.keys.refresh()
         return models.Health(status="ok", engine_version=ENGINE_VERSION, batch=gateway.batch,
-                             games_indexed=gateway.indexed,
+                             games_indexed=gateway.indexed, keys_unread_change=settings.keys.problem is not None,
                              ingest=models.IngestHealth.model_validate(asdict(stats)))
 
     # ------------------------------------------------------------------ validate

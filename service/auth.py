@@ -19,13 +19,21 @@ burst = 100        # optional (default: twice the rate)
 name = "mina's app"
 player = "mina"    # a player-scoped token: only mina's own view of the hands she played
 sha256 = "…"
+expires = 2027-06-30T00:00:00Z   # optional: refused from then on
 ```
+
+A keys file is watched: every request compares the file's identity and modification time
+with what was read (one `stat`), and reads it again when it changed — a key removed or
+expired is refused from the next request on, a key added works at once, no restart. A file
+that cannot be read any more as keys leaves the keys as they were (and the server says so
+in its log and in `/v1/health`), so a half-saved edit never locks everyone out.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import secrets
 import threading
@@ -33,9 +41,12 @@ import time
 import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, date, datetime
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
+
+log = logging.getLogger("haftkhabis.service")
 
 KEYS_ENV = "HAFTKHABIS_API_KEYS"
 KEYS_FILE_ENV = "HAFTKHABIS_API_KEYS_FILE"
@@ -65,6 +76,7 @@ class Principal:
     rate: float | None = None  # requests a second; None: the server's default
     burst: int | None = None
     demo: bool = False  # a published demo key: refused unless bound to loopback
+    expires: datetime | None = None  # refused from this moment on
 
     def describe(self) -> str:
         if self.player is not None:
@@ -82,18 +94,54 @@ def new_key() -> str:
     return KEY_PREFIX + secrets.token_urlsafe(32)
 
 
+class KeyExpired(Exception):
+    """A configured key past its `expires`."""
+
+    def __init__(self, principal: Principal) -> None:
+        super().__init__(f"{principal.describe()} expired at {principal.expires:%Y-%m-%d %H:%M} UTC")
+        self.principal = principal
+
+
 @dataclass
 class KeyStore:
-    """The configured keys, by digest."""
+    """The configured keys, by digest; read again whenever their file changes."""
 
     by_digest: dict[str, Principal] = field(default_factory=dict)
     source: str = "no keys"
+    path: Path | None = None  # the file they were read from (watched)
+    problem: str | None = None  # why the file's last change could not be taken
+    _stamp: tuple[int, int, int, int] | None = field(default=None, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def __len__(self) -> int:
         return len(self.by_digest)
 
-    def lookup(self, key: str) -> Principal | None:
-        return self.by_digest.get(digest(key))
+    def lookup(self, key: str, now: datetime | None = None) -> Principal | None:
+        """The key's principal (None: not configured); `KeyExpired` past its expiry."""
+        self.refresh()
+        found = self.by_digest.get(digest(key))
+        if found is not None and found.expires is not None and (now or datetime.now(UTC)) >= found.expires:
+            raise KeyExpired(found)
+        return found
+
+    def refresh(self) -> None:
+        """Read the keys file again if it changed since it was read (one `stat`)."""
+        if self.path is None:
+            return
+        stamp = _stamp(self.path)
+        if stamp == self._stamp:
+            return
+        with self._lock:
+            if stamp == self._stamp:
+                return
+            try:
+                fresh = KeyStore.from_file(self.path)
+            except KeyFileError as exc:
+                self._stamp, self.problem = stamp, str(exc)
+                log.error("the keys file changed and cannot be read; the keys stay as they were: %s", exc)
+                return
+            self.by_digest, self._stamp, self.problem = fresh.by_digest, stamp, None
+            log.info("keys read again from %s: %d keys", self.path, len(fresh.by_digest))
 
     @property
     def has_demo_keys(self) -> bool:
@@ -133,11 +181,14 @@ class KeyStore:
 
     @classmethod
     def from_file(cls, path: str | Path) -> KeyStore:
+        stamp = _stamp(Path(path))
         try:
             text = Path(path).read_text(encoding="utf-8")
         except OSError as exc:
             raise KeyFileError(f"cannot read the keys file {path}: {exc.strerror or exc}") from None
-        return cls.from_text(text, str(path))
+        store = cls.from_text(text, str(path))
+        store.path, store._stamp = Path(path), stamp
+        return store
 
     @classmethod
     def configured(cls, path: str | Path | None, environ: Mapping[str, str] | None = None) -> KeyStore:
@@ -153,7 +204,16 @@ class KeyStore:
         return cls()
 
 
-_FIELDS = {"name", "roles", "player", "sha256", "rate", "burst", "demo"}
+def _stamp(path: Path) -> tuple[int, int, int, int] | None:
+    """What tells one version of a file from another: device, inode, size, mtime."""
+    try:
+        info = path.stat()
+    except OSError:
+        return None
+    return info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns
+
+
+_FIELDS = {"name", "roles", "player", "sha256", "rate", "burst", "demo", "expires"}
 
 
 def _entry(entry: Any, where: str) -> tuple[Principal, str]:
@@ -195,11 +255,32 @@ def _entry(entry: Any, where: str) -> tuple[Principal, str]:
     demo = entry.get("demo", False)
     if not isinstance(demo, bool):
         raise KeyFileError(f"{where} ({name!r}): `demo` must be true or false")
-    principal = Principal(name, roles, player, None if rate is None else float(rate), burst, demo)
+    expires = parse_moment(entry.get("expires"), f"{where} ({name!r})")
+    principal = Principal(name, roles, player, None if rate is None else float(rate), burst, demo,
+                          expires)
     return principal, hexdigest.lower()
 
 
-def key_entry(name: str, key: str, roles: Iterable[str] = (), player: str | None = None) -> str:
+def parse_moment(value: Any, where: str) -> datetime | None:
+    """An `expires` value: a TOML date or date-time, or an ISO 8601 string (UTC unless it
+    says otherwise; a date is its midnight UTC)."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            raise KeyFileError(f"{where}: `expires` must be a date or date-time like "
+                               f"2027-06-30T00:00:00Z, not {value!r}") from None
+    if isinstance(value, datetime):
+        return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+    if isinstance(value, date):
+        return datetime(value.year, value.month, value.day, tzinfo=UTC)
+    raise KeyFileError(f"{where}: `expires` must be a date or date-time, not {type(value).__name__}")
+
+
+def key_entry(name: str, key: str, roles: Iterable[str] = (), player: str | None = None,
+              expires: datetime | None = None) -> str:
     """The TOML entry that configures `key` (its digest, never the key)."""
     lines = ["[[key]]", f"name = {json.dumps(name)}"]
     if player is not None:
@@ -207,6 +288,8 @@ def key_entry(name: str, key: str, roles: Iterable[str] = (), player: str | None
     else:
         lines.append(f"roles = {json.dumps(sorted(roles))}")
     lines.append(f'sha256 = "{digest(key)}"')
+    if expires is not None:
+        lines.append(f"expires = {expires.astimezone(UTC):%Y-%m-%dT%H:%M:%SZ}")
     return "\n".join(lines) + "\n"
 
 

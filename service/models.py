@@ -448,6 +448,8 @@ class Health(Model):
     games_indexed: bool = Field(description="steps find their game's lines by the game index of "
                                 "the batch read (false while it is built after a start or a "
                                 "commit: they scan the game's partition meanwhile)")
+    keys_unread_change: bool = Field(description="the keys file changed and could not be read as "
+                                     "keys: the keys read before are in force (the server's log says why)")
     ingest: IngestHealth
 
 

@@ -10,6 +10,7 @@ import sys
 import time
 import tomllib
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -203,3 +204,33 @@ def test_keys_from_the_environment(api_keys: Keys, tmp_path: Path) -> None:
     finally:
         process.terminate()
         process.wait(timeout=20)
+
+
+def test_keys_expire_and_are_revoked_without_a_restart(tmp_path: Path, serve: Any) -> None:
+    """A key past its `expires` is refused; a key removed from the keys file is refused at
+    the next request, a key added works at once; a broken edit keeps the keys in force."""
+    from datetime import UTC, datetime, timedelta
+
+    from service.auth import key_entry, new_key
+
+    live, old, added = new_key(), new_key(), new_key()
+    path = tmp_path / "keys.toml"
+    past = datetime.now(UTC) - timedelta(days=1)
+    path.write_text(key_entry("live", live, ["support"]) + key_entry("old", old, ["support"], expires=past))
+    server = serve(tmp_path / "wh", "--keys", str(path))
+
+    def status(key: str) -> int:
+        with server.client(key) as client:
+            return client.get("/v1/batches/1").status_code
+
+    assert status(live) == 404  # let in: no such batch
+    with server.client(old) as client:
+        refused = client.get("/v1/batches/1")
+    assert refused.status_code == 401 and "expired" in refused.json()["message"]
+    path.write_text(key_entry("added", added, ["support"]))  # `live` revoked, `added` given
+    assert status(live) == 401
+    assert status(added) == 404
+    path.write_text("[[key]]\nname = 'half saved")  # not TOML: the keys stay as they were
+    assert status(added) == 404
+    with server.client() as client:
+        assert client.get("/v1/health").json()["keys_unread_change"] is True

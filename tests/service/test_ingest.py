@@ -29,12 +29,17 @@ def push(server: Server, key: str, body: bytes, **headers: str) -> dict[str, Any
         return wait_for_batch(client, receipt["id"])
 
 
-def without_provenance(root: Path) -> dict[str, list[tuple[Any, ...]]]:
+def without_provenance(root: Path | str, storage_options: dict[str, str] | None = None, *,
+                       arrival: bool = True) -> dict[str, list[tuple[Any, ...]]]:
+    """Every table's rows, less where each line was read (and, unless `arrival`, a line's
+    place in the order its game's lines came in: a game's halves pushed to two servers
+    arrive in either order)."""
+    left_out = PROVENANCE | {"ingest_batch"} | (set() if arrival else {"ordinal"})
     out = {}
-    with open_warehouse(str(root)) as reader:
+    with open_warehouse(str(root), storage_options=storage_options) as reader:
         for name in SNAPSHOT_TABLES:
             columns = [c for c in reader.sql(f"SELECT * FROM {name} LIMIT 0").columns
-                       if c not in PROVENANCE and c != "ingest_batch"]
+                       if c not in left_out]
             rows = reader.sql(f"SELECT {', '.join(columns)} FROM {name}").fetchall()
             out[name] = sorted(rows, key=repr)
     return out

@@ -209,18 +209,5 @@ def test_two_replicas_share_one_warehouse(serve: Callable[..., Server], moto: Mo
     clean = tmp_path_factory.mktemp("replicas-clean")
     (clean / "all.jsonl").write_bytes(b"".join(b"\n".join(g.lines) + b"\n" for g in games))
     ingest([str(clean / "all.jsonl")], str(clean / "wh"), workers=1)
-    assert without_provenance_s3(moto, uri) == without_provenance(clean / "wh")
-
-
-def without_provenance_s3(moto: MotoServer, uri: str) -> dict[str, list[tuple[Any, ...]]]:
-    from ingest.schema import SNAPSHOT_TABLES
-    from tests.service.test_ingest import PROVENANCE
-
-    out = {}
-    with open_warehouse(uri, storage_options=moto.options) as reader:
-        for name in SNAPSHOT_TABLES:
-            columns = [c for c in reader.sql(f"SELECT * FROM {name} LIMIT 0").columns
-                       if c not in PROVENANCE and c != "ingest_batch"]
-            rows = reader.sql(f"SELECT {', '.join(columns)} FROM {name}").fetchall()
-            out[name] = sorted(rows, key=repr)
-    return out
+    assert without_provenance(uri, moto.options, arrival=False) == \
+        without_provenance(clean / "wh", arrival=False)

@@ -84,6 +84,23 @@ pub struct Header {
     pub meta: Option<Value>,
 }
 
+impl Header {
+    /// Each field by its name in the notation, in the field table's order
+    /// (`notation::EVENT_FIELDS`' `game`; a test holds the two together).
+    pub fn fields(&self) -> [(&'static str, &Option<Value>); 8] {
+        [
+            ("format", &self.format),
+            ("ruleset", &self.ruleset),
+            ("players", &self.players),
+            ("options", &self.options),
+            ("mode", &self.mode),
+            ("decks", &self.decks),
+            ("match", &self.r#match),
+            ("meta", &self.meta),
+        ]
+    }
+}
+
 /// `deal`: starts a hand.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Deal {

@@ -2,12 +2,18 @@
 //! notation, the one state machine that replays a game, scoring, and the validator.
 //!
 //! Layers, bottom up: [`cards`] → [`ruleset`] → [`json`] / [`event`] / [`notation`] →
-//! [`machine`] → [`validator`] (with [`reader`] for files). Nothing here knows Python; the
-//! `haftkhabis-py` crate is the thin binding.
+//! [`machine`] → [`game`] (one game's replay) → [`validator`] (routing, with [`reader`]
+//! for files), which tells a sink what it learns: [`verdict`] writes verdicts, [`rows`]
+//! builds the warehouse's rows; [`spool`] routes an ingest's lines to its workers. Nothing
+//! here knows Python; the `haftkhabis-py` crate is the thin binding.
+
+#[macro_use]
+mod named;
 
 pub mod cards;
 pub mod event;
 pub mod fastline;
+pub mod game;
 pub mod json;
 pub mod machine;
 pub mod notation;
@@ -19,5 +25,7 @@ pub mod validator;
 pub mod verdict;
 pub mod violation;
 
-/// The engine's version, recorded with every verdict and warehouse row.
+/// The engine's version (the workspace's, `engine/core/Cargo.toml`): the one version of the
+/// project, recorded with every warehouse row and batch, shown by the API and the report,
+/// and the Python package's own (`pyproject.toml` reads it through maturin).
 pub const ENGINE_VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -272,8 +272,44 @@ pub struct Snapshot {
     pub outcome: Option<HandOutcome>,
 }
 
+impl Snapshot {
+    /// The direction of play as the replay views name it.
+    pub fn direction(&self) -> &'static str {
+        if self.clockwise {
+            "clockwise"
+        } else {
+            "counter-clockwise"
+        }
+    }
+}
+
 /// How many of the pile's last cards a snapshot shows.
 pub const PILE_HISTORY: usize = 8;
+
+/// Why a card may not be played now ([`Table::verify_card`]): the rule it breaks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Illegal {
+    /// pis-yedili: "the seat after the dealer must play a **club**" (the opening suit)
+    NotOpeningSuit,
+    /// "Nothing else answers a pending total — not a J."
+    SevenTotal,
+    /// `ace_deflect`: "the player an A would skip may play any A to pass the skip on"
+    NotDeflect,
+    /// a follow (after an 8, or an A in pis-yedili) is of the follow card's suit or rank:
+    /// "with a card of the 8's suit or another 8 (a J only if it is of the 8's suit; it
+    /// then declares)"
+    NoFollow,
+    /// pis-yedili: "When the top card is a J, only a card of the declared suit — never a
+    /// J on a J."
+    JackOnJack,
+    /// pis-yedili: "When the top card is a J, only a card of the declared suit"
+    NotDeclaredSuit,
+    /// persian: "A J that does not match is a **wild** card only when its player holds no
+    /// match"
+    JackNotWild,
+    /// "a *match* is a card of the current suit or of the top card's rank"
+    NoMatch,
+}
 
 /// The mutable state of one hand. Players are seat indices.
 #[derive(Clone, Debug)]
@@ -1347,26 +1383,41 @@ impl Table {
         held.iter().any(|&c| self.is_match(hand, c))
     }
 
-    /// Whether `card` may be played now by a player holding `held` ("Legal / fits").
-    fn legal(&self, hand: &Hand, phase: Phase, card: Card, held: &[Card]) -> bool {
+    /// Whether `card` may be played now by a player holding `held` ("Legal / fits"), and
+    /// if not, the rule it breaks: the one decision of a card's legality, whose success
+    /// is [`Table::legal`] and whose reason is the `illegal_card` message
+    /// ([`Table::illegal_message`]).
+    fn verify_card(
+        &self,
+        hand: &Hand,
+        phase: Phase,
+        card: Card,
+        held: &[Card],
+    ) -> Result<(), Illegal> {
         let rules = self.rules();
         let declares = self.effect(card) == Effect::Declare;
+        let allowed = |legal: bool, why: Illegal| if legal { Ok(()) } else { Err(why) };
         match phase {
-            Phase::Opening => Some(card.suit()) == rules.opening_suit,
+            Phase::Opening => allowed(
+                Some(card.suit()) == rules.opening_suit,
+                Illegal::NotOpeningSuit,
+            ),
             // "Nothing else answers a pending total — not a J."
-            Phase::Seven => self.effect(card) == Effect::Stack && hand.total_drawn == 0,
+            Phase::Seven => allowed(
+                self.effect(card) == Effect::Stack && hand.total_drawn == 0,
+                Illegal::SevenTotal,
+            ),
             // "may play any A to pass the skip on"
-            Phase::Deflect => self.effect(card) == Effect::Skip,
+            Phase::Deflect => allowed(self.effect(card) == Effect::Skip, Illegal::NotDeflect),
             Phase::Follow | Phase::FollowDrawn => {
-                if self.is_match(hand, card) {
-                    return !declares
+                let follows = if self.is_match(hand, card) {
+                    !declares
                         || rules.jack != JackRule::NotOnJack
-                        || Some(card.suit()) == hand.current_suit;
-                }
-                if declares && rules.jack == JackRule::NoMatchHeld {
-                    return !self.holds_match(hand, held);
-                }
-                false
+                        || Some(card.suit()) == hand.current_suit
+                } else {
+                    declares && rules.jack == JackRule::NoMatchHeld && !self.holds_match(hand, held)
+                };
+                allowed(follows, Illegal::NoFollow)
             }
             _ => {
                 let top = hand.top();
@@ -1374,20 +1425,31 @@ impl Table {
                     && top.is_some_and(|t| self.effect(t) == Effect::Declare)
                 {
                     // "When the top card is a J, only a card of the declared suit — never a J on a J."
-                    return Some(card.suit()) == hand.current_suit && !declares;
+                    if declares {
+                        return Err(Illegal::JackOnJack);
+                    }
+                    return allowed(
+                        Some(card.suit()) == hand.current_suit,
+                        Illegal::NotDeclaredSuit,
+                    );
                 }
                 if self.is_match(hand, card) {
-                    return true;
+                    return Ok(());
                 }
                 if !declares {
-                    return false;
+                    return Err(Illegal::NoMatch);
                 }
                 if rules.jack == JackRule::NoMatchHeld {
-                    return !self.holds_match(hand, held);
+                    return allowed(!self.holds_match(hand, held), Illegal::JackNotWild);
                 }
-                true
+                Ok(())
             }
         }
+    }
+
+    /// Whether `card` may be played now by a player holding `held` ([`Table::verify_card`]).
+    fn legal(&self, hand: &Hand, phase: Phase, card: Card, held: &[Card]) -> bool {
+        self.verify_card(hand, phase, card, held).is_ok()
     }
 
     fn any_legal(&self, hand: &Hand, phase: Phase, held: &[Card]) -> bool {
@@ -1913,9 +1975,9 @@ impl Table {
                     card.pretty()
                 ),
             );
-        } else if !self.legal(hand, phase, card, &hand.hands[player]) {
-            let why = self.why_illegal(hand, card, player);
-            self.flag_seat(Code::IllegalCard, player, why);
+        } else if let Err(why) = self.verify_card(hand, phase, card, &hand.hands[player]) {
+            let message = self.illegal_message(hand, card, player, why);
+            self.flag_seat(Code::IllegalCard, player, message);
         }
         if in_hand {
             if let Some(i) = hand.hands[player].iter().position(|&c| c == card) {
@@ -2001,63 +2063,55 @@ impl Table {
         "nowhere (no copy is left on the table)".to_string()
     }
 
-    fn why_illegal(&self, hand: &Hand, card: Card, player: usize) -> String {
-        let top = hand.top();
+    /// The `illegal_card` message of `card`, played by `player`, for the rule it breaks.
+    fn illegal_message(&self, hand: &Hand, card: Card, player: usize, why: Illegal) -> String {
         let name = self.name(player);
-        match hand.phase {
-            Phase::Seven => {
-                return format!(
-                    "{name} faces a 7 total of {}: only a 7 answers it, not {}",
-                    hand.pending_total,
-                    card.pretty()
-                )
-            }
-            Phase::Opening => {
+        let suit_name = hand.current_suit.map_or("?", Suit::name);
+        let singular = hand.current_suit.map_or("?", Suit::singular);
+        let top_pretty = hand.top().map(Card::pretty).unwrap_or_default();
+        match why {
+            Illegal::SevenTotal => format!(
+                "{name} faces a 7 total of {}: only a 7 answers it, not {}",
+                hand.pending_total,
+                card.pretty()
+            ),
+            Illegal::NotOpeningSuit => {
                 let suit = self.rules().opening_suit.unwrap_or(Suit::Clubs);
-                return format!(
+                format!(
                     "the opening card must be a {} ({}), not {}",
                     suit.singular(),
                     suit.name(),
                     card.pretty()
-                );
+                )
             }
-            Phase::Deflect => return format!("only an A deflects the skip, not {}", card.pretty()),
-            _ => {}
-        }
-        let suit_name = hand.current_suit.map_or("?", Suit::name);
-        let singular = hand.current_suit.map_or("?", Suit::singular);
-        if matches!(hand.phase, Phase::Follow | Phase::FollowDrawn) {
-            let basis = hand.follow_card;
-            return format!(
-                "{} does not follow {}: a follow is a {singular} or another {}",
-                card.pretty(),
-                basis.map(Card::pretty).unwrap_or_default(),
-                basis
-                    .map(|c| c.rank().letter().to_string())
-                    .unwrap_or_default()
-            );
-        }
-        let top_pretty = top.map(Card::pretty).unwrap_or_default();
-        let not_on_jack = self.rules().jack == JackRule::NotOnJack;
-        if self.effect(card) == Effect::Declare {
-            if not_on_jack {
-                return format!("a J may not be laid on a J; only a {singular} that is not a J");
+            Illegal::NotDeflect => format!("only an A deflects the skip, not {}", card.pretty()),
+            Illegal::NoFollow => {
+                let basis = hand.follow_card;
+                format!(
+                    "{} does not follow {}: a follow is a {singular} or another {}",
+                    card.pretty(),
+                    basis.map(Card::pretty).unwrap_or_default(),
+                    basis
+                        .map(|c| c.rank().letter().to_string())
+                        .unwrap_or_default()
+                )
             }
-            return format!(
+            Illegal::JackOnJack => {
+                format!("a J may not be laid on a J; only a {singular} that is not a J")
+            }
+            Illegal::JackNotWild => format!(
                 "{} is not wild while {name} holds a match for {top_pretty}",
                 card.pretty()
-            );
-        }
-        if not_on_jack && top.is_some_and(|t| self.effect(t) == Effect::Declare) {
-            return format!(
+            ),
+            Illegal::NotDeclaredSuit => format!(
                 "after a J only the declared suit ({suit_name}) may be played, not {}",
                 card.pretty()
-            );
+            ),
+            Illegal::NoMatch => format!(
+                "{} matches neither the current suit ({suit_name}) nor the rank of {top_pretty}",
+                card.pretty()
+            ),
         }
-        format!(
-            "{} matches neither the current suit ({suit_name}) nor the rank of {top_pretty}",
-            card.pretty()
-        )
     }
 
     /// "J: sets the current suit"; pis-yedili: "A J declares a suit different from the

@@ -47,63 +47,112 @@ pub const CALLS: [&str; 1] = ["last_card"];
 /// and ignored (producer extensions)."
 pub const EXTENSION_PREFIX: &str = "x_";
 
-/// What a field holds, and so how it is read.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum FieldKind {
-    /// 1–128 characters of `A–Z a–z 0–9 . _ : -` (checked by the router: [`game_id`])
-    GameId,
-    /// a JSON integer 0 to 2^63−1 (checked by the router: [`seq`])
-    Seq,
-    /// one of [`EVENT_TYPES`]
-    EventType,
-    /// "an RFC 3339 timestamp with offset"; a bad one is reported and dropped
-    Timestamp,
-    /// `"haftkhabis/1"`; kept as written, judged by `machine::read_header`
-    Format,
-    /// `bazito` · `persian` · `pis-yedili`; kept as written, judged by the header reading
-    Ruleset,
-    /// 2+ unique player ids; kept as written, judged by the header reading
-    Players,
-    /// an object of sub-rule overrides; kept as written, judged by the header reading
-    Options,
-    /// `points` · `elimination`; kept as written, judged by the header reading
-    Mode,
-    /// 1 or 2; kept as written, judged by the header reading
-    Decks,
-    /// `{"hands": N}` or `{"target": N}`; kept as written, judged by the header reading
-    Match,
-    /// any object; kept as written, judged by the header reading
-    Meta,
-    /// a whole number 1 to 2^31−1; anything else sets the line aside
-    HandNumber,
-    /// a player id, 1–64 characters; anything else sets the line aside
-    PlayerId,
-    /// an object: player → list of cards; anything unreadable sets the line aside
-    Hands,
-    /// a card; repaired when repairable, else flagged for the rules (`bad_deal`)
-    Starter,
-    /// a list of cards, top first; not a list, or an unreadable card, sets the line aside
-    Stock,
-    /// a card; repaired when repairable, else the line is set aside
-    Card,
-    /// a suit; repaired when repairable, else flagged for the rules (`bad_suit`)
-    Suit,
-    /// a player id, judged by the rules (`bad_target`); any value counts as given
-    Target,
-    /// a non-empty list of cards; anything else sets the line aside
-    Cards,
-    /// `"last_card"`; another value is reported and kept as text
-    Call,
-    /// a list of exactly one card (another count is reported, the line applied)
-    PenaltyCards,
-    /// `misplay` · `missed_call` · `out_of_turn` · `delay` · `other`; else set aside
-    PenaltyReason,
-    /// a claim: a list of player ids; malformed → reported and ignored
-    PlayerList,
-    /// a claim: an object player → number (not a bool); malformed → reported and ignored
-    PointsMap,
-    /// text; another value is reported and kept as its text
-    Text,
+named_enum! {
+    /// What a field holds, and so how it is read (its name: the kind in the codec's
+    /// exported field table, `engine._core.event_specs()`).
+    pub enum FieldKind {
+        /// 1–128 characters of `A–Z a–z 0–9 . _ : -` (checked by the router: [`game_id`])
+        GameId = "game_id",
+        /// a JSON integer 0 to 2^63−1 (checked by the router: [`seq`])
+        Seq = "seq",
+        /// one of [`EVENT_TYPES`]
+        EventType = "event_type",
+        /// "an RFC 3339 timestamp with offset"; a bad one is reported and dropped
+        Timestamp = "timestamp",
+        /// `"haftkhabis/1"`; kept as written, judged by `machine::read_header`
+        Format = "format",
+        /// `bazito` · `persian` · `pis-yedili`; kept as written, judged by the header reading
+        Ruleset = "ruleset",
+        /// 2+ unique player ids; kept as written, judged by the header reading
+        Players = "players",
+        /// an object of sub-rule overrides; kept as written, judged by the header reading
+        Options = "options",
+        /// `points` · `elimination`; kept as written, judged by the header reading
+        Mode = "mode",
+        /// 1 or 2; kept as written, judged by the header reading
+        Decks = "decks",
+        /// `{"hands": N}` or `{"target": N}`; kept as written, judged by the header reading
+        Match = "match",
+        /// any object; kept as written, judged by the header reading
+        Meta = "meta",
+        /// a whole number 1 to 2^31−1; anything else sets the line aside
+        HandNumber = "hand_number",
+        /// a player id, 1–64 characters; anything else sets the line aside
+        PlayerId = "player_id",
+        /// an object: player → list of cards; anything unreadable sets the line aside
+        Hands = "hands",
+        /// a card; repaired when repairable, else flagged for the rules (`bad_deal`)
+        Starter = "starter",
+        /// a list of cards, top first; not a list, or an unreadable card, sets the line aside
+        Stock = "stock",
+        /// a card; repaired when repairable, else the line is set aside
+        Card = "card",
+        /// a suit; repaired when repairable, else flagged for the rules (`bad_suit`)
+        Suit = "suit",
+        /// a player id, judged by the rules (`bad_target`); any value counts as given
+        Target = "target",
+        /// a non-empty list of cards; anything else sets the line aside
+        Cards = "cards",
+        /// `"last_card"`; another value is reported and kept as text
+        Call = "call",
+        /// a list of exactly one card (another count is reported, the line applied)
+        PenaltyCards = "penalty_cards",
+        /// `misplay` · `missed_call` · `out_of_turn` · `delay` · `other`; else set aside
+        PenaltyReason = "penalty_reason",
+        /// a claim: a list of player ids; malformed → reported and ignored
+        PlayerList = "player_list",
+        /// a claim: an object player → number (not a bool); malformed → reported and ignored
+        PointsMap = "points_map",
+        /// text; another value is reported and kept as its text
+        Text = "text",
+    }
+}
+
+named_enum! {
+    /// How the codec treats a bad value of a field kind ([`FieldKind::policy`]).
+    pub enum Policy {
+        /// checked before decoding: the line belongs to no game or has no usable `seq`
+        Router = "router",
+        /// a `schema` issue, the line applied
+        Reported = "reported",
+        /// judged when the header is read
+        Header = "header",
+        /// a `schema` issue and the line is not replayed
+        SetAside = "set_aside",
+        /// not a notation issue: the rules judge it (e.g. `bad_suit`)
+        Rules = "rules",
+    }
+}
+
+impl FieldKind {
+    /// How the codec treats a bad value of the kind (the published schema says it).
+    pub fn policy(self) -> Policy {
+        match self {
+            FieldKind::GameId | FieldKind::Seq | FieldKind::EventType => Policy::Router,
+            FieldKind::Timestamp
+            | FieldKind::Call
+            | FieldKind::PenaltyCards
+            | FieldKind::PlayerList
+            | FieldKind::PointsMap
+            | FieldKind::Text => Policy::Reported,
+            FieldKind::Format
+            | FieldKind::Ruleset
+            | FieldKind::Players
+            | FieldKind::Options
+            | FieldKind::Mode
+            | FieldKind::Decks
+            | FieldKind::Match
+            | FieldKind::Meta => Policy::Header,
+            FieldKind::HandNumber
+            | FieldKind::PlayerId
+            | FieldKind::Hands
+            | FieldKind::Stock
+            | FieldKind::Card
+            | FieldKind::Cards
+            | FieldKind::PenaltyReason => Policy::SetAside,
+            FieldKind::Starter | FieldKind::Suit | FieldKind::Target => Policy::Rules,
+        }
+    }
 }
 
 /// One field of an event type.
@@ -1244,6 +1293,27 @@ mod tests {
     use super::*;
     use crate::cards::{Rank, Suit};
     use crate::json::parse_line;
+
+    #[test]
+    fn a_headers_fields_are_the_field_tables() {
+        let table: Vec<&str> = EVENT_FIELDS
+            .iter()
+            .find(|spec| spec.type_name == "game")
+            .map(|spec| spec.fields.iter().map(|f| f.name).collect())
+            .unwrap_or_default();
+        let header = Header {
+            format: None,
+            ruleset: None,
+            players: None,
+            options: None,
+            mode: None,
+            decks: None,
+            r#match: None,
+            meta: None,
+        };
+        let names: Vec<&str> = header.fields().iter().map(|(name, _)| *name).collect();
+        assert_eq!(names, table);
+    }
 
     fn obj(text: &str) -> Value {
         match parse_line(text.as_bytes()) {

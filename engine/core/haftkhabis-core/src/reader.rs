@@ -30,11 +30,14 @@ const BOM: &[u8] = b"\xef\xbb\xbf";
 
 /// A path given on the command line does not exist (the validator exits with 2).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct InputPathError(pub String);
+pub struct InputPathError {
+    /// the path as given
+    pub path: String,
+}
 
 impl fmt::Display for InputPathError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        write!(f, "no such file or directory: {}", self.path)
     }
 }
 
@@ -76,7 +79,7 @@ pub fn expand_paths(paths: &[String]) -> Result<Vec<String>, InputPathError> {
         } else if path.exists() {
             files.push(raw.clone());
         } else {
-            return Err(InputPathError(format!("no such file or directory: {raw}")));
+            return Err(InputPathError { path: raw.clone() });
         }
     }
     Ok(files)
@@ -491,11 +494,16 @@ mod tests {
         ];
         assert_eq!(got, Ok(want));
         let missing = format!("{given}/nope");
+        let error = expand_paths(std::slice::from_ref(&missing));
         assert_eq!(
-            expand_paths(std::slice::from_ref(&missing)),
-            Err(InputPathError(format!(
-                "no such file or directory: {missing}"
-            )))
+            error,
+            Err(InputPathError {
+                path: missing.clone()
+            })
+        );
+        assert_eq!(
+            error.map_err(|e| e.to_string()),
+            Err(format!("no such file or directory: {missing}"))
         );
         let _ = fs::remove_dir_all(&root);
     }

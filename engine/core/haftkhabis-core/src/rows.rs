@@ -1,11 +1,12 @@
 //! A finished game's warehouse rows, from what the engine knew of it.
 //!
-//! The ingest keeps every distinct line of a game as received ([`KeptLine`]: its bytes,
-//! where it came from, the cells read off it when it was parsed) and hands the game's
-//! verdict here once the game is judged. Nothing is decided again: the hand and phase of
-//! a line, what a draw was, whose gift a 2 gave, outcomes and scores all come from the
-//! machine's facts; this module only counts and lays them out, one row type per table
-//! of `ingest/schema.py` (which declares the columns; the binding fills them by name).
+//! [`RowBuilder`] is the validator's sink for the ingest: it keeps every distinct line of
+//! a game as the validator receives it ([`KeptLine`]: its bytes, where it came from, the
+//! cells read off it when it was parsed) and builds the game's rows once the game is
+//! judged. Nothing is decided again: the hand and phase of a line, what a draw was, whose
+//! gift a 2 gave, outcomes and scores all come from the machine's facts; this module only
+//! counts and lays them out, one row type per warehouse table (the binding declares the
+//! tables' columns and fills them by name).
 //!
 //! Which line the engine replayed at each `seq` is decided by the validator (notation.md,
 //! "Reading"): the first line seen at a seq is replayed, an identical repeat is dropped, a
@@ -18,11 +19,11 @@ use std::sync::Arc;
 
 use crate::cards::{self, Card, Rank};
 use crate::event::{Draw, Event, Kind, Penalty};
+use crate::game::{EventFact, GameVerdict, Line};
 use crate::json::{Text, Value};
 use crate::machine::{DrawKind, HandRecord, LineFact};
 use crate::notation;
-use crate::validator::EventFact;
-use crate::verdict::GameVerdict;
+use crate::validator::{SeenLine, Sink};
 use crate::violation::{Code, Violation};
 
 /// The partition value when a game's ruleset is not one the engine knows.
@@ -88,6 +89,14 @@ impl LineCells {
 }
 
 impl LineCells {
+    /// The cells of a line as the validator read it.
+    pub fn of_line(line: &Line) -> LineCells {
+        match line {
+            Line::Json(obj) => LineCells::of(obj),
+            Line::Event(event) => LineCells::of_event(event),
+        }
+    }
+
     /// The cells of a clean line read straight to its event (`fastline`): what
     /// [`LineCells::of`] reads off its JSON object, every value being in notation form.
     pub fn of_event(event: &Event) -> LineCells {
@@ -151,6 +160,43 @@ fn suit_cell(value: &Value) -> Option<Text> {
             Err(_) => s.clone(),
         }),
         other => Some(Text::from(other.to_json())),
+    }
+}
+
+/// The validator's sink that builds the warehouse's rows: each game's distinct lines are
+/// kept as they are received ([`KeptLine`], the cells read off each while it is parsed,
+/// so a line is decoded once), and the game's rows are built from them and its verdict
+/// (with its facts) when it is judged.
+#[derive(Default)]
+pub struct RowBuilder {
+    built: Vec<GameRows>,
+}
+
+impl RowBuilder {
+    /// The rows of the games judged since the last call, in the order they were judged.
+    pub fn take(&mut self) -> Vec<GameRows> {
+        std::mem::take(&mut self.built)
+    }
+}
+
+impl Sink for RowBuilder {
+    type Game = Vec<KeptLine>;
+    const FACTS: bool = true;
+
+    fn line(&mut self, kept: &mut Vec<KeptLine>, line: &SeenLine<'_>) {
+        kept.push(KeptLine {
+            raw: line.raw.into(),
+            file: line.file.clone(),
+            line: line.line,
+            fingerprint: line.fingerprint,
+            seq: line.seq,
+            set_aside: line.set_aside,
+            cells: LineCells::of_line(line.read),
+        });
+    }
+
+    fn judged(&mut self, verdict: GameVerdict, kept: Vec<KeptLine>) {
+        self.built.push(GameRows::build(verdict, kept));
     }
 }
 
@@ -458,10 +504,10 @@ fn fact_at(facts: &[EventFact], seq: u64) -> Option<&EventFact> {
 }
 
 impl GameRows {
-    /// Every row of a judged game, from its verdict (with facts) and its kept lines.
-    pub fn build(verdict: GameVerdict) -> GameRows {
+    /// Every row of a judged game, from its verdict (with facts) and its distinct lines as
+    /// received.
+    pub fn build(verdict: GameVerdict, lines: Vec<KeptLine>) -> GameRows {
         let GameVerdict {
-            kept: lines,
             game,
             status,
             violations,

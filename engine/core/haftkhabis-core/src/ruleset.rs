@@ -9,86 +9,69 @@ use serde::Deserialize;
 
 use crate::cards::{Card, Rank, Suit};
 
-/// What obliges a player to play rather than draw.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum MustPlay {
-    /// bazito: any legal card held, a J included
-    AnyLegal,
-    /// persian: a card of the current suit or the top's rank
-    Match,
-    /// pis-yedili: drawing is always allowed
-    Never,
-}
-
-/// When a J that does not match may be played.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum JackRule {
-    /// bazito: on anything in a normal turn
-    Always,
-    /// persian: only when its player holds no match
-    NoMatchHeld,
-    /// pis-yedili: on anything but a J
-    NotOnJack,
-}
-
-/// What a normal-turn draw leads to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum AfterDraw {
-    /// bazito: a drawn card that fits may be played, or pass
-    MayPlayFit,
-    /// persian: a drawn match must be played
-    MustPlayMatch,
-    /// pis-yedili: draw again, play, or pass
-    Free,
-}
-
-/// What a card does when played (its rank's entry in the profile's `effects`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Effect {
-    /// no effect
-    Plain,
-    /// "a played 7 puts `k` cards (per ruleset) on the next player"
-    Stack,
-    /// "the same player follows, with a card of the 8's suit or another 8"
-    Follow,
-    /// "the next player is skipped"
-    Skip,
-    /// "direction reverses"
-    Reverse,
-    /// "the player names a target among the other players; the target draws 1 card"
-    Gift,
-    /// "sets the current suit"
-    Declare,
-    /// pis-yedili's A: "the player may follow with one more card matching the A's suit or rank"
-    OptionalFollow,
-}
-
-/// Play modes (header `mode`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Mode {
-    Points,
-    Elimination,
-}
-
-impl Mode {
-    pub fn name(self) -> &'static str {
-        match self {
-            Mode::Points => "points",
-            Mode::Elimination => "elimination",
-        }
+named_enum! {
+    /// What obliges a player to play rather than draw.
+    pub enum MustPlay {
+        /// bazito: any legal card held, a J included
+        AnyLegal = "any_legal",
+        /// persian: a card of the current suit or the top's rank
+        Match = "match",
+        /// pis-yedili: drawing is always allowed
+        Never = "never",
     }
+}
 
-    pub fn parse(text: &str) -> Option<Mode> {
-        match text {
-            "points" => Some(Mode::Points),
-            "elimination" => Some(Mode::Elimination),
-            _ => None,
-        }
+named_enum! {
+    /// When a J that does not match may be played.
+    pub enum JackRule {
+        /// bazito: on anything in a normal turn
+        Always = "always",
+        /// persian: only when its player holds no match
+        NoMatchHeld = "no_match_held",
+        /// pis-yedili: on anything but a J
+        NotOnJack = "not_on_jack",
+    }
+}
+
+named_enum! {
+    /// What a normal-turn draw leads to.
+    pub enum AfterDraw {
+        /// bazito: a drawn card that fits may be played, or pass
+        MayPlayFit = "may_play_fit",
+        /// persian: a drawn match must be played
+        MustPlayMatch = "must_play_match",
+        /// pis-yedili: draw again, play, or pass
+        Free = "free",
+    }
+}
+
+named_enum! {
+    /// What a card does when played (its rank's entry in the profile's `effects`).
+    pub enum Effect {
+        /// no effect
+        Plain = "plain",
+        /// "a played 7 puts `k` cards (per ruleset) on the next player"
+        Stack = "stack",
+        /// "the same player follows, with a card of the 8's suit or another 8"
+        Follow = "follow",
+        /// "the next player is skipped"
+        Skip = "skip",
+        /// "direction reverses"
+        Reverse = "reverse",
+        /// "the player names a target among the other players; the target draws 1 card"
+        Gift = "gift",
+        /// "sets the current suit"
+        Declare = "declare",
+        /// pis-yedili's A: "the player may follow with one more card matching the A's suit or rank"
+        OptionalFollow = "optional_follow",
+    }
+}
+
+named_enum! {
+    /// Play modes (header `mode`).
+    pub enum Mode {
+        Points = "points",
+        Elimination = "elimination",
     }
 }
 
@@ -397,5 +380,35 @@ mod tests {
         assert!(Ruleset::from_toml(&text)
             .unwrap_err()
             .contains("every rank"));
+    }
+
+    #[test]
+    fn a_choice_is_read_by_the_name_it_is_declared_with() {
+        let bazito = include_str!("../profiles/bazito.toml");
+        for &rule in MustPlay::ALL {
+            let text = bazito.replace(
+                "must_play = \"any_legal\"",
+                &format!("must_play = {:?}", rule.name()),
+            );
+            assert_eq!(Ruleset::from_toml(&text).map(|r| r.must_play), Ok(rule));
+        }
+        let text = bazito.replace("must_play = \"any_legal\"", "must_play = \"anyLegal\"");
+        let error = Ruleset::from_toml(&text).unwrap_err();
+        assert!(
+            error.contains(
+                "unknown variant `anyLegal`, expected one of `any_legal`, `match`, `never`"
+            ),
+            "{error}"
+        );
+        for &effect in Effect::ALL {
+            assert_eq!(Effect::parse(effect.name()), Some(effect));
+        }
+        for &rule in JackRule::ALL {
+            assert_eq!(JackRule::parse(rule.name()), Some(rule));
+        }
+        for &rule in AfterDraw::ALL {
+            assert_eq!(AfterDraw::parse(rule.name()), Some(rule));
+        }
+        assert_eq!(Mode::parse("elimination"), Some(Mode::Elimination));
     }
 }

@@ -2,9 +2,9 @@
 //!
 //! An ingest on several processes (or a cluster) gives each worker a shard of the games.
 //! [`route_files`] reads the input once, parses each line with the one parser, decides its
-//! game exactly as the validator does ([`game_of_line`]) and appends it to its shard's
-//! *spool*: a file of records `file index (u32 LE) · line number (u64 LE) · length
-//! (u32 LE) · the line's bytes`. A worker then reads only its spool
+//! game exactly as the validator does ([`game_of_line`](crate::game::game_of_line)) and
+//! appends it to its shard's *spool*: a file of records `file index (u32 LE) · line
+//! number (u64 LE) · length (u32 LE) · the line's bytes`. A worker then reads only its spool
 //! ([`SpoolReader`]), so no game is split and no worker reads another's lines. Lines that
 //! belong to no game come back as [`ErrorRecord`]s (with their bytes, for the quarantine);
 //! a file that cannot be read, or breaks off, is reported with the lines it gave.
@@ -17,9 +17,9 @@ use std::io::{self, BufReader, BufWriter, Read, Write};
 use std::path::Path;
 use std::sync::Arc;
 
+use crate::game::Line;
 use crate::reader::{display_name, LineError, LineReader};
-use crate::validator::Line;
-use crate::verdict::ErrorRecord;
+use crate::validator::ErrorRecord;
 use crate::violation::Code;
 
 const SPOOL_BUFFER: usize = 1 << 20;

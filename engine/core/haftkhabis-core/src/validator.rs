@@ -2,11 +2,18 @@
 //!
 //! Lines of many games may be interleaved and spread over files in any order; [`Validator`]
 //! routes each line to its game (by the parsed `game`), drops identical repeats (same JSON
-//! value: [`Value::fingerprint`]), sets aside a later different line at a `seq` already
-//! seen, and feeds each game's lines to its [`GameRun`] in `seq` order as soon as they are
-//! contiguous, so a game in order costs no buffering. Lines that come early wait as raw
-//! bytes (parsed again when their turn comes). `finish()` replays what is left (reporting
-//! gaps) and returns the verdicts.
+//! value: [`Value::fingerprint`](crate::json::Value::fingerprint)), sets aside a later
+//! different line at a `seq` already seen, and feeds each game's lines to its [`GameRun`]
+//! in `seq` order as soon as they are contiguous, so a game in order costs no buffering.
+//! Lines that come early wait as raw bytes (parsed again when their turn comes).
+//! `finish()` replays what is left (reporting gaps).
+//!
+//! **A sink listens** (python-chess's visitors): the validator walks the log once and
+//! tells a [`Sink`] what it learns — each distinct line of a game as it is received
+//! ([`Sink::line`], with whatever the sink keeps of that game, [`Sink::Game`]) and each
+//! game's verdict as soon as it is judged ([`Sink::judged`]). It knows nothing of what
+//! listens: [`Verdicts`] keeps the verdicts to be read back, `verdict::VerdictWriter`
+//! writes them as `validate --json` lines, `rows::RowBuilder` builds the warehouse's rows.
 //!
 //! Memory is flat in the number of games and in the size of `seq` gaps:
 //! - a game's seen lines are one fingerprint each (a dense vector for the seqs replayed,
@@ -16,9 +23,9 @@
 //!   last hand ended) is held for a window of further input lines
 //!   ([`ValidatorOptions::hold_lines`], default [`DEFAULT_HOLD_LINES`]) so a late line —
 //!   a shipper's retry, a trailing `result` — is still judged; once the window passes
-//!   without a line of the game, its verdict is written ([`Validator::drain_finished`]
-//!   or a `feed_*_with` sink) and its state dropped, keeping only a tombstone (a 128-bit
-//!   hash of its id and the line count then: ~24 bytes).
+//!   without a line of the game, it is judged (its verdict goes to the sink) and its state
+//!   dropped, keeping only a tombstone (a 128-bit hash of its id and the line count then:
+//!   ~24 bytes).
 //!
 //! **Decision (late lines):** a line of a game whose verdict was already written is not
 //! judged (there is no state left to judge it against, and its verdict is out); it becomes
@@ -27,28 +34,20 @@
 //! been dropped silently within the window. Open games (not finished) are held until the
 //! input ends, exactly as before.
 //!
-//! **Ingest mode** ([`ValidatorOptions::keep_lines`]): each game also keeps its distinct
-//! lines as received ([`KeptLine`], handed out with the verdict for the warehouse rows of
-//! [`crate::rows`]); a line of a game whose verdict was already handed out is not an
-//! error but a [`LateLine`] (the ingest replays the game again from the union of its
-//! lines); a game without a line for [`ValidatorOptions::idle_lines`] lines is judged as
-//! it stands (a log with a gap never closes), so memory stays flat.
+//! **Ingest mode** ([`ValidatorOptions::ingest`]): a line of a game whose verdict was
+//! already handed out is not an error but a [`LateLine`] (the ingest replays the game
+//! again from the union of its lines), and a line that belongs to no game keeps its bytes
+//! (for the quarantine); a game without a line for [`ValidatorOptions::idle_lines`] lines
+//! is judged as it stands (a log with a gap never closes), so memory stays flat.
 
 use std::cmp::Reverse;
 use std::collections::hash_map::RandomState;
 use std::collections::{BTreeMap, BinaryHeap, HashMap, HashSet};
-use std::fmt;
 use std::hash::{BuildHasher, Hasher};
 use std::sync::Arc;
 
-use crate::event::{Event, Header, Kind};
-use crate::fastline;
-use crate::json::{self, ParseError, Text, Value};
-use crate::machine::{read_header, Closure, LineFact, Snapshot, Table};
-use crate::notation;
+use crate::game::{GameRun, GameVerdict, Line, RunOptions};
 use crate::reader::{display_name, expand_paths, InputPathError, LineReader};
-use crate::rows::{KeptLine, LineCells};
-use crate::verdict::{ErrorRecord, GameVerdict, Status};
 use crate::violation::{Code, Violation};
 
 /// How many further input lines a finished game is held for before its verdict is written.
@@ -56,503 +55,71 @@ pub const DEFAULT_HOLD_LINES: u64 = 100_000;
 /// How often (in input lines) idle games are looked for, in ingest mode.
 const IDLE_CHECK_EVERY: u64 = 16_384;
 
-/// Returned by a strict replay at the first violation, or by a replay of no lines.
-#[derive(Clone, Debug, PartialEq)]
-pub enum ReplayError {
-    Violation(Box<Violation>),
-    NoLines,
+/// Who listens to a [`Validator`]: what it is told of each game as the log is walked.
+pub trait Sink {
+    /// What the sink keeps of one game while the validator holds it (`()` for nothing).
+    type Game: Default;
+
+    /// Whether the sink reads the facts of each replayed line (the validator then keeps
+    /// them: [`GameVerdict::facts`]).
+    const FACTS: bool = false;
+
+    /// A distinct line of a game, as received (an identical repeat of a line already seen
+    /// is not told), before it is replayed or set aside; in input order.
+    fn line(&mut self, _game: &mut Self::Game, _line: &SeenLine<'_>) {}
+
+    /// A game judged: its verdict, and what the sink kept of it.
+    fn judged(&mut self, verdict: GameVerdict, game: Self::Game);
 }
 
-impl fmt::Display for ReplayError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ReplayError::Violation(v) => {
-                match v.seq {
-                    Some(seq) => write!(f, "seq {seq}: ")?,
-                    None => write!(f, "seq None: ")?,
-                }
-                write!(f, "{}: {}", v.code.name(), v.message)
-            }
-            ReplayError::NoLines => f.write_str("no lines to replay"),
-        }
+/// A distinct line of a game as the validator received it ([`Sink::line`]).
+pub struct SeenLine<'a> {
+    /// the line's bytes, without its ending (UTF-8: the parser accepted it)
+    pub raw: &'a [u8],
+    pub file: &'a Arc<str>,
+    pub line: u64,
+    pub fingerprint: u64,
+    /// None when the line has no usable seq
+    pub seq: Option<u64>,
+    /// not replayed: no usable seq, or another line holds its seq
+    pub set_aside: bool,
+    /// the line as read: its JSON value, or its event when it was read straight to it
+    pub read: &'a Line,
+}
+
+/// The sink whose verdicts are read back: it keeps them, in the order they were judged.
+#[derive(Default)]
+pub struct Verdicts(Vec<GameVerdict>);
+
+impl Verdicts {
+    /// The verdicts judged since the last call.
+    pub fn take(&mut self) -> Vec<GameVerdict> {
+        std::mem::take(&mut self.0)
+    }
+
+    /// The verdict judged last, taken out.
+    pub fn pop(&mut self) -> Option<GameVerdict> {
+        self.0.pop()
     }
 }
 
-impl std::error::Error for ReplayError {}
+impl Sink for Verdicts {
+    type Game = ();
 
-/// One replayed line: the event, what it broke, and the state after it.
-#[derive(Clone, Debug)]
-pub struct Step {
-    pub seq: u64,
-    pub file: Option<Arc<str>>,
+    fn judged(&mut self, verdict: GameVerdict, _: ()) {
+        self.0.push(verdict);
+    }
+}
+
+/// A line (or a file) that belongs to no game.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ErrorRecord {
+    pub file: Arc<str>,
     pub line: Option<u64>,
-    /// None when the line was set aside
-    pub event: Option<Event>,
-    /// the line's JSON object as parsed
-    pub raw: Value,
-    pub violations: Vec<Violation>,
-    /// the hand the line belongs to: the hand of the state after it (an `end` line is its
-    /// hand's last line), 0 for the lines before the first deal
-    pub hand: u64,
-    /// the state after the line (None before the first deal or without a table); None
-    /// too when the run did not keep states ([`RunOptions::states`]): [`replay_states`]
-    /// works them out again
-    pub state: Option<Snapshot>,
-    /// what the machine knew of the line (None when it was not applied)
-    pub fact: Option<LineFact>,
-}
-
-impl Step {
-    /// The hand the line belongs to (0 for the lines before the first deal).
-    pub fn hand(&self) -> u64 {
-        self.hand
-    }
-}
-
-/// The state after each of `steps[..stop]` (recorded without their states), worked out
-/// again by feeding the steps' events to a fresh table exactly as the run fed them: the
-/// header's settings make the table, every later step with an event is applied. `each`
-/// gets the step's index and the table after it (None before a usable header).
-///
-/// A long game's states take far more memory and time to keep than to replay: a support
-/// tool opening one step of a 2,000-line game needs two states, not 2,000.
-pub fn replay_states(
-    game: &str,
-    steps: &[Step],
-    stop: usize,
-    mut each: impl FnMut(usize, Option<&Table>),
-) {
-    let mut table: Option<Table> = None;
-    for (index, step) in steps[..stop.min(steps.len())].iter().enumerate() {
-        match (table.as_mut(), &step.event) {
-            (
-                None,
-                Some(Event {
-                    kind: Kind::Header(header),
-                    ..
-                }),
-            ) if step.seq == 0 => {
-                table = read_header(header)
-                    .settings
-                    .map(|settings| Table::new(settings, game));
-            }
-            (Some(table), Some(event)) => {
-                table.apply(event);
-            }
-            _ => {}
-        }
-        each(index, table.as_ref());
-    }
-}
-
-/// Visit `steps[range]` with the state after each: its kept state when `kept`, else the
-/// one [`replay_states`] works out.
-pub fn visit_states(
-    game: &str,
-    steps: &[Step],
-    kept: bool,
-    range: std::ops::Range<usize>,
-    mut each: impl FnMut(&Step, Option<&Snapshot>),
-) {
-    let range = range.start.min(steps.len())..range.end.min(steps.len());
-    if kept {
-        for step in &steps[range] {
-            each(step, step.state.as_ref());
-        }
-        return;
-    }
-    replay_states(game, steps, range.end, |index, table| {
-        if index >= range.start {
-            each(&steps[index], table.and_then(Table::snapshot).as_ref());
-        }
-    });
-}
-
-/// What the engine knew of one replayed line: the hand it fell in and the phase before
-/// it (a draw in phase `seven` is a 7 total, in `gift` a 2's gift, …).
-#[derive(Clone, Debug, PartialEq)]
-pub struct EventFact {
-    pub seq: u64,
-    pub hand: Option<u64>,
-    pub phase: Option<&'static str>,
-    /// the codes of the violations placed on the line
-    pub codes: Vec<Code>,
-    /// the machine's facts of the line; None when it was not applied (the header, a
-    /// set-aside line, a line of an invalid game)
-    pub detail: Option<LineFact>,
-}
-
-/// How one game is replayed.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct RunOptions {
-    /// keep every step (event, raw line, violations, hand)
-    pub record: bool,
-    /// with `record`: keep the state after each step too (else [`replay_states`])
-    pub states: bool,
-    /// stop at the first violation: `feed`/`note` return it as an error
-    pub strict: bool,
-    /// keep an [`EventFact`] per replayed line
-    pub facts: bool,
-}
-
-/// One game's replay: header, table, violations; optionally every step.
-pub struct GameRun {
-    game: String,
-    header: Option<Header>,
-    table: Option<Table>,
-    violations: Vec<Violation>,
-    invalid: bool,
-    options: RunOptions,
-    steps: Vec<Step>,
-    files: Vec<Arc<str>>,
-    lines: u64,
-    facts: Option<Vec<EventFact>>,
-}
-
-fn player_of(obj: &Value) -> Option<String> {
-    notation::player_of(obj).map(str::to_string)
-}
-
-fn repr_of(value: Option<&Value>) -> String {
-    value.map_or_else(|| "None".to_string(), Value::repr)
-}
-
-/// One line as a game takes it.
-#[derive(Debug)]
-pub enum Line {
-    /// its JSON value, decoded where it is replayed (`notation::decode`)
-    Json(Value),
-    /// its event, read straight from a clean line ([`fastline`]): what decoding its value
-    /// would give, with no issue
-    Event(Event),
-}
-
-impl Line {
-    /// Read `raw`: straight to its event when the line is clean and `fast`, else to its
-    /// JSON value; with the line's fingerprint.
-    pub fn read(raw: &[u8], fast: bool) -> Result<(Line, u64), ParseError> {
-        if fast {
-            if let Some((event, fingerprint)) = fastline::read(raw) {
-                return Ok((Line::Event(event), fingerprint));
-            }
-        }
-        json::parse_line_fingerprinted(raw)
-            .map(|(value, fingerprint)| (Line::Json(value), fingerprint))
-    }
-
-    /// The line's `seq` when usable.
-    fn seq(&self) -> Option<u64> {
-        match self {
-            Line::Json(obj) => notation::seq(obj),
-            Line::Event(event) => Some(event.common.seq),
-        }
-    }
-
-    /// The line's `player` when it is a string: the actor a violation is attributed to.
-    fn player(&self) -> Option<String> {
-        match self {
-            Line::Json(obj) => player_of(obj),
-            Line::Event(event) => event.kind.actor().map(str::to_string),
-        }
-    }
-
-    /// The line's `game` when usable, else the error that sets it apart.
-    pub fn game(&self) -> Result<&str, (Code, String)> {
-        match self {
-            Line::Json(obj) => game_of_line(obj),
-            Line::Event(event) => Ok(&event.common.game),
-        }
-    }
-
-    /// The line's `seq` for a message: as written.
-    fn seq_repr(&self) -> String {
-        match self {
-            Line::Json(obj) => repr_of(obj.get("seq")),
-            Line::Event(event) => event.common.seq.to_string(),
-        }
-    }
-
-    /// The warehouse cells of the line.
-    fn cells(&self) -> LineCells {
-        match self {
-            Line::Json(obj) => LineCells::of(obj),
-            Line::Event(event) => LineCells::of_event(event),
-        }
-    }
-}
-
-impl GameRun {
-    pub fn new(game: &str, options: RunOptions) -> GameRun {
-        GameRun {
-            game: game.to_string(),
-            header: None,
-            table: None,
-            violations: Vec::new(),
-            invalid: false,
-            options,
-            steps: Vec::new(),
-            files: Vec::new(),
-            lines: 0,
-            facts: options.facts.then(Vec::new),
-        }
-    }
-
-    pub fn game(&self) -> &str {
-        &self.game
-    }
-    pub fn header(&self) -> Option<&Header> {
-        self.header.as_ref()
-    }
-    pub fn table(&self) -> Option<&Table> {
-        self.table.as_ref()
-    }
-    pub fn violations(&self) -> &[Violation] {
-        &self.violations
-    }
-    pub fn steps(&self) -> &[Step] {
-        &self.steps
-    }
-    pub fn facts(&self) -> Option<&[EventFact]> {
-        self.facts.as_deref()
-    }
-    /// No usable header: nothing is replayed.
-    pub fn is_invalid(&self) -> bool {
-        self.invalid
-    }
-
-    /// Closed by `result`/`abort`, or complete (match over and its last hand ended):
-    /// nothing more may follow.
-    pub fn is_finished(&self) -> bool {
-        !self.invalid
-            && self
-                .table
-                .as_ref()
-                .is_some_and(|t| t.closed_by().is_some() || (t.match_over() && !t.hand_open()))
-    }
-
-    /// Count a line that names this game, from `file`.
-    fn saw_line(&mut self, file: &Arc<str>) {
-        self.lines += 1;
-        let known = self
-            .files
-            .last()
-            .is_some_and(|f| Arc::ptr_eq(f, file) || f == file)
-            || self.files.iter().any(|f| f == file);
-        if !known {
-            self.files.push(file.clone());
-        }
-    }
-
-    /// Record `found` at `file:line`; the index of the first one placed.
-    fn add(
-        &mut self,
-        found: Vec<Violation>,
-        file: Option<&Arc<str>>,
-        line: Option<u64>,
-    ) -> Result<usize, ReplayError> {
-        let start = self.violations.len();
-        for v in found {
-            self.violations.push(Violation {
-                file: file.cloned(),
-                line,
-                ..v
-            });
-        }
-        if self.options.strict && self.violations.len() > start {
-            return Err(ReplayError::Violation(Box::new(
-                self.violations[start].clone(),
-            )));
-        }
-        Ok(start)
-    }
-
-    /// A violation found by the reader (sequence, no_header, schema of an unusable seq),
-    /// already carrying its file and line.
-    pub fn note(&mut self, violation: Violation) -> Result<(), ReplayError> {
-        let (file, line) = (violation.file.clone(), violation.line);
-        self.add(vec![violation], file.as_ref(), line).map(|_| ())
-    }
-
-    /// Replay the line at `seq` (lines must come in seq order).
-    pub fn feed(
-        &mut self,
-        seq: u64,
-        obj: Value,
-        file: Option<&Arc<str>>,
-        line: Option<u64>,
-    ) -> Result<(), ReplayError> {
-        self.feed_line(seq, Line::Json(obj), file, line)
-    }
-
-    /// [`GameRun::feed`] of a line read either way ([`Line::read`]).
-    pub fn feed_line(
-        &mut self,
-        seq: u64,
-        input: Line,
-        file: Option<&Arc<str>>,
-        line: Option<u64>,
-    ) -> Result<(), ReplayError> {
-        if self.invalid {
-            return Ok(());
-        }
-        // taken apart where it lands: the event is not moved again
-        let (event, issues, obj) = match input {
-            Line::Json(obj) => {
-                let notation::Decoded { event, issues } = notation::decode(&obj, &self.game, seq);
-                (event, issues, Some(obj))
-            }
-            Line::Event(event) => (Some(event), Vec::new(), None),
-        };
-        let mut found: Vec<Violation> = Vec::new();
-        if !issues.is_empty() {
-            let player = obj.as_ref().and_then(player_of);
-            for message in issues {
-                found.push(Violation::new(
-                    Some(seq),
-                    Code::Schema,
-                    player.clone(),
-                    message,
-                ));
-            }
-        }
-        let mut detail: Option<LineFact> = None;
-        if seq == 0 && self.table.is_none() {
-            match event.as_ref().map(|e| &e.kind) {
-                Some(Kind::Header(header)) => {
-                    let reading = read_header(header);
-                    self.header = Some(Header::clone(header));
-                    for (code, message) in reading.violations {
-                        found.push(Violation::new(Some(seq), code, None, message));
-                    }
-                    match reading.settings {
-                        Some(settings) => self.table = Some(Table::new(settings, &self.game)),
-                        None => self.invalid = true,
-                    }
-                }
-                _ => {
-                    found.push(Violation::new(
-                        Some(seq),
-                        Code::NoHeader,
-                        None,
-                        format!(
-                            "the line at seq 0 is a {}, not the game header",
-                            match (&obj, &event) {
-                                (Some(obj), _) => repr_of(obj.get("type")),
-                                (None, Some(event)) => Value::from(event.kind.type_name()).repr(),
-                                (None, None) => repr_of(None),
-                            }
-                        ),
-                    ));
-                    self.invalid = true;
-                }
-            }
-        } else if let (Some(event), Some(table)) = (event.as_ref(), self.table.as_mut()) {
-            found.extend(table.apply(event));
-            if self.facts.is_some() || self.options.record {
-                detail = Some(table.last_fact().clone());
-            }
-            if !self.options.record {
-                // a closed hand's cards are no longer needed: free them
-                table.free_closed_hand();
-            }
-        }
-        let start = self.add(found, file, line)?;
-        if let (Some(facts), Some(table)) = (self.facts.as_mut(), self.table.as_ref()) {
-            let (hand, phase) = match &detail {
-                Some(d) => (d.hand, d.phase),
-                None if table.hand_open() => (table.last_fact().hand, None),
-                None => (None, None),
-            };
-            facts.push(EventFact {
-                seq,
-                hand,
-                phase,
-                codes: self.violations[start..].iter().map(|v| v.code).collect(),
-                detail: detail.clone(),
-            });
-        }
-        if self.options.record {
-            let state = match (self.options.states, self.table.as_ref()) {
-                (true, Some(table)) => table.snapshot(),
-                _ => None,
-            };
-            let hand = self
-                .table
-                .as_ref()
-                .and_then(Table::hand_number)
-                .unwrap_or(0);
-            // a line read straight to its event is shown as the notation writes it
-            let raw = obj.unwrap_or_else(|| event.as_ref().map_or(Value::Null, notation::encode));
-            self.steps.push(Step {
-                seq,
-                file: file.cloned(),
-                line,
-                event,
-                raw,
-                violations: self.violations[start..].to_vec(),
-                hand,
-                state,
-                fact: detail,
-            });
-        }
-        Ok(())
-    }
-
-    /// The game's verdict (notation.md: status precedence `invalid` > `violations` >
-    /// `aborted` > `compliant` / `incomplete`).
-    pub fn verdict(self) -> GameVerdict {
-        let ruleset = match self.header.as_ref().and_then(|h| h.ruleset.as_ref()) {
-            Some(Value::Str(name)) => Some(name.to_string()),
-            _ => None,
-        };
-        let mut violations = self.violations;
-        // stable: the found order is kept within a seq; no seq sorts first
-        violations.sort_by_key(|v| v.seq.map_or(0, |s| u128::from(s) + 1));
-        let (status, hands, totals) = match (&self.table, self.invalid) {
-            (Some(table), false) => {
-                let outcomes = table.decided_outcomes();
-                let totals = (!table.elimination()).then(|| {
-                    let mut totals: Vec<(Text, i64)> =
-                        table.players().iter().map(|p| (p.clone(), 0)).collect();
-                    for outcome in &outcomes {
-                        for (player, points) in outcome.scores.iter().flatten() {
-                            if let Some(slot) = totals.iter_mut().find(|(p, _)| p == player) {
-                                slot.1 += points;
-                            }
-                        }
-                    }
-                    totals
-                });
-                let status = if !violations.is_empty() {
-                    Status::Violations
-                } else if table.closed_by() == Some(Closure::Abort) {
-                    Status::Aborted
-                } else if table.is_complete() {
-                    Status::Compliant
-                } else {
-                    Status::Incomplete
-                };
-                (status, Some(outcomes), totals)
-            }
-            _ => (Status::Invalid, None, None),
-        };
-        GameVerdict {
-            game: self.game,
-            ruleset,
-            status,
-            violations,
-            hands,
-            totals,
-            files: self.files,
-            lines: self.lines,
-            header: self.header,
-            table: self.table,
-            facts: self.facts,
-            steps: self.steps,
-            states_kept: self.options.states,
-            kept: Vec::new(),
-        }
-    }
+    pub code: Code,
+    pub message: String,
+    /// ingest mode: the line's bytes, for the quarantine (None for a file's error)
+    pub raw: Option<Box<[u8]>>,
 }
 
 /// A line that came before its turn: kept as bytes, parsed again when drained.
@@ -563,8 +130,9 @@ struct Waiting {
     line: u64,
 }
 
-/// The reader's book-keeping for one game: what seqs it has seen, what waits.
-struct Pending {
+/// The reader's book-keeping for one game: what seqs it has seen, what waits, and what
+/// the sink keeps of it (`G`).
+struct Pending<G> {
     key: Arc<str>,
     run: GameRun,
     /// the next seq to replay; every seq below it has been replayed
@@ -579,15 +147,15 @@ struct Pending {
     order: u64,
     /// closed or complete: in the hold queue
     finished: bool,
-    /// ingest mode: the distinct lines as received, and their fingerprints
-    kept: Option<(Vec<KeptLine>, HashSet<u64, GameIdHashing>)>,
+    /// what the sink keeps of the game ([`Sink::Game`])
+    listened: G,
     /// fingerprints of the lines set aside by the reader (a conflict at a taken seq, a
     /// line without a usable seq): "a line repeated identically (a shipper's retry) is
     /// dropped silently", whichever line it repeats
     set_aside: HashSet<u64>,
 }
 
-impl Pending {
+impl<G> Pending<G> {
     /// The fingerprint of the line accepted at `seq`, 0 when none.
     fn fingerprint_at(&self, seq: u64) -> u64 {
         match usize::try_from(seq) {
@@ -611,14 +179,15 @@ impl Pending {
             self.seen.push(w.fingerprint);
             self.next_seq = seq.saturating_add(1);
             // it parsed when it came; parsing is deterministic
-            if let Ok((input, _)) = Line::read(&w.raw, !self.run.options.record) {
+            if let Ok((input, _)) = Line::read(&w.raw, !self.run.options().record) {
                 let _ = self.run.feed_line(seq, input, Some(&w.file), Some(w.line));
             }
         }
     }
 
-    /// Replay what waits, reporting gaps, and judge the game.
-    fn finish(mut self) -> GameVerdict {
+    /// Replay what waits, reporting gaps, and judge the game: its verdict, and what the
+    /// sink kept of it.
+    fn finish(mut self) -> (GameVerdict, G) {
         let waiting = std::mem::take(&mut self.waiting);
         let no_header = self.next_seq == 0;
         if let Some((&first, w)) = waiting.iter().next().filter(|_| no_header) {
@@ -626,11 +195,11 @@ impl Pending {
                 seq: Some(first),
                 code: Code::NoHeader,
                 player: None,
-                message: format!("game {} has no header line at seq 0", self.run.game),
+                message: format!("game {} has no header line at seq 0", self.run.game()),
                 file: Some(w.file.clone()),
                 line: Some(w.line),
             });
-            self.run.invalid = true;
+            self.run.set_invalid();
             // the missing seq 0 is the missing header, not also a gap; any other seq
             // missing is one (nothing is replayed: the game is invalid)
             self.next_seq = 1;
@@ -653,38 +222,14 @@ impl Pending {
                 });
             }
             if !no_header {
-                if let Ok((input, _)) = Line::read(&w.raw, !self.run.options.record) {
+                if let Ok((input, _)) = Line::read(&w.raw, !self.run.options().record) {
                     let _ = self.run.feed_line(seq, input, Some(&w.file), Some(w.line));
                 }
             }
             self.next_seq = seq.saturating_add(1);
         }
-        let mut verdict = self.run.verdict();
-        if let Some((kept, _)) = self.kept {
-            verdict.kept = kept;
-        }
-        verdict
+        (self.run.verdict(), self.listened)
     }
-}
-
-/// The game a parsed line belongs to (routing is by the parsed `game`, the last one
-/// written when the key repeats), or why it belongs to none: "not a JSON object" is
-/// `malformed_json`, no usable `game` id is `schema`.
-pub fn game_of_line(obj: &Value) -> Result<&str, (Code, String)> {
-    if !matches!(obj, Value::Object(_)) {
-        let message = format!("the line is JSON but not an object ({})", obj.type_name());
-        return Err((Code::MalformedJson, message));
-    }
-    notation::game_id(obj).ok_or_else(|| {
-        let mut message =
-            "the line has no usable 'game' id (1-128 characters of A-Z a-z 0-9 . _ : -)"
-                .to_string();
-        if let Some(value) = obj.get("game").filter(|v| !matches!(v, Value::Null)) {
-            message.push_str(", got ");
-            message.push_str(&value.repr());
-        }
-        (Code::Schema, message)
-    })
 }
 
 /// How a [`Validator`] runs.
@@ -693,16 +238,18 @@ pub struct ValidatorOptions {
     /// games replayed with every step kept
     pub record: HashSet<String>,
     /// a recorded game keeps the state after each step (else they are replayed when
-    /// asked for: [`GameVerdict::states`])
+    /// asked for: [`GameVerdict::state`])
     pub record_states: bool,
     /// only these games are replayed (others are skipped unread)
     pub only: Option<HashSet<String>>,
-    /// keep an [`EventFact`] per replayed line
+    /// keep an [`EventFact`](crate::game::EventFact) per replayed line (also when the sink
+    /// reads facts, [`Sink::FACTS`])
     pub facts: bool,
     /// further input lines a finished game is held for (see the module doc)
     pub hold_lines: u64,
-    /// ingest mode: keep every distinct line of a game, late lines handed out
-    pub keep_lines: bool,
+    /// ingest mode: a line of a game already handed out is a [`LateLine`], not an error; a
+    /// line that belongs to no game keeps its bytes
+    pub ingest: bool,
     /// ingest mode: judge a game that got no line for this many input lines
     pub idle_lines: u64,
 }
@@ -725,7 +272,7 @@ impl Default for ValidatorOptions {
             only: None,
             facts: false,
             hold_lines: DEFAULT_HOLD_LINES,
-            keep_lines: false,
+            ingest: false,
             idle_lines: u64::MAX,
         }
     }
@@ -810,19 +357,19 @@ impl Hasher for GameIdHasher {
     }
 }
 
-/// Feed it files (or lines); finished games stream out through
-/// [`Validator::drain_finished`] (or the sink of a `feed_*_with`), the rest at
-/// [`Validator::finish`]. Line errors collect in [`Validator::errors`].
-pub struct Validator {
+/// Feed it files (or lines); it tells its sink ([`Sink`]; [`Verdicts`] unless another is
+/// given) each game's lines as they come and each game's verdict as soon as the game is
+/// judged (a finished game past its hold window; the rest at [`Validator::finish`]). Line
+/// errors collect in [`Validator::errors`].
+pub struct Validator<S: Sink = Verdicts> {
     options: ValidatorOptions,
-    games: HashMap<Arc<str>, Box<Pending>, GameIdHashing>,
+    sink: S,
+    games: HashMap<Arc<str>, Box<Pending<S::Game>>, GameIdHashing>,
     errors: Vec<ErrorRecord>,
     lines_read: u64,
     next_order: u64,
     /// finished games by the `lines_read` at which they are due
     hold: BinaryHeap<Reverse<(u64, Arc<str>)>>,
-    /// verdicts written and not yet drained
-    ready: Vec<GameVerdict>,
     /// finished games whose verdict is written: 128-bit id hash → `lines_read` then
     tombstones: HashMap<u128, u64>,
     tomb_keys: (RandomState, RandomState),
@@ -832,8 +379,6 @@ pub struct Validator {
     next_idle_check: u64,
     /// the most open (not yet finished) games held at once
     peak_open: usize,
-    /// how ingest mode's sets of fingerprints hash (keyed once per validator)
-    line_hashing: GameIdHashing,
     /// held games that are finished (waiting out their hold window)
     finished_held: usize,
 }
@@ -845,23 +390,41 @@ impl Default for Validator {
 }
 
 impl Validator {
+    /// A validator whose verdicts are read back ([`Verdicts`]).
     pub fn new(options: ValidatorOptions) -> Validator {
+        Validator::with_sink(options, Verdicts::default())
+    }
+}
+
+impl<S: Sink> Validator<S> {
+    /// A validator telling `sink` what it learns.
+    pub fn with_sink(mut options: ValidatorOptions, sink: S) -> Validator<S> {
+        options.facts |= S::FACTS;
         Validator {
             options,
+            sink,
             games: HashMap::with_hasher(GameIdHashing::new()),
             errors: Vec::new(),
             lines_read: 0,
             next_order: 0,
             hold: BinaryHeap::new(),
-            ready: Vec::new(),
             tombstones: HashMap::new(),
             tomb_keys: (RandomState::new(), RandomState::new()),
             late: Vec::new(),
             next_idle_check: IDLE_CHECK_EVERY,
             peak_open: 0,
             finished_held: 0,
-            line_hashing: GameIdHashing::new(),
         }
+    }
+
+    /// The sink, to read what it gathered so far.
+    pub fn sink_mut(&mut self) -> &mut S {
+        &mut self.sink
+    }
+
+    /// The sink, the validator done with.
+    pub fn into_sink(self) -> S {
+        self.sink
     }
 
     /// The most open games (not yet finished) held at once so far: what memory grows
@@ -902,9 +465,8 @@ impl Validator {
 
     // ------------------------------------------------------------------- input
 
-    /// Every file of `paths` (files, directories, `-`), in input order; verdicts due
-    /// collect for [`Validator::drain_finished`]. Fails before reading anything when a
-    /// path does not exist.
+    /// Every file of `paths` (files, directories, `-`), in input order. Fails before
+    /// reading anything when a path does not exist.
     pub fn feed_paths(&mut self, paths: &[String]) -> Result<(), InputPathError> {
         for file in &expand_paths(paths)? {
             self.feed_file(file);
@@ -912,81 +474,18 @@ impl Validator {
         Ok(())
     }
 
-    /// As [`Validator::feed_paths`], each verdict handed to `sink` as soon as it is due.
-    pub fn feed_paths_with<F: FnMut(GameVerdict)>(
-        &mut self,
-        paths: &[String],
-        sink: &mut F,
-    ) -> Result<(), InputPathError> {
-        for file in &expand_paths(paths)? {
-            self.feed_file_with(file, sink);
-        }
-        Ok(())
-    }
-
-    /// One file (`-` is standard input); verdicts due collect for `drain_finished`.
+    /// One file (`-` is standard input).
     pub fn feed_file(&mut self, file: &str) {
         self.feed_reader(&mut LineReader::open(file));
     }
 
-    /// As [`Validator::feed_file`], each verdict handed to `sink` as soon as it is due.
-    pub fn feed_file_with<F: FnMut(GameVerdict)>(&mut self, file: &str, sink: &mut F) {
-        self.feed_reader_with(&mut LineReader::open(file), sink);
-    }
-
-    /// Every line of `reader` (named by its file's display name); verdicts due collect
-    /// for `drain_finished`.
+    /// Every line of `reader` (named by its file's display name); a file that cannot be
+    /// read, or breaks off, is a line error.
     pub fn feed_reader(&mut self, reader: &mut LineReader) {
-        self.read_all(reader, None);
-    }
-
-    /// As [`Validator::feed_reader`], each verdict handed to `sink` as soon as it is due.
-    pub fn feed_reader_with<F: FnMut(GameVerdict)>(
-        &mut self,
-        reader: &mut LineReader,
-        sink: &mut F,
-    ) {
-        self.read_all(reader, Some(sink));
-    }
-
-    /// Every record of a spool ([`crate::spool`]), its file indexes naming `files`; each
-    /// verdict handed to `sink` as soon as it is due. Fails when the spool cannot be read
-    /// or names a file index beyond `files`.
-    pub fn feed_spool_with<F: FnMut(GameVerdict)>(
-        &mut self,
-        path: &std::path::Path,
-        files: &[Arc<str>],
-        sink: &mut F,
-    ) -> std::io::Result<()> {
-        let mut reader = crate::spool::SpoolReader::open(path)?;
-        while let Some((index, number, raw)) = reader.next_record()? {
-            let Some(file) = files.get(index as usize) else {
-                let message = format!("spool record names file {index} of {}", files.len());
-                return Err(std::io::Error::new(
-                    std::io::ErrorKind::InvalidData,
-                    message,
-                ));
-            };
-            self.feed_line(raw, file, number);
-            if !self.ready.is_empty() {
-                self.ready.drain(..).for_each(&mut *sink);
-            }
-        }
-        Ok(())
-    }
-
-    fn read_all(&mut self, reader: &mut LineReader, mut sink: Option<&mut dyn FnMut(GameVerdict)>) {
         let name: Arc<str> = Arc::from(display_name(reader.file()));
         while let Some(item) = reader.next_line() {
             match item {
-                Ok((number, line)) => {
-                    self.feed_line(line, &name, number);
-                    if let Some(sink) = sink.as_mut() {
-                        if !self.ready.is_empty() {
-                            self.ready.drain(..).for_each(&mut **sink);
-                        }
-                    }
-                }
+                Ok((number, line)) => self.feed_line(line, &name, number),
                 Err(error) => self.errors.push(ErrorRecord {
                     file: name.clone(),
                     line: error.line,
@@ -1021,7 +520,7 @@ impl Validator {
             line: Some(line),
             code,
             message,
-            raw: self.options.keep_lines.then(|| raw.into()),
+            raw: self.options.ingest.then(|| raw.into()),
         });
     }
 
@@ -1041,8 +540,11 @@ impl Validator {
         };
         let now = self.lines_read;
         let hold = self.options.hold_lines;
+        let sink = &mut self.sink;
         if let Some(pending) = self.games.get_mut(game) {
-            if let Some(key) = Self::accept(pending, input, fingerprint, raw, file, line, now) {
+            if let Some(key) =
+                Self::accept(pending, sink, input, fingerprint, (raw, file, line), now)
+            {
                 self.hold.push(Reverse((now.saturating_add(hold), key)));
                 self.finished_held += 1;
             }
@@ -1054,7 +556,7 @@ impl Validator {
             }
         }
         if let Some(&written) = self.tombstones.get(&self.tomb_key(game)) {
-            if self.options.keep_lines {
+            if self.options.ingest {
                 self.late.push(LateLine {
                     game: game.to_string(),
                     raw: raw.into(),
@@ -1089,13 +591,18 @@ impl Validator {
             order: self.next_order,
             finished: false,
             set_aside: HashSet::new(),
-            kept: self
-                .options
-                .keep_lines
-                .then(|| (Vec::new(), HashSet::with_hasher(self.line_hashing.clone()))),
+            listened: S::Game::default(),
         });
         self.next_order += 1;
-        if let Some(key) = Self::accept(&mut pending, input, fingerprint, raw, file, line, now) {
+        let sink = &mut self.sink;
+        if let Some(key) = Self::accept(
+            &mut pending,
+            sink,
+            input,
+            fingerprint,
+            (raw, file, line),
+            now,
+        ) {
             self.hold.push(Reverse((now.saturating_add(hold), key)));
             self.finished_held += 1;
         }
@@ -1104,44 +611,35 @@ impl Validator {
         self.peak_open = self.peak_open.max(open);
     }
 
-    /// Route one parsed line (and its [`Value::fingerprint`]) into its game; the game's key
-    /// when it has just finished.
+    /// Route one parsed line (with its fingerprint, and its bytes and where it was read)
+    /// into its game, telling the sink of it unless it repeats a line already read; the
+    /// game's key when it has just finished.
     fn accept(
-        pending: &mut Pending,
+        pending: &mut Pending<S::Game>,
+        sink: &mut S,
         input: Line,
         fingerprint: u64,
-        raw: &[u8],
-        file: &Arc<str>,
-        line: u64,
+        (raw, file, line): (&[u8], &Arc<str>, u64),
         now: u64,
     ) -> Option<Arc<str>> {
         pending.last_line = now;
         pending.run.saw_line(file);
         let seq = input.seq();
-        if pending.kept.is_some() {
-            let seen = seq.map_or(0, |s| pending.fingerprint_at(s));
-            // every distinct line is kept; an identical repeat of one kept is not
-            if let Some((kept, distinct)) = pending
-                .kept
-                .as_mut()
-                .filter(|(_, d)| !d.contains(&fingerprint))
-            {
-                distinct.insert(fingerprint);
-                kept.push(KeptLine {
-                    raw: raw.into(),
-                    file: file.clone(),
-                    line,
-                    fingerprint,
-                    seq,
-                    set_aside: seq.is_none() || seen != 0,
-                    cells: input.cells(),
-                });
-            }
-        }
+        // fingerprints are odd: 0 is "no line at this seq"
         let seen = seq.map_or(0, |s| pending.fingerprint_at(s));
         if seen == fingerprint || pending.set_aside.contains(&fingerprint) {
             return None; // an identical repeat of a line already read
         }
+        let told = SeenLine {
+            raw,
+            file,
+            line,
+            fingerprint,
+            seq,
+            set_aside: seq.is_none() || seen != 0,
+            read: &input,
+        };
+        sink.line(&mut pending.listened, &told);
         let run = &mut pending.run;
         let Some(seq) = seq else {
             pending.set_aside.insert(fingerprint);
@@ -1211,9 +709,7 @@ impl Validator {
                 self.hold.push(Reverse((due, game)));
                 continue;
             }
-            if let Some(verdict) = self.close_game(&game, true) {
-                self.ready.push(verdict);
-            }
+            self.close_game(&game);
         }
         if now >= self.next_idle_check {
             self.next_idle_check = now.saturating_add(IDLE_CHECK_EVERY);
@@ -1236,46 +732,46 @@ impl Validator {
             .collect();
         quiet.sort_unstable();
         for (_, game) in quiet {
-            if let Some(verdict) = self.close_game(&game, true) {
-                self.ready.push(verdict);
-            }
+            self.close_game(&game);
         }
     }
 
-    fn close_game(&mut self, game: &str, tombstone: bool) -> Option<GameVerdict> {
-        let pending = self.games.remove(game)?;
+    /// Judge a held game now (its verdict to the sink), leaving a tombstone; false when
+    /// the game is not held.
+    fn close_game(&mut self, game: &str) -> bool {
+        let Some(pending) = self.games.remove(game) else {
+            return false;
+        };
         if pending.finished {
             self.finished_held = self.finished_held.saturating_sub(1);
         }
-        if tombstone {
-            let key = self.tomb_key(game);
-            self.tombstones.insert(key, self.lines_read);
-        }
-        Some(pending.finish())
+        let key = self.tomb_key(game);
+        self.tombstones.insert(key, self.lines_read);
+        let (verdict, listened) = pending.finish();
+        self.sink.judged(verdict, listened);
+        true
     }
 
     // ------------------------------------------------------------------ output
 
-    /// The verdicts written since the last call (finished games past their window).
-    pub fn drain_finished(&mut self) -> Vec<GameVerdict> {
-        std::mem::take(&mut self.ready)
+    /// Judge `game` now, whatever its state (a later line of it is then a late line); its
+    /// verdict goes to the sink. False when the game is not held.
+    pub fn finish_game(&mut self, game: &str) -> bool {
+        self.close_game(game)
     }
 
-    /// Judge `game` now, whatever its state (a later line of it is then a late line).
-    pub fn finish_game(&mut self, game: &str) -> Option<GameVerdict> {
-        self.close_game(game, true)
-    }
-
-    /// The input has ended: the verdicts not yet drained, then every held game's, in the
-    /// order their games were first seen.
-    pub fn finish(&mut self) -> Vec<GameVerdict> {
-        let mut out = std::mem::take(&mut self.ready);
-        let mut held: Vec<Box<Pending>> = self.games.drain().map(|(_, p)| p).collect();
+    /// The input has ended: every held game is judged, in the order the games were first
+    /// seen (their verdicts to the sink, after those already judged). Returns the sink.
+    pub fn finish(&mut self) -> &mut S {
+        let mut held: Vec<Box<Pending<S::Game>>> = self.games.drain().map(|(_, p)| p).collect();
         held.sort_by_key(|p| p.order);
-        out.extend(held.into_iter().map(|p| p.finish()));
+        for pending in held {
+            let (verdict, listened) = pending.finish();
+            self.sink.judged(verdict, listened);
+        }
         self.hold.clear();
         self.finished_held = 0;
-        out
+        &mut self.sink
     }
 }
 
@@ -1284,9 +780,8 @@ pub fn validate_paths(
     paths: &[String],
 ) -> Result<(Vec<GameVerdict>, Vec<ErrorRecord>), InputPathError> {
     let mut validator = Validator::default();
-    let mut verdicts = Vec::new();
-    validator.feed_paths_with(paths, &mut |v| verdicts.push(v))?;
-    verdicts.extend(validator.finish());
+    validator.feed_paths(paths)?;
+    let verdicts = validator.finish().take();
     Ok((verdicts, validator.take_errors()))
 }
 
@@ -1306,54 +801,12 @@ pub fn replay_game(
         ..ValidatorOptions::default()
     });
     validator.feed_paths(paths)?;
-    let verdict = validator.finish().into_iter().find(|v| v.game == game);
+    let verdict = validator
+        .finish()
+        .take()
+        .into_iter()
+        .find(|v| v.game == game);
     Ok((verdict, validator.take_errors()))
-}
-
-/// Replay one game's parsed lines, already in seq order (simulator, tests); line numbers
-/// count from 1, no file. `strict` returns the first violation as an error; otherwise
-/// violations are collected and the replay goes on. A line without a usable `seq` is
-/// `schema` (seq null) and set aside.
-pub fn replay_lines<I: IntoIterator<Item = Value>>(
-    lines: I,
-    strict: bool,
-    record: bool,
-) -> Result<GameRun, ReplayError> {
-    let mut run: Option<GameRun> = None;
-    for (index, obj) in lines.into_iter().enumerate() {
-        let number = index as u64 + 1;
-        let run = run.get_or_insert_with(|| {
-            let game =
-                notation::game_id(&obj).map_or_else(|| repr_of(obj.get("game")), str::to_string);
-            GameRun::new(
-                &game,
-                RunOptions {
-                    record,
-                    states: true,
-                    strict,
-                    facts: false,
-                },
-            )
-        });
-        match notation::seq(&obj) {
-            Some(seq) => run.feed(seq, obj, None, Some(number))?,
-            None => {
-                let message = format!(
-                    "'seq' must be a whole number 0 or more, got {}; the line is set aside",
-                    repr_of(obj.get("seq"))
-                );
-                run.note(Violation {
-                    seq: None,
-                    code: Code::Schema,
-                    player: player_of(&obj),
-                    message,
-                    file: None,
-                    line: Some(number),
-                })?;
-            }
-        }
-    }
-    run.ok_or(ReplayError::NoLines)
 }
 
 #[cfg(test)]
@@ -1362,6 +815,8 @@ mod tests {
     //! no usable header, so nothing reaches the machine. Tests named `machine_*` replay
     //! real headers and events (they need `machine.rs` and `notation.rs` filled in).
     use super::*;
+    use crate::game::{replay_lines, ReplayError, Status, Step};
+    use crate::json::{self, Text, Value};
 
     fn file() -> Arc<str> {
         Arc::from("t.jsonl")
@@ -1377,7 +832,7 @@ mod tests {
     fn run_all(lines: &[&str]) -> (Vec<GameVerdict>, Vec<ErrorRecord>) {
         let mut validator = Validator::default();
         feed(&mut validator, lines);
-        let verdicts = validator.finish();
+        let verdicts = validator.finish().take();
         (verdicts, validator.take_errors())
     }
 
@@ -1570,7 +1025,7 @@ mod tests {
             .get("g")
             .map(|p| (p.seen.capacity(), p.waiting.len()));
         assert_eq!(pending, Some((0, n as usize)));
-        let verdicts = validator.finish();
+        let verdicts = validator.finish().take();
         assert_eq!(found(&verdicts[0], &[Code::NoHeader]).len(), 1);
     }
 
@@ -1591,7 +1046,7 @@ mod tests {
         );
         assert_eq!(validator.lines_read(), 3);
         assert_eq!(validator.errors().len(), 1);
-        let verdicts = validator.finish();
+        let verdicts = validator.finish().take();
         assert_eq!(verdicts.len(), 1);
         assert_eq!(verdicts[0].game, "g2");
     }
@@ -1617,7 +1072,7 @@ mod tests {
                 r#"{"game":"g","seq":2,"type":"abort","reason":"x"}"#,
             ],
         );
-        let verdict = &validator.finish()[0];
+        let verdict = &validator.finish().take()[0];
         assert_eq!(
             verdict.steps.iter().map(Step::hand).collect::<Vec<_>>(),
             [0, 0]
@@ -1672,11 +1127,11 @@ mod tests {
         let late = r#"{"game":"g","seq":2,"type":"pass","player":"a"}"#;
         feed(&mut validator, &[HEADER, ABORT]); // finished at line 2
         feed(&mut validator, &[other, ABORT, late]); // a retry and a late line: judged
-        assert!(validator.drain_finished().is_empty());
+        assert!(validator.sink_mut().take().is_empty());
         feed(&mut validator, &[other, other]);
-        assert!(validator.drain_finished().is_empty());
+        assert!(validator.sink_mut().take().is_empty());
         feed(&mut validator, &[other]); // 3 lines without g
-        let written = validator.drain_finished();
+        let written = validator.sink_mut().take();
         assert_eq!(written.len(), 1);
         assert_eq!(written[0].status, Status::Violations);
         assert_eq!(
@@ -1692,7 +1147,7 @@ mod tests {
         assert!(errors[0]
             .message
             .starts_with("game g's verdict was already written 2 lines earlier"));
-        let rest = validator.finish();
+        let rest = validator.finish().take();
         assert_eq!(rest.len(), 1);
         assert_eq!(rest[0].game, "h");
     }
@@ -1705,10 +1160,11 @@ mod tests {
             record: std::iter::once("g".to_string()).collect(),
             ..ValidatorOptions::default()
         });
-        let mut out = Vec::new();
         let data = format!("{HEADER}\n{ABORT}\n");
         let mut reader = LineReader::from_reader("mem", std::io::Cursor::new(data.into_bytes()));
-        validator.feed_reader_with(&mut reader, &mut |v| out.push(v));
+        validator.feed_reader(&mut reader);
+        // judged as soon as its window (none) passed, before the input ended
+        let out = validator.sink_mut().take();
         assert_eq!(out.len(), 1);
         let v = &out[0];
         assert_eq!(v.status, Status::Aborted);
@@ -1717,7 +1173,7 @@ mod tests {
         assert_eq!(v.steps[1].line, Some(2));
         let facts = v.facts.as_deref().unwrap_or_default();
         assert_eq!(facts.iter().map(|f| f.seq).collect::<Vec<_>>(), [0, 1]);
-        assert!(validator.finish().is_empty());
+        assert!(validator.finish().take().is_empty());
     }
 
     #[test]

@@ -1,142 +1,132 @@
 //! What the validator writes: one [`GameVerdict`] per game, one [`ErrorRecord`] per line
-//! that belongs to no game, and their JSON-lines form (notation.md, "The validator's
+//! that belongs to no game, in their JSON-lines form (notation.md, "The validator's
 //! verdict"), byte for byte as `haftkhabis validate --json` writes them (compact, keys in
 //! the documented order, non-ASCII text as UTF-8, control characters escaped as orjson
-//! and serde_json escape them).
+//! and serde_json escape them); and [`VerdictWriter`], the validator's sink that writes
+//! each verdict as soon as its game is judged.
 
-use std::collections::HashMap;
-use std::sync::Arc;
+use std::collections::BTreeMap;
+use std::io::{self, Write};
 
-use crate::event::Header;
-use crate::json::Text;
-use crate::machine::{HandOutcome, Snapshot, Table};
-use crate::rows::KeptLine;
-use crate::validator::{EventFact, Step};
-use crate::violation::{Code, Violation};
+use crate::game::GameVerdict;
+use crate::machine::HandOutcome;
+use crate::validator::{ErrorRecord, Sink};
+use crate::violation::Violation;
 
-/// A game's status (notation.md). Precedence: `invalid` > `violations` > `aborted` >
-/// `compliant` / `incomplete`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Status {
-    /// complete, no violation
-    Compliant,
-    /// at least one violation (even in an aborted or unfinished game)
-    Violations,
-    /// no violation, but the log stops before the game's end
-    Incomplete,
-    Aborted,
-    /// no usable header: nothing could be replayed
-    Invalid,
+/// What a [`VerdictWriter`] wrote.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Written {
+    pub games: u64,
+    pub violations: u64,
+    /// line errors
+    pub errors: u64,
+    /// games per status
+    pub statuses: BTreeMap<&'static str, u64>,
 }
 
-impl Status {
-    pub fn name(self) -> &'static str {
-        match self {
-            Status::Compliant => "compliant",
-            Status::Violations => "violations",
-            Status::Incomplete => "incomplete",
-            Status::Aborted => "aborted",
-            Status::Invalid => "invalid",
+/// The validator's sink that writes `validate --json`: each verdict's line as soon as its
+/// game is judged, and the line errors it is handed, to `out` in chunks of about `chunk`
+/// bytes, whole lines each (memory stays flat in the number of games). The first failure
+/// to write stops the writing; [`VerdictWriter::flush`] reports it.
+pub struct VerdictWriter<W: Write> {
+    out: W,
+    buffer: Vec<u8>,
+    chunk: usize,
+    written: Written,
+    failure: Option<io::Error>,
+}
+
+impl<W: Write> VerdictWriter<W> {
+    pub fn new(out: W, chunk: usize) -> Self {
+        VerdictWriter {
+            out,
+            buffer: Vec::with_capacity(chunk.saturating_add(4096).min(1 << 24)),
+            chunk,
+            written: Written::default(),
+            failure: None,
         }
+    }
+
+    /// What was written so far.
+    pub fn written(&self) -> &Written {
+        &self.written
+    }
+
+    /// Whether writing has failed (nothing more is written).
+    pub fn failed(&self) -> bool {
+        self.failure.is_some()
+    }
+
+    /// Write each line error's line.
+    pub fn write_errors(&mut self, errors: &[ErrorRecord]) {
+        for error in errors {
+            self.written.errors += 1;
+            error.write_json(&mut self.buffer);
+            self.buffer.push(b'\n');
+            self.spill();
+        }
+    }
+
+    /// Write what is gathered and flush `out`; the first failure to write, if any (taken:
+    /// it is reported once).
+    pub fn flush(&mut self) -> io::Result<()> {
+        self.write_out();
+        if self.failure.is_none() {
+            if let Err(error) = self.out.flush() {
+                self.failure = Some(error);
+            }
+        }
+        match self.failure.take() {
+            Some(error) => {
+                // nothing more is written after a failure
+                self.failure = Some(io::Error::other("an earlier write failed"));
+                Err(error)
+            }
+            None => Ok(()),
+        }
+    }
+
+    /// The output, the writer done with.
+    pub fn into_inner(self) -> W {
+        self.out
+    }
+
+    /// Hand a full chunk to `out`.
+    fn spill(&mut self) {
+        if self.buffer.len() >= self.chunk {
+            self.write_out();
+        }
+    }
+
+    /// Hand what is gathered to `out` (dropped once writing has failed).
+    fn write_out(&mut self) {
+        if self.failure.is_none() && !self.buffer.is_empty() {
+            if let Err(error) = self.out.write_all(&self.buffer) {
+                self.failure = Some(error);
+            }
+        }
+        self.buffer.clear();
     }
 }
 
-/// One game's verdict, with what the engine knew of it.
-#[derive(Clone, Debug)]
-pub struct GameVerdict {
-    pub game: String,
-    /// the header's `ruleset` when it is a string
-    pub ruleset: Option<String>,
-    pub status: Status,
-    /// sorted by seq, the ones without a seq first; found order kept within a seq
-    pub violations: Vec<Violation>,
-    /// the decided hands (None for an invalid game)
-    pub hands: Option<Vec<HandOutcome>>,
-    /// match points per player in seat order (None for an invalid game or elimination play)
-    pub totals: Option<Vec<(Text, i64)>>,
-    /// the files the game's lines came from, in the order first seen (display names)
-    pub files: Vec<Arc<str>>,
-    /// how many lines named the game (repeats and set-aside lines included)
-    pub lines: u64,
-    pub header: Option<Header>,
-    pub table: Option<Table>,
-    /// per replayed line, when the validator keeps facts
-    pub facts: Option<Vec<EventFact>>,
-    /// per replayed line, when the game is recorded
-    pub steps: Vec<Step>,
-    /// the steps carry the state after them (else [`GameVerdict::states`] replays them)
-    pub states_kept: bool,
-    /// ingest mode: every distinct line of the game as received, in input order
-    pub kept: Vec<KeptLine>,
+impl<W: Write> Sink for VerdictWriter<W> {
+    type Game = ();
+
+    fn judged(&mut self, verdict: GameVerdict, _: ()) {
+        self.written.games += 1;
+        self.written.violations += verdict.violations.len() as u64;
+        *self
+            .written
+            .statuses
+            .entry(verdict.status.name())
+            .or_default() += 1;
+        verdict.write_json(&mut self.buffer);
+        self.buffer.push(b'\n');
+        self.spill();
+    }
 }
 
 impl GameVerdict {
-    /// The verdict's violations that no recorded step carries, in verdict order: the
-    /// reader's (a sequence gap, a line without a usable seq, a conflicting line with a
-    /// taken seq, set aside). A replay shows these beside the steps, not on one.
-    pub fn unplaced_violations(&self) -> Vec<&Violation> {
-        type Key<'a> = (
-            Option<u64>,
-            Code,
-            Option<&'a str>,
-            &'a str,
-            Option<&'a str>,
-            Option<u64>,
-        );
-        fn key(v: &Violation) -> Key<'_> {
-            (
-                v.seq,
-                v.code,
-                v.player.as_deref(),
-                v.message.as_str(),
-                v.file.as_deref(),
-                v.line,
-            )
-        }
-        let mut on_steps: HashMap<Key<'_>, usize> = HashMap::new();
-        for violation in self.steps.iter().flat_map(|s| &s.violations) {
-            *on_steps.entry(key(violation)).or_insert(0) += 1;
-        }
-        self.violations
-            .iter()
-            .filter(|v| match on_steps.get_mut(&key(v)) {
-                Some(left) if *left > 0 => {
-                    *left -= 1;
-                    false
-                }
-                _ => true,
-            })
-            .collect()
-    }
-
-    /// Visit the recorded steps `range` (places in `steps`) with the state after each: the
-    /// kept one, or worked out again from the steps' events
-    /// ([`crate::validator::replay_states`]).
-    pub fn visit_states(
-        &self,
-        range: std::ops::Range<usize>,
-        each: impl FnMut(&Step, Option<&Snapshot>),
-    ) {
-        crate::validator::visit_states(&self.game, &self.steps, self.states_kept, range, each);
-    }
-
-    /// The state after the recorded step at `index` (None past the last, or without one).
-    pub fn state(&self, index: usize) -> Option<Snapshot> {
-        let mut found = None;
-        self.visit_states(index..index + 1, |_, state| found = state.cloned());
-        found
-    }
-
-    /// The match winners (empty when no hand is decided or the game is invalid).
-    pub fn winners(&self) -> Vec<Text> {
-        match &self.table {
-            Some(table) if self.hands.as_ref().is_some_and(|h| !h.is_empty()) => {
-                table.match_winners()
-            }
-            _ => Vec::new(),
-        }
-    }
-
     /// Append the verdict's JSON object (no line ending) to `out`.
     pub fn write_json(&self, out: &mut Vec<u8>) {
         out.extend_from_slice(b"{\"kind\":\"game\",\"game\":");
@@ -177,17 +167,6 @@ impl GameVerdict {
         self.write_json(&mut out);
         bytes_to_string(out)
     }
-}
-
-/// A line (or a file) that belongs to no game.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ErrorRecord {
-    pub file: Arc<str>,
-    pub line: Option<u64>,
-    pub code: Code,
-    pub message: String,
-    /// ingest mode: the line's bytes, for the quarantine (None for a file's error)
-    pub raw: Option<Box<[u8]>>,
 }
 
 impl ErrorRecord {
@@ -355,8 +334,12 @@ fn bytes_to_string(out: Vec<u8>) -> String {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
     use super::*;
+    use crate::game::Status;
     use crate::machine::OutcomeReason;
+    use crate::violation::Code;
 
     fn verdict() -> GameVerdict {
         GameVerdict {
@@ -388,7 +371,6 @@ mod tests {
             facts: None,
             steps: vec![],
             states_kept: true,
-            kept: vec![],
         }
     }
 
@@ -433,5 +415,83 @@ mod tests {
         write_i64(&mut out, i64::MIN);
         write_u64(&mut out, u64::MAX);
         assert_eq!(out, b"-922337203685477580818446744073709551615");
+    }
+
+    /// Collects what it is given, each `write_all` as one chunk; fails once `fail_after`
+    /// chunks were taken.
+    struct Chunks {
+        chunks: Vec<Vec<u8>>,
+        fail_after: usize,
+    }
+
+    impl Write for Chunks {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            if self.chunks.len() >= self.fail_after {
+                return Err(io::Error::from_raw_os_error(28));
+            }
+            self.chunks.push(buf.to_vec());
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn the_writer_hands_over_whole_lines_in_chunks_and_counts_them() {
+        let line = verdict().to_json();
+        let out = Chunks {
+            chunks: Vec::new(),
+            fail_after: usize::MAX,
+        };
+        let mut writer = VerdictWriter::new(out, 2 * line.len() + 1);
+        for _ in 0..5 {
+            writer.judged(verdict(), ());
+        }
+        let error = ErrorRecord {
+            file: Arc::from("a.jsonl"),
+            line: Some(2),
+            code: Code::Schema,
+            message: "no game".into(),
+            raw: None,
+        };
+        writer.write_errors(std::slice::from_ref(&error));
+        writer.flush().expect("written");
+        let written = writer.written().clone();
+        let out = writer.into_inner();
+        // two verdicts fill a chunk; the last verdict and the error are written at the end
+        let lines_per_chunk: Vec<usize> = out
+            .chunks
+            .iter()
+            .map(|c| c.iter().filter(|&&b| b == b'\n').count())
+            .collect();
+        assert_eq!(lines_per_chunk, [2, 2, 2]);
+        assert!(out.chunks.iter().all(|c| c.ends_with(b"\n")));
+        let text = String::from_utf8(out.chunks.concat()).expect("utf-8");
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 6);
+        assert!(lines[..5].iter().all(|l| *l == line));
+        assert_eq!(lines[5], error.to_json());
+        assert_eq!(
+            (written.games, written.violations, written.errors),
+            (5, 5, 1)
+        );
+        assert_eq!(written.statuses.get("violations"), Some(&5));
+    }
+
+    #[test]
+    fn the_writer_stops_at_the_first_failure_and_reports_it() {
+        let out = Chunks {
+            chunks: Vec::new(),
+            fail_after: 1,
+        };
+        let mut writer = VerdictWriter::new(out, 1);
+        for _ in 0..3 {
+            writer.judged(verdict(), ());
+        }
+        assert!(writer.failed());
+        let error = writer.flush().expect_err("a failure");
+        assert_eq!(error.raw_os_error(), Some(28));
+        assert!(writer.failed() && writer.into_inner().chunks.len() == 1);
     }
 }

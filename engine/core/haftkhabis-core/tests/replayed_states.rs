@@ -5,8 +5,8 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
+use haftkhabis_core::game::GameVerdict;
 use haftkhabis_core::validator::{Validator, ValidatorOptions};
-use haftkhabis_core::verdict::GameVerdict;
 
 /// Every log under the scenario cases and the sample data.
 fn project_logs() -> Vec<PathBuf> {
@@ -35,7 +35,7 @@ fn recorded(path: &Path, states: bool) -> Vec<GameVerdict> {
     survey
         .feed_paths(std::slice::from_ref(&file))
         .expect("readable");
-    let games: HashSet<String> = survey.finish().into_iter().map(|v| v.game).collect();
+    let games: HashSet<String> = survey.finish().take().into_iter().map(|v| v.game).collect();
     let mut validator = Validator::new(ValidatorOptions {
         record: games,
         record_states: states,
@@ -43,7 +43,7 @@ fn recorded(path: &Path, states: bool) -> Vec<GameVerdict> {
         ..ValidatorOptions::default()
     });
     validator.feed_paths(&[file]).expect("readable");
-    let mut verdicts = validator.finish();
+    let mut verdicts = validator.finish().take();
     verdicts.sort_by(|a, b| a.game.cmp(&b.game));
     verdicts
 }

@@ -5,9 +5,8 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use haftkhabis_core::rows::{GameRows, UNKNOWN_MONTH};
+use haftkhabis_core::rows::{GameRows, RowBuilder, UNKNOWN_MONTH};
 use haftkhabis_core::validator::{Validator, ValidatorOptions};
-use haftkhabis_core::verdict::GameVerdict;
 
 fn fixture(name: &str) -> Vec<String> {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -20,19 +19,19 @@ fn fixture(name: &str) -> Vec<String> {
         .collect()
 }
 
-fn ingest(lines: &[String]) -> Vec<GameVerdict> {
-    let mut validator = Validator::new(ValidatorOptions {
-        facts: true,
-        keep_lines: true,
+/// Every game's rows, as the ingest builds them (the validator in ingest mode, telling a
+/// row builder).
+fn ingest(lines: &[String]) -> Vec<GameRows> {
+    let options = ValidatorOptions {
+        ingest: true,
         ..ValidatorOptions::default()
-    });
+    };
+    let mut validator = Validator::with_sink(options, RowBuilder::default());
     let file: Arc<str> = Arc::from("log.jsonl");
     for (i, line) in lines.iter().enumerate() {
         validator.feed_line(line.as_bytes(), &file, i as u64 + 1);
     }
-    let mut verdicts = validator.drain_finished();
-    verdicts.extend(validator.finish());
-    verdicts
+    validator.finish().take()
 }
 
 #[test]
@@ -43,9 +42,9 @@ fn every_distinct_line_is_a_row_and_counts_agree() {
     // (set aside: a row of its own, flagged)
     lines.push(lines[5].clone());
     lines.push(lines[5].replace("\"KH\"", "\"KS\""));
-    let verdicts = ingest(&lines);
-    assert_eq!(verdicts.len(), 1);
-    let rows = GameRows::build(verdicts.into_iter().next().expect("a verdict"));
+    let built = ingest(&lines);
+    assert_eq!(built.len(), 1);
+    let rows = built.into_iter().next().expect("a game's rows");
 
     assert_eq!(rows.ruleset, "bazito");
     assert_eq!(rows.month, UNKNOWN_MONTH, "the fixture has no timestamps");
@@ -100,13 +99,13 @@ fn the_content_hash_ignores_order_and_repeats() {
     let mut shuffled = lines.clone();
     shuffled.reverse();
     shuffled.push(lines[3].clone());
-    let a = GameRows::build(ingest(&lines).remove(0));
-    let b = GameRows::build(ingest(&shuffled).remove(0));
+    let a = ingest(&lines).remove(0);
+    let b = ingest(&shuffled).remove(0);
     assert_eq!(a.game.content_hash, b.game.content_hash);
     assert_eq!(a.game.status, b.game.status);
     let mut fewer = lines.clone();
     fewer.pop();
-    let c = GameRows::build(ingest(&fewer).remove(0));
+    let c = ingest(&fewer).remove(0);
     assert_ne!(a.game.content_hash, c.game.content_hash);
 }
 
@@ -118,8 +117,7 @@ fn fouls_after_a_lost_line_are_not_the_players() {
         .into_iter()
         .filter(|line| !line.contains("\"seq\":4,"))
         .collect();
-    let verdicts = ingest(&lines);
-    let rows = GameRows::build(verdicts.into_iter().next().expect("a verdict"));
+    let rows = ingest(&lines).remove(0);
     let at_five: Vec<_> = rows
         .violations
         .iter()

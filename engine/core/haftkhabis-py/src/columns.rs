@@ -6,8 +6,9 @@
 //! to Python through the buffer protocol: `pa.py_buffer` wraps them without a copy and
 //! the memory goes when the last array using it does. A column goes to Python as
 //! `(length, null_count, [buffers], [children])` (`engine/_core.pyi`: `ColumnData`);
-//! `ingest/columns.py` turns it into a pyarrow array of the type `ingest/schema.py`
-//! declares for it.
+//! `ingest/columns.py` turns it into a pyarrow array of its declared type (each builder's
+//! [`Column::TYPE`]: the type `ingest.rs`'s table declarations export and
+//! `ingest/schema.py` builds the tables' schemas from).
 
 use std::ffi::{c_int, c_void};
 
@@ -142,6 +143,11 @@ fn payload<'py>(
 /// Anything that becomes one Arrow column; exporting moves its values out (the builder
 /// is left empty).
 pub trait Column {
+    /// The Arrow type of the column, as `engine._core.warehouse_columns()` names it (and
+    /// `ingest/schema.py` maps to a pyarrow type): the builder's layout is that type's.
+    const TYPE: &'static str;
+    /// The nulls pushed so far.
+    fn nulls(&self) -> usize;
     fn export<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>>;
 }
 
@@ -174,14 +180,14 @@ impl Primitive for i32 {
     }
 }
 
-/// Fixed-width integers: `int64` (and `timestamp[us]`), `int32`.
+/// Fixed-width integers: `int64`, `int32`.
 #[derive(Default)]
 pub struct IntCol<T: Primitive> {
     values: Vec<T>,
     validity: Validity,
 }
 
-/// 64-bit integers (`int64`, and `timestamp[us]`).
+/// 64-bit integers (`int64`).
 pub type I64Col = IntCol<i64>;
 /// 32-bit integers (`int32`).
 pub type I32Col = IntCol<i32>;
@@ -204,8 +210,8 @@ impl IntCol<i32> {
     }
 }
 
-impl<T: Primitive> Column for IntCol<T> {
-    fn export<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+impl<T: Primitive> IntCol<T> {
+    fn export_values<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
         let mut this = std::mem::take(self);
         let length = this.values.len();
         let values = buffer_of(&mut this.values);
@@ -216,6 +222,46 @@ impl<T: Primitive> Column for IntCol<T> {
             vec![this.validity.export(), Some(values)],
             vec![],
         )
+    }
+}
+
+impl Column for IntCol<i64> {
+    const TYPE: &'static str = "int64";
+    fn nulls(&self) -> usize {
+        self.validity.nulls
+    }
+    fn export<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        self.export_values(py)
+    }
+}
+
+impl Column for IntCol<i32> {
+    const TYPE: &'static str = "int32";
+    fn nulls(&self) -> usize {
+        self.validity.nulls
+    }
+    fn export<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        self.export_values(py)
+    }
+}
+
+/// Instants in microseconds since the epoch, UTC (`timestamp[us, UTC]`: 64-bit integers).
+#[derive(Default)]
+pub struct TsCol(I64Col);
+
+impl TsCol {
+    pub fn push(&mut self, micros: Option<i64>) {
+        self.0.push(micros);
+    }
+}
+
+impl Column for TsCol {
+    const TYPE: &'static str = "timestamp[us, UTC]";
+    fn nulls(&self) -> usize {
+        self.0.nulls()
+    }
+    fn export<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        self.0.export(py)
     }
 }
 
@@ -234,6 +280,10 @@ impl BoolCol {
 }
 
 impl Column for BoolCol {
+    const TYPE: &'static str = "bool";
+    fn nulls(&self) -> usize {
+        self.validity.nulls
+    }
     fn export<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
         let mut this = std::mem::take(self);
         let values = ColumnBuffer::bytes(std::mem::take(&mut this.values.bits));
@@ -291,6 +341,10 @@ impl StrCol {
 }
 
 impl Column for StrCol {
+    const TYPE: &'static str = "string";
+    fn nulls(&self) -> usize {
+        self.validity.nulls
+    }
     fn export<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
         let mut this = std::mem::take(self);
         let length = this.len();
@@ -337,6 +391,10 @@ impl StrListCol {
 }
 
 impl Column for StrListCol {
+    const TYPE: &'static str = "list<string>";
+    fn nulls(&self) -> usize {
+        self.validity.nulls
+    }
     fn export<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
         let mut this = std::mem::take(self);
         let length = this.offsets.len() - 1;
@@ -385,6 +443,10 @@ impl PointsCol {
 }
 
 impl Column for PointsCol {
+    const TYPE: &'static str = "map<string, int64>";
+    fn nulls(&self) -> usize {
+        self.validity.nulls
+    }
     fn export<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
         let mut this = std::mem::take(self);
         let length = this.offsets.len() - 1;

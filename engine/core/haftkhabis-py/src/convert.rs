@@ -5,11 +5,11 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
 use haftkhabis_core::cards::Card;
+use haftkhabis_core::game::{EventFact, Step};
 use haftkhabis_core::json::{Text, Value};
 use haftkhabis_core::machine::{
     HandOutcome, HandRecord, LineFact, Settings, Snapshot, TurnOptions,
 };
-use haftkhabis_core::validator::{EventFact, Step};
 use haftkhabis_core::violation::Violation;
 
 pub fn card_list(cards: &[Card]) -> Vec<String> {
@@ -126,14 +126,7 @@ pub fn snapshot<'py>(py: Python<'py>, s: &Snapshot) -> PyResult<Bound<'py, PyDic
         "current_suit",
         s.current_suit.map(|x| x.letter().to_string()),
     )?;
-    d.set_item(
-        "direction",
-        if s.clockwise {
-            "clockwise"
-        } else {
-            "counter-clockwise"
-        },
-    )?;
+    d.set_item("direction", s.direction())?;
     d.set_item("mover", s.mover.as_deref())?;
     d.set_item("turn", s.turn.as_deref())?;
     d.set_item("pending_total", s.pending_total)?;

@@ -1,31 +1,29 @@
 //! The ingest's Python face: routing a batch's lines to shard spools, and an [`Ingestor`]
 //! that replays a shard and hands its games' warehouse rows to Python as Arrow columns.
 //!
-//! The rows are the core's ([`haftkhabis_core::rows`]); this module only lays them out
-//! in columns named as `ingest/schema.py` names them (the schema is declared there, once;
-//! `ingest/columns.py` checks every column is given and of the declared type).
+//! The rows are the core's ([`haftkhabis_core::rows`]); this module lays them out in
+//! columns and declares those columns, once (`table_columns!`: name, Arrow type,
+//! nullability, doc), exported as `warehouse_columns()`: `ingest/schema.py` builds the
+//! tables' Arrow schemas from that, and `ingest/columns.py` checks every column is given
+//! and of the declared type.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use pyo3::exceptions::{PyOSError, PyValueError};
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 
 use haftkhabis_core::reader::display_name;
-use haftkhabis_core::rows::GameRows;
+use haftkhabis_core::rows::{GameRows, RowBuilder};
 use haftkhabis_core::spool;
-use haftkhabis_core::validator::{self, ValidatorOptions};
-use haftkhabis_core::verdict::{ErrorRecord, GameVerdict};
+use haftkhabis_core::validator::{self, ErrorRecord, ValidatorOptions};
 use haftkhabis_core::ENGINE_VERSION;
 
-use crate::columns::{BoolCol, Column, I32Col, I64Col, PointsCol, StrCol, StrListCol};
+use crate::columns::{BoolCol, Column, I32Col, I64Col, PointsCol, StrCol, StrListCol, TsCol};
+use crate::error::CoreError;
 use crate::validation::error_dict;
-
-fn os_error(error: std::io::Error) -> PyErr {
-    PyOSError::new_err(error.to_string())
-}
 
 /// An error record with its line's bytes (`raw`), for the quarantine.
 fn quarantine_dict<'py>(py: Python<'py>, e: &ErrorRecord) -> PyResult<Bound<'py, PyDict>> {
@@ -81,17 +79,37 @@ pub fn route_files(
             false
         }
     })
-    .map_err(os_error)?;
+    .map_err(CoreError::from)?;
     match failure {
         Some(error) => Err(error),
         None => Ok(spooled),
     }
 }
 
-/// A table's column builders: the struct, and its export as `{name: ColumnData}` with
-/// each column named as its field (so a column is listed once).
+/// Whether a column may hold nulls, as the declarations below say it.
+macro_rules! nullable {
+    (nullable) => {
+        true
+    };
+    (required) => {
+        false
+    };
+}
+
+/// One warehouse table declared once: its column builders (each builder fixes the column's
+/// Arrow type, [`Column::TYPE`]), in order, each `nullable` or `required` and with its
+/// doc. The macro makes the struct, its export as `{name: ColumnData}` (a required column
+/// holding a null is refused: a bug, not bad input) and its entry in
+/// `engine._core.warehouse_columns()`, which `ingest/schema.py` builds the table's Arrow
+/// schema from. A change of a table's columns is a change of the warehouse's schema: bump
+/// `ingest.schema.SCHEMA_VERSION` with it.
 macro_rules! table_columns {
-    ($(#[$doc:meta])* $name:ident { $($field:ident: $kind:ty,)* }) => {
+    (
+        $(#[$doc:meta])*
+        $name:ident $table:literal {
+            $($(#[doc = $help:literal])* $field:ident: $kind:ty, $null:ident;)*
+        }
+    ) => {
         $(#[$doc])*
         #[derive(Default)]
         struct $name {
@@ -99,139 +117,219 @@ macro_rules! table_columns {
         }
 
         impl $name {
+            /// The table's name in the warehouse.
+            const TABLE: &'static str = $table;
+
+            /// The table's columns, in order.
+            fn columns() -> Vec<ColumnSpec> {
+                vec![$(ColumnSpec {
+                    name: column_name(stringify!($field)),
+                    arrow: <$kind as Column>::TYPE,
+                    nullable: nullable!($null),
+                    doc: doc_text(&[$($help),*]),
+                },)*]
+            }
+
             fn export<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
                 let d = PyDict::new(py);
-                $( d.set_item(stringify!($field).trim_start_matches("r#"), self.$field.export(py)?)?; )*
+                $(
+                    let name = column_name(stringify!($field));
+                    let nulls = self.$field.nulls();
+                    if !nullable!($null) && nulls > 0 {
+                        return Err(PyValueError::new_err(format!(
+                            "{}.{name}: {nulls} nulls in a required column",
+                            Self::TABLE
+                        )));
+                    }
+                    d.set_item(name, self.$field.export(py)?)?;
+                )*
                 Ok(d)
             }
         }
     };
 }
 
+/// One column as the warehouse's declarations give it.
+struct ColumnSpec {
+    name: &'static str,
+    arrow: &'static str,
+    nullable: bool,
+    doc: Option<String>,
+}
+
+/// A field's name as its column's (`r#type` is `type`).
+fn column_name(field: &'static str) -> &'static str {
+    field.trim_start_matches("r#")
+}
+
+/// A column's doc comment as one line (None when it has none).
+fn doc_text(lines: &[&str]) -> Option<String> {
+    let text = lines.iter().map(|l| l.trim()).collect::<Vec<_>>().join(" ");
+    (!text.is_empty()).then_some(text)
+}
+
 table_columns! {
-    /// `games` columns.
-    GamesCols {
-        game_id: StrCol,
-        ruleset_declared: StrCol,
-        mode: StrCol,
-        decks: I32Col,
-        match_hands: I32Col,
-        match_target: I32Col,
-        options: StrCol,
-        players: StrListCol,
-        start_time: I64Col,
-        end_time: I64Col,
-        status: StrCol,
-        complete: BoolCol,
-        hands: I32Col,
-        hands_decided: I32Col,
-        winners: StrListCol,
-        totals: PointsCol,
-        meta: StrCol,
-        server_build: StrCol,
-        source_files: StrListCol,
-        lines: I32Col,
-        violations: I32Col,
-        content_hash: StrCol,
-        ingest_batch: I64Col,
-        engine_version: StrCol,
+    /// `games`: one row per game.
+    GamesCols "games" {
+        game_id: StrCol, required;
+        /// the header's `ruleset` as written (null when not text)
+        ruleset_declared: StrCol, nullable;
+        mode: StrCol, nullable;
+        decks: I32Col, nullable;
+        match_hands: I32Col, nullable;
+        match_target: I32Col, nullable;
+        /// the header's `options` object as JSON text (keys sorted)
+        options: StrCol, nullable;
+        players: StrListCol, nullable;
+        start_time: TsCol, nullable;
+        end_time: TsCol, nullable;
+        status: StrCol, required;
+        complete: BoolCol, required;
+        hands: I32Col, required;
+        hands_decided: I32Col, required;
+        winners: StrListCol, nullable;
+        totals: PointsCol, nullable;
+        /// the header's `meta` object as JSON text
+        meta: StrCol, nullable;
+        server_build: StrCol, nullable;
+        source_files: StrListCol, nullable;
+        lines: I32Col, required;
+        violations: I32Col, required;
+        /// a hash of the game's distinct lines, whatever their order: new, updated or unchanged
+        content_hash: StrCol, required;
+        ingest_batch: I64Col, required;
+        /// the engine that judged the game (`ENGINE_VERSION`)
+        engine_version: StrCol, required;
     }
 }
 
 table_columns! {
-    /// `hands` columns.
-    HandsCols {
-        game_id: StrCol,
-        hand: I32Col,
-        dealer: StrCol,
-        first_player: StrCol,
-        players: I32Col,
-        winners: StrListCol,
-        reason: StrCol,
-        winning_card: StrCol,
-        multiplier: I32Col,
-        scores: PointsCol,
-        decided: BoolCol,
-        closed: BoolCol,
-        events: I32Col,
-        start_time: I64Col,
-        end_time: I64Col,
-        duration_ms: I64Col,
-        reshuffles: I32Col,
-        violations: I32Col,
-        ingest_batch: I64Col,
+    /// `hands`: one row per hand dealt.
+    HandsCols "hands" {
+        game_id: StrCol, required;
+        hand: I32Col, required;
+        dealer: StrCol, nullable;
+        first_player: StrCol, nullable;
+        players: I32Col, required;
+        winners: StrListCol, nullable;
+        reason: StrCol, nullable;
+        winning_card: StrCol, nullable;
+        multiplier: I32Col, nullable;
+        scores: PointsCol, nullable;
+        decided: BoolCol, required;
+        closed: BoolCol, required;
+        events: I32Col, required;
+        start_time: TsCol, nullable;
+        end_time: TsCol, nullable;
+        duration_ms: I64Col, nullable;
+        reshuffles: I32Col, required;
+        violations: I32Col, required;
+        ingest_batch: I64Col, required;
     }
 }
 
 table_columns! {
-    /// `hand_players` columns.
-    HandPlayersCols {
-        game_id: StrCol,
-        hand: I32Col,
-        player: StrCol,
-        seat: I32Col,
-        turn_order: I32Col,
-        points: I64Col,
-        won: BoolCol,
-        finishing_position: I32Col,
-        cards_left: I32Col,
-        left_cards: StrListCol,
-        cards_played: I32Col,
-        cards_drawn: I32Col,
-        penalty_cards: I32Col,
-        sevens_played: I32Col,
-        seven_totals_drawn: I32Col,
-        seven_cards_drawn: I32Col,
-        twos_given: I32Col,
-        twos_received: I32Col,
-        jacks_played: I32Col,
-        violations: I32Col,
-        ingest_batch: I64Col,
+    /// `hand_players`: one row per hand and player.
+    HandPlayersCols "hand_players" {
+        game_id: StrCol, required;
+        hand: I32Col, required;
+        player: StrCol, required;
+        seat: I32Col, required;
+        turn_order: I32Col, nullable;
+        points: I64Col, nullable;
+        won: BoolCol, nullable;
+        finishing_position: I32Col, nullable;
+        cards_left: I32Col, nullable;
+        left_cards: StrListCol, nullable;
+        cards_played: I32Col, required;
+        cards_drawn: I32Col, required;
+        penalty_cards: I32Col, required;
+        sevens_played: I32Col, required;
+        seven_totals_drawn: I32Col, required;
+        seven_cards_drawn: I32Col, required;
+        twos_given: I32Col, required;
+        twos_received: I32Col, required;
+        jacks_played: I32Col, required;
+        /// the player's fouls (`violations.foul`) on the hand's lines
+        violations: I32Col, required;
+        ingest_batch: I64Col, required;
     }
 }
 
 table_columns! {
-    /// `events` columns.
-    EventsCols {
-        game_id: StrCol,
-        seq: I64Col,
-        ordinal: I32Col,
-        hand: I32Col,
-        ts: I64Col,
-        r#type: StrCol,
-        player: StrCol,
-        card: StrCol,
-        suit: StrCol,
-        target: StrCol,
-        cards: StrListCol,
-        phase: StrCol,
-        draw_kind: StrCol,
-        gift_to: StrCol,
-        code: StrCol,
-        codes: StrListCol,
-        set_aside: BoolCol,
-        fingerprint: I64Col,
-        raw: StrCol,
-        file: StrCol,
-        line: I64Col,
-        ingest_batch: I64Col,
+    /// `events`: one row per distinct line of a game.
+    EventsCols "events" {
+        game_id: StrCol, required;
+        seq: I64Col, nullable;
+        ordinal: I32Col, required;
+        hand: I32Col, nullable;
+        ts: TsCol, nullable;
+        r#type: StrCol, nullable;
+        player: StrCol, nullable;
+        card: StrCol, nullable;
+        suit: StrCol, nullable;
+        target: StrCol, nullable;
+        cards: StrListCol, nullable;
+        phase: StrCol, nullable;
+        /// the engine's fact of the line: what a draw was
+        draw_kind: StrCol, nullable;
+        /// the engine's fact of the line: whose gift a 2 gave
+        gift_to: StrCol, nullable;
+        code: StrCol, nullable;
+        codes: StrListCol, nullable;
+        set_aside: BoolCol, required;
+        fingerprint: I64Col, required;
+        raw: StrCol, required;
+        file: StrCol, nullable;
+        line: I64Col, nullable;
+        ingest_batch: I64Col, required;
     }
 }
 
 table_columns! {
-    /// `violations` columns.
-    ViolationsCols {
-        game_id: StrCol,
-        seq: I64Col,
-        hand: I32Col,
-        code: StrCol,
-        foul: BoolCol,
-        player: StrCol,
-        message: StrCol,
-        file: StrCol,
-        line: I64Col,
-        ingest_batch: I64Col,
+    /// `violations`: one row per violation.
+    ViolationsCols "violations" {
+        game_id: StrCol, required;
+        seq: I64Col, nullable;
+        hand: I32Col, nullable;
+        code: StrCol, required;
+        /// a player's own foul (rules.md's list): what "a player's violations" counts everywhere
+        foul: BoolCol, required;
+        player: StrCol, nullable;
+        message: StrCol, required;
+        file: StrCol, nullable;
+        line: I64Col, nullable;
+        ingest_batch: I64Col, required;
     }
+}
+
+/// The columns of every table the engine fills, in the warehouse's order (games, hands,
+/// hand_players, events, violations): `{table: [{"name", "type", "nullable", "doc"}]}`,
+/// each table's columns in order. `ingest/schema.py` builds the tables' Arrow schemas from
+/// it (adding the partition columns, which only Python writes).
+#[pyfunction]
+pub fn warehouse_columns(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    let tables = PyDict::new(py);
+    let declared = [
+        (GamesCols::TABLE, GamesCols::columns()),
+        (HandsCols::TABLE, HandsCols::columns()),
+        (HandPlayersCols::TABLE, HandPlayersCols::columns()),
+        (EventsCols::TABLE, EventsCols::columns()),
+        (ViolationsCols::TABLE, ViolationsCols::columns()),
+    ];
+    for (table, columns) in declared {
+        let list = PyList::empty(py);
+        for column in columns {
+            let d = PyDict::new(py);
+            d.set_item("name", column.name)?;
+            d.set_item("type", column.arrow)?;
+            d.set_item("nullable", column.nullable)?;
+            d.set_item("doc", column.doc)?;
+            list.append(d)?;
+        }
+        tables.set_item(table, list)?;
+    }
+    Ok(tables)
 }
 
 fn seq_cell(seq: Option<u64>) -> Option<i64> {
@@ -376,11 +474,11 @@ impl Partition {
     /// `{table: {column: ColumnData}}`, the values moved out.
     fn export<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let tables = PyDict::new(py);
-        tables.set_item("games", self.games.export(py)?)?;
-        tables.set_item("hands", self.hands.export(py)?)?;
-        tables.set_item("hand_players", self.hand_players.export(py)?)?;
-        tables.set_item("events", self.events.export(py)?)?;
-        tables.set_item("violations", self.violations.export(py)?)?;
+        tables.set_item(GamesCols::TABLE, self.games.export(py)?)?;
+        tables.set_item(HandsCols::TABLE, self.hands.export(py)?)?;
+        tables.set_item(HandPlayersCols::TABLE, self.hand_players.export(py)?)?;
+        tables.set_item(EventsCols::TABLE, self.events.export(py)?)?;
+        tables.set_item(ViolationsCols::TABLE, self.violations.export(py)?)?;
         Ok(tables)
     }
 }
@@ -401,7 +499,7 @@ struct Tally {
 /// is bounded by `flush_rows` whatever the number of partitions.
 #[pyclass(module = "engine._core")]
 pub struct Ingestor {
-    inner: validator::Validator,
+    inner: validator::Validator<RowBuilder>,
     batch: i64,
     flush_rows: usize,
     partitions: HashMap<(String, String), Partition>,
@@ -415,8 +513,7 @@ impl Ingestor {
     /// Lay a judged game's rows into its partition; the partition's key when its
     /// `events.raw` nears what one Arrow string column can address (its offsets are
     /// 32-bit), so that it is handed over at once.
-    fn take(&mut self, verdict: GameVerdict) -> Option<(String, String)> {
-        let rows = GameRows::build(verdict);
+    fn take(&mut self, rows: GameRows) -> Option<(String, String)> {
         self.tally.games += 1;
         self.tally.violations += rows.violations.len() as u64;
         let key = (rows.ruleset.clone(), rows.month.clone());
@@ -464,11 +561,11 @@ impl Ingestor {
     fn drain(
         &mut self,
         py: Python<'_>,
-        verdicts: Vec<GameVerdict>,
+        built: Vec<GameRows>,
         sink: &Bound<'_, PyAny>,
     ) -> PyResult<()> {
-        for verdict in verdicts {
-            if let Some(full) = self.take(verdict) {
+        for rows in built {
+            if let Some(full) = self.take(rows) {
                 self.hand_over(py, &full, sink)?;
             }
             self.hand_over_largest(py, sink)?;
@@ -503,13 +600,15 @@ impl Ingestor {
             return Err(PyValueError::new_err("flush_rows must be at least 1"));
         }
         Ok(Ingestor {
-            inner: validator::Validator::new(ValidatorOptions {
-                facts: true,
-                hold_lines,
-                keep_lines: true,
-                idle_lines,
-                ..ValidatorOptions::default()
-            }),
+            inner: validator::Validator::with_sink(
+                ValidatorOptions {
+                    hold_lines,
+                    ingest: true,
+                    idle_lines,
+                    ..ValidatorOptions::default()
+                },
+                RowBuilder::default(),
+            ),
             batch,
             flush_rows,
             partitions: HashMap::new(),
@@ -532,8 +631,8 @@ impl Ingestor {
         progress: Option<Bound<'_, PyAny>>,
     ) -> PyResult<()> {
         let names: Vec<Arc<str>> = files.iter().map(|f| self.name(f)).collect();
-        let mut due: Vec<GameVerdict> = Vec::new();
-        let mut reader = spool::SpoolReader::open(&spool).map_err(os_error)?;
+        let mut reader =
+            spool::SpoolReader::open(&spool).map_err(|e| CoreError::Spool(e, spool.clone()))?;
         loop {
             // read a stretch without Python, then hand over what is due
             let more = py.detach(|| -> std::io::Result<bool> {
@@ -552,10 +651,9 @@ impl Ingestor {
                 }
                 Ok(true)
             });
-            let more = more.map_err(os_error)?;
-            due.extend(self.inner.drain_finished());
-            let verdicts = std::mem::take(&mut due);
-            self.drain(py, verdicts, &sink)?;
+            let more = more.map_err(|e| CoreError::Spool(e, spool.clone()))?;
+            let built = self.inner.sink_mut().take();
+            self.drain(py, built, &sink)?;
             if let Some(progress) = &progress {
                 let tally = self.tally;
                 progress.call1((self.inner.lines_read(), tally.games, tally.violations))?;
@@ -578,15 +676,15 @@ impl Ingestor {
             let name = self.name(file);
             self.inner.feed_line(raw, &name, *line);
         }
-        let verdicts = self.inner.drain_finished();
-        self.drain(py, verdicts, &sink)
+        let built = self.inner.sink_mut().take();
+        self.drain(py, built, &sink)
     }
 
     /// The input has ended: judge every held game and hand every row over.
     fn finish(&mut self, py: Python<'_>, sink: Bound<'_, PyAny>) -> PyResult<()> {
         let inner = &mut self.inner;
-        let verdicts = py.detach(|| inner.finish());
-        self.drain(py, verdicts, &sink)?;
+        let built = py.detach(|| inner.finish().take());
+        self.drain(py, built, &sink)?;
         self.hand_over_all(py, &sink)
     }
 

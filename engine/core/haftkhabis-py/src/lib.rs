@@ -5,44 +5,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
 use haftkhabis_core::cards::Rank;
-use haftkhabis_core::ruleset::{self, AfterDraw, Effect, JackRule, MustPlay, Ruleset};
-
-fn must_play_name(rule: MustPlay) -> &'static str {
-    match rule {
-        MustPlay::AnyLegal => "any_legal",
-        MustPlay::Match => "match",
-        MustPlay::Never => "never",
-    }
-}
-
-fn jack_name(rule: JackRule) -> &'static str {
-    match rule {
-        JackRule::Always => "always",
-        JackRule::NoMatchHeld => "no_match_held",
-        JackRule::NotOnJack => "not_on_jack",
-    }
-}
-
-fn after_draw_name(rule: AfterDraw) -> &'static str {
-    match rule {
-        AfterDraw::MayPlayFit => "may_play_fit",
-        AfterDraw::MustPlayMatch => "must_play_match",
-        AfterDraw::Free => "free",
-    }
-}
-
-fn effect_name(effect: Effect) -> &'static str {
-    match effect {
-        Effect::Plain => "plain",
-        Effect::Stack => "stack",
-        Effect::Follow => "follow",
-        Effect::Skip => "skip",
-        Effect::Reverse => "reverse",
-        Effect::Gift => "gift",
-        Effect::Declare => "declare",
-        Effect::OptionalFollow => "optional_follow",
-    }
-}
+use haftkhabis_core::ruleset::{self, Effect, Ruleset};
 
 /// A per-rank table as a dict `{"A": …, "2": …, …, "K": …}`, in notation order.
 fn rank_table<'py, T: Copy, V: IntoPyObject<'py>>(
@@ -76,10 +39,10 @@ fn ruleset_dict<'py>(py: Python<'py>, rules: &Ruleset) -> PyResult<Bound<'py, Py
     )?;
     d.set_item("seven_total", rules.seven_total)?;
     d.set_item("seven_answer_compulsory", rules.seven_answer_compulsory)?;
-    d.set_item("must_play", must_play_name(rules.must_play))?;
-    d.set_item("jack", jack_name(rules.jack))?;
+    d.set_item("must_play", rules.must_play.name())?;
+    d.set_item("jack", rules.jack.name())?;
     d.set_item("jack_suit_must_differ", rules.jack_suit_must_differ)?;
-    d.set_item("after_draw", after_draw_name(rules.after_draw))?;
+    d.set_item("after_draw", rules.after_draw.name())?;
     d.set_item("failed_follow_ends_turn", rules.failed_follow_ends_turn)?;
     d.set_item("reshuffles", rules.reshuffles)?;
     d.set_item("last_card_call", rules.last_card_call)?;
@@ -92,7 +55,7 @@ fn ruleset_dict<'py>(py: Python<'py>, rules: &Ruleset) -> PyResult<Bound<'py, Py
     d.set_item("default_hands", rules.default_hands)?;
     d.set_item("points", rank_table(py, &rules.points, |v| v)?)?;
     d.set_item("multipliers", rank_table(py, &rules.multipliers, |v| v)?)?;
-    d.set_item("effects", rank_table(py, &rules.effects, effect_name)?)?;
+    d.set_item("effects", rank_table(py, &rules.effects, Effect::name)?)?;
     d.set_item("option_names", PyList::new(py, &rules.option_names)?)?;
     let options = PyDict::new(py);
     for option in &rules.option_names {
@@ -104,8 +67,10 @@ fn ruleset_dict<'py>(py: Python<'py>, rules: &Ruleset) -> PyResult<Bound<'py, Py
     Ok(d)
 }
 
+mod codes;
 mod columns;
 mod convert;
+mod error;
 mod ingest;
 /// The core's allocations go to jemalloc on Linux (why: `Cargo.toml`).
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
@@ -134,13 +99,19 @@ mod core_module {
     use crate::specs::event_specs;
 
     #[pymodule_export]
+    use crate::codes::violation_codes;
+
+    #[pymodule_export]
     use crate::columns::ColumnBuffer;
 
     #[pymodule_export]
-    use crate::ingest::{fingerprint, route_files, shard_of, Ingestor};
+    use crate::ingest::{fingerprint, route_files, shard_of, warehouse_columns, Ingestor};
 
     #[pymodule_export]
-    use crate::table::{GameRun, ReplayError};
+    use crate::table::GameRun;
+
+    #[pymodule_export]
+    use crate::error::{ReplayError, SpoolError};
 
     #[pymodule_export]
     use crate::validation::{
@@ -150,6 +121,12 @@ mod core_module {
     /// The engine's version, recorded with every verdict and warehouse row.
     #[pymodule_export]
     const ENGINE_VERSION: &str = haftkhabis_core::ENGINE_VERSION;
+
+    /// `Code`, the violation codes as a `StrEnum` made from the core's table.
+    #[pymodule_init]
+    fn init(module: &Bound<'_, PyModule>) -> PyResult<()> {
+        module.add("Code", crate::codes::code_enum(module.py())?)
+    }
 
     /// Every ruleset profile's parameters, in the contract's order (bazito, persian,
     /// pis-yedili).

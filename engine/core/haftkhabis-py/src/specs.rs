@@ -1,91 +1,23 @@
 //! The codec's field table for Python (`engine._core.event_specs()`): every event type's
-//! fields as `notation::EVENT_FIELDS` and `notation::COMMON_FIELDS` declare them, with
-//! the value sets and limits the codec checks against. `engine/schema.py` generates the
-//! published JSON Schema (`docs/schema/haftkhabis-1.schema.json`) from it, so the schema
-//! has one source: the table the decoder reads lines with.
+//! fields as `notation::EVENT_FIELDS` and `notation::COMMON_FIELDS` declare them (each
+//! kind's name and policy are `notation::FieldKind`'s own), with the value sets and limits
+//! the codec checks against. `engine/schema.py` generates the published JSON Schema
+//! (`docs/schema/haftkhabis-1.schema.json`) from it, so the schema has one source: the
+//! table the decoder reads lines with.
 
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
 use haftkhabis_core::cards::{Rank, Suit};
 use haftkhabis_core::event::{PenaltyReason, EVENT_TYPES};
-use haftkhabis_core::notation::{self, Field, FieldKind};
-
-/// A field kind's name in the table Python reads (snake case of the Rust variant).
-///
-/// The match is exhaustive on purpose: a new `FieldKind` in the codec does not compile
-/// until it has a name here, and the schema generator refuses a name it has no schema for.
-fn kind_name(kind: FieldKind) -> &'static str {
-    match kind {
-        FieldKind::GameId => "game_id",
-        FieldKind::Seq => "seq",
-        FieldKind::EventType => "event_type",
-        FieldKind::Timestamp => "timestamp",
-        FieldKind::Format => "format",
-        FieldKind::Ruleset => "ruleset",
-        FieldKind::Players => "players",
-        FieldKind::Options => "options",
-        FieldKind::Mode => "mode",
-        FieldKind::Decks => "decks",
-        FieldKind::Match => "match",
-        FieldKind::Meta => "meta",
-        FieldKind::HandNumber => "hand_number",
-        FieldKind::PlayerId => "player_id",
-        FieldKind::Hands => "hands",
-        FieldKind::Starter => "starter",
-        FieldKind::Stock => "stock",
-        FieldKind::Card => "card",
-        FieldKind::Suit => "suit",
-        FieldKind::Target => "target",
-        FieldKind::Cards => "cards",
-        FieldKind::Call => "call",
-        FieldKind::PenaltyCards => "penalty_cards",
-        FieldKind::PenaltyReason => "penalty_reason",
-        FieldKind::PlayerList => "player_list",
-        FieldKind::PointsMap => "points_map",
-        FieldKind::Text => "text",
-    }
-}
-
-/// How the codec treats a bad value of the kind: `set_aside` (a `schema` issue and the
-/// line is not replayed), `reported` (a `schema` issue, the line applied), `rules` (not a
-/// notation issue: the rules judge it, e.g. `bad_suit`), `header` (judged when the header
-/// is read), `router` (checked before decoding: the line belongs to no game or has no
-/// usable `seq`).
-fn kind_policy(kind: FieldKind) -> &'static str {
-    match kind {
-        FieldKind::GameId | FieldKind::Seq | FieldKind::EventType => "router",
-        FieldKind::Timestamp
-        | FieldKind::Call
-        | FieldKind::PenaltyCards
-        | FieldKind::PlayerList
-        | FieldKind::PointsMap
-        | FieldKind::Text => "reported",
-        FieldKind::Format
-        | FieldKind::Ruleset
-        | FieldKind::Players
-        | FieldKind::Options
-        | FieldKind::Mode
-        | FieldKind::Decks
-        | FieldKind::Match
-        | FieldKind::Meta => "header",
-        FieldKind::HandNumber
-        | FieldKind::PlayerId
-        | FieldKind::Hands
-        | FieldKind::Stock
-        | FieldKind::Card
-        | FieldKind::Cards
-        | FieldKind::PenaltyReason => "set_aside",
-        FieldKind::Starter | FieldKind::Suit | FieldKind::Target => "rules",
-    }
-}
+use haftkhabis_core::notation::{self, Field};
 
 fn field_dict<'py>(py: Python<'py>, field: &Field) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     d.set_item("name", field.name)?;
     d.set_item("required", field.required)?;
-    d.set_item("kind", kind_name(field.kind))?;
-    d.set_item("policy", kind_policy(field.kind))?;
+    d.set_item("kind", field.kind.name())?;
+    d.set_item("policy", field.kind.policy().name())?;
     Ok(d)
 }
 

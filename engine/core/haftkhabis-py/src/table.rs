@@ -4,47 +4,22 @@
 
 use std::sync::Arc;
 
-use pyo3::create_exception;
-use pyo3::exceptions::{PyException, PyValueError};
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
+use haftkhabis_core::game::{self, RunOptions};
 use haftkhabis_core::json::{self, Text};
 use haftkhabis_core::notation;
-use haftkhabis_core::validator::{self, ReplayError as CoreReplayError, RunOptions};
 use haftkhabis_core::violation::{Code, Violation};
 
 use crate::convert;
-
-create_exception!(
-    _core,
-    ReplayError,
-    PyException,
-    "A strict replay met a violation (its `violation` attribute holds it as a dict)."
-);
-
-fn replay_error(py: Python<'_>, error: CoreReplayError) -> PyErr {
-    match error {
-        CoreReplayError::Violation(v) => {
-            let err = ReplayError::new_err(format!(
-                "seq {}: {}: {}",
-                v.seq.map_or("None".to_string(), |s| s.to_string()),
-                v.code.name(),
-                v.message
-            ));
-            if let Ok(info) = convert::violation(py, &v) {
-                let _ = err.value(py).setattr("violation", info);
-            }
-            err
-        }
-        CoreReplayError::NoLines => ReplayError::new_err("no lines to replay"),
-    }
-}
+use crate::error::CoreError;
 
 /// One game's replay, fed one line at a time in `seq` order.
 #[pyclass(module = "engine._core")]
 pub struct GameRun {
-    run: validator::GameRun,
+    run: game::GameRun,
     file: Option<Arc<str>>,
 }
 
@@ -65,7 +40,7 @@ impl GameRun {
     #[pyo3(signature = (game, *, strict=false, record=false, file=None))]
     fn new(game: &str, strict: bool, record: bool, file: Option<&str>) -> GameRun {
         GameRun {
-            run: validator::GameRun::new(
+            run: game::GameRun::new(
                 game,
                 RunOptions {
                     record,
@@ -104,7 +79,7 @@ impl GameRun {
                 self.run.note(v)
             }
         };
-        outcome.map_err(|e| replay_error(py, e))?;
+        outcome.map_err(CoreError::from)?;
         convert::violations(py, &self.run.violations()[before..])
     }
 

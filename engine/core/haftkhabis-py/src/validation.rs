@@ -4,19 +4,20 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
-use pyo3::exceptions::PyFileNotFoundError;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 
 use haftkhabis_core::cards::Card;
+use haftkhabis_core::game::{GameVerdict, Status, Step};
 use haftkhabis_core::json::{Text, Value};
 use haftkhabis_core::machine::Snapshot;
 use haftkhabis_core::reader::LineReader;
-use haftkhabis_core::validator::{self, Step, ValidatorOptions};
-use haftkhabis_core::verdict::{ErrorRecord, GameVerdict, Status};
+use haftkhabis_core::validator::{self, ErrorRecord, ValidatorOptions};
+use haftkhabis_core::verdict::{VerdictWriter, Written};
 
 use crate::convert;
+use crate::error::CoreError;
 
 /// Standard input read through a Python file object (`sys.stdin.buffer`), for callers
 /// whose stdin is not the process's file descriptor 0 (a test runner's, say).
@@ -48,10 +49,6 @@ fn reader_for(file: &str, stdin: Option<&Py<PyAny>>) -> LineReader {
         }
         _ => LineReader::open(file),
     }
-}
-
-fn path_error(error: haftkhabis_core::reader::InputPathError) -> PyErr {
-    PyFileNotFoundError::new_err(error.to_string())
 }
 
 pub(crate) fn error_dict<'py>(py: Python<'py>, e: &ErrorRecord) -> PyResult<Bound<'py, PyDict>> {
@@ -158,17 +155,7 @@ impl Verdict {
             return Ok(None);
         };
         let d = PyDict::new(py);
-        let fields = [
-            ("format", &header.format),
-            ("ruleset", &header.ruleset),
-            ("players", &header.players),
-            ("options", &header.options),
-            ("mode", &header.mode),
-            ("decks", &header.decks),
-            ("match", &header.r#match),
-            ("meta", &header.meta),
-        ];
-        for (name, field) in fields {
+        for (name, field) in header.fields() {
             match field {
                 Some(v) => d.set_item(name, convert::value(py, v)?)?,
                 None => d.set_item(name, py.None())?,
@@ -441,7 +428,8 @@ impl Validator {
     /// FileNotFoundError, before anything is read, when a path does not exist.
     fn feed_paths(&mut self, py: Python<'_>, paths: Vec<String>) -> PyResult<()> {
         let inner = &mut self.inner;
-        py.detach(|| inner.feed_paths(&paths)).map_err(path_error)
+        py.detach(|| inner.feed_paths(&paths))
+            .map_err(|e| CoreError::from(e).into())
     }
 
     /// Read one file (`-` is standard input, or `stdin` when given: a binary file
@@ -469,21 +457,26 @@ impl Validator {
 
     /// The verdicts of the games finished since the last call.
     fn take_verdicts(&mut self, py: Python<'_>) -> PyResult<Vec<Py<Verdict>>> {
-        let ready = self.inner.drain_finished();
+        let ready = self.inner.sink_mut().take();
         wrap(py, ready)
     }
 
     /// The input has ended: every verdict not yet taken.
     fn finish(&mut self, py: Python<'_>) -> PyResult<Vec<Py<Verdict>>> {
         let inner = &mut self.inner;
-        let all = py.detach(|| inner.finish());
+        let all = py.detach(|| inner.finish().take());
         wrap(py, all)
     }
 
     /// Judge one held game now (None when it is not held).
     fn finish_game(&mut self, py: Python<'_>, game: &str) -> PyResult<Option<Py<Verdict>>> {
+        if !self.inner.finish_game(game) {
+            return Ok(None);
+        }
+        // judged last: the sink's last verdict is this game's
         self.inner
-            .finish_game(game)
+            .sink_mut()
+            .pop()
             .map(|inner| Py::new(py, Verdict { inner }))
             .transpose()
     }
@@ -524,7 +517,7 @@ pub fn replay_game<'py>(
 ) -> PyResult<Replayed<'py>> {
     let (verdict, errors) = py
         .detach(|| validator::replay_game(&paths, &game))
-        .map_err(path_error)?;
+        .map_err(CoreError::from)?;
     let verdict = verdict
         .map(|inner| Py::new(py, Verdict { inner }))
         .transpose()?;
@@ -540,7 +533,7 @@ pub fn replay_game<'py>(
 /// order), `-` for standard input. FileNotFoundError for a path that does not exist.
 #[pyfunction]
 pub fn expand_paths(paths: Vec<String>) -> PyResult<Vec<String>> {
-    haftkhabis_core::reader::expand_paths(&paths).map_err(path_error)
+    haftkhabis_core::reader::expand_paths(&paths).map_err(|e| CoreError::from(e).into())
 }
 
 /// Validate `paths`: every verdict, then every line error, as the JSON lines
@@ -550,25 +543,49 @@ pub fn validate_json<'py>(py: Python<'py>, paths: Vec<String>) -> PyResult<Bound
     let out = py
         .detach(
             || -> Result<Vec<u8>, haftkhabis_core::reader::InputPathError> {
-                let (verdicts, errors) = validator::validate_paths(&paths)?;
-                let mut out = Vec::new();
-                for verdict in &verdicts {
-                    verdict.write_json(&mut out);
-                    out.push(b'\n');
-                }
-                for error in &errors {
-                    error.write_json(&mut out);
-                    out.push(b'\n');
-                }
-                Ok(out)
+                let writer = VerdictWriter::new(Vec::new(), CHUNK);
+                let mut validator =
+                    validator::Validator::with_sink(ValidatorOptions::default(), writer);
+                validator.feed_paths(&paths)?;
+                validator.finish();
+                let errors = validator.take_errors();
+                let mut writer = validator.into_sink();
+                writer.write_errors(&errors);
+                // writing to memory does not fail
+                let _ = writer.flush();
+                Ok(writer.into_inner())
             },
         )
-        .map_err(path_error)?;
+        .map_err(CoreError::from)?;
     Ok(PyBytes::new(py, &out))
 }
 
 /// How much output `validate_to` gathers before it hands a chunk to `write`.
 const CHUNK: usize = 1 << 20;
+
+/// A Python callable `write(chunk)` as the output of a [`VerdictWriter`] (called with the
+/// GIL held: `validate_to` keeps it); what it raised is kept for the caller.
+struct PyWrite<'py> {
+    write: Bound<'py, PyAny>,
+    raised: Option<PyErr>,
+}
+
+impl std::io::Write for PyWrite<'_> {
+    fn write(&mut self, chunk: &[u8]) -> std::io::Result<usize> {
+        let py = self.write.py();
+        match self.write.call1((PyBytes::new(py, chunk),)) {
+            Ok(_) => Ok(chunk.len()),
+            Err(raised) => {
+                self.raised = Some(raised);
+                Err(std::io::Error::other("write() raised"))
+            }
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
 
 /// Validate `paths`, handing `write` the JSON lines of `validate --json` in chunks as
 /// games finish (memory stays flat in the number of games); returns the counts:
@@ -582,66 +599,42 @@ pub fn validate_to<'py>(
     stdin: Option<Py<PyAny>>,
     hold_lines: u64,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let files = haftkhabis_core::reader::expand_paths(&paths).map_err(path_error)?;
-    let mut validator = validator::Validator::new(ValidatorOptions {
+    let files = haftkhabis_core::reader::expand_paths(&paths).map_err(CoreError::from)?;
+    let output = PyWrite {
+        write,
+        raised: None,
+    };
+    let options = ValidatorOptions {
         hold_lines,
         ..ValidatorOptions::default()
-    });
-    let mut buffer: Vec<u8> = Vec::with_capacity(CHUNK + 4096);
-    let mut statuses: BTreeMap<&'static str, u64> = BTreeMap::new();
-    let mut games = 0u64;
-    let mut violations = 0u64;
-    let mut errors = 0u64;
-    let mut failure: Option<PyErr> = None;
-    let flush = |buffer: &mut Vec<u8>, failure: &mut Option<PyErr>| {
-        if buffer.is_empty() || failure.is_some() {
-            buffer.clear();
-            return;
-        }
-        if let Err(e) = write.call1((PyBytes::new(py, buffer),)) {
-            *failure = Some(e);
-        }
-        buffer.clear();
     };
-    let mut emit = |verdict: GameVerdict, buffer: &mut Vec<u8>| {
-        games += 1;
-        violations += verdict.violations.len() as u64;
-        *statuses.entry(verdict.status.name()).or_default() += 1;
-        verdict.write_json(buffer);
-        buffer.push(b'\n');
-    };
+    let mut validator = validator::Validator::with_sink(options, VerdictWriter::new(output, CHUNK));
     for file in &files {
-        {
-            let mut sink = |verdict: GameVerdict| {
-                emit(verdict, &mut buffer);
-                if buffer.len() >= CHUNK {
-                    flush(&mut buffer, &mut failure);
-                }
-            };
-            validator.feed_reader_with(&mut reader_for(file, stdin.as_ref()), &mut sink);
-        }
-        for error in validator.take_errors() {
-            errors += 1;
-            error.write_json(&mut buffer);
-            buffer.push(b'\n');
-        }
-        if failure.is_some() {
+        validator.feed_reader(&mut reader_for(file, stdin.as_ref()));
+        let errors = validator.take_errors();
+        validator.sink_mut().write_errors(&errors);
+        if validator.sink_mut().failed() {
             break;
         }
     }
-    for verdict in validator.finish() {
-        emit(verdict, &mut buffer);
-        if buffer.len() >= CHUNK {
-            flush(&mut buffer, &mut failure);
-        }
+    validator.finish();
+    let lines = validator.lines_read();
+    let mut writer = validator.into_sink();
+    let flushed = writer.flush();
+    let written = writer.written().clone();
+    if let Some(raised) = writer.into_inner().raised {
+        return Err(raised);
     }
-    flush(&mut buffer, &mut failure);
-    if let Some(e) = failure {
-        return Err(e);
-    }
+    flushed.map_err(CoreError::from)?;
+    let Written {
+        games,
+        violations,
+        errors,
+        statuses,
+    } = written;
     let counts = PyDict::new(py);
     counts.set_item("games", games)?;
-    counts.set_item("lines", validator.lines_read())?;
+    counts.set_item("lines", lines)?;
     counts.set_item("errors", errors)?;
     counts.set_item("violations", violations)?;
     // games per status, apart: a status named like a count ("violations") must not
@@ -695,11 +688,7 @@ fn narration_note<'py>(
             d.set_item(intern!(py, "mover"), mover)?;
             let active: Vec<_> = s.active.iter().map(|p| names.text(p)).collect();
             d.set_item(intern!(py, "active"), PyList::new(py, active)?)?;
-            let direction = if s.clockwise {
-                intern!(py, "clockwise")
-            } else {
-                intern!(py, "counter-clockwise")
-            };
+            let direction = PyString::intern(py, s.direction());
             d.set_item(intern!(py, "direction"), direction)?;
             match &s.legal {
                 Some(legal) => {
