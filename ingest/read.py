@@ -394,7 +394,8 @@ def points_distribution(reader: Reader, flt: GameFilter) -> pl.DataFrame:
 def winning_cards(reader: Reader, flt: GameFilter) -> pl.DataFrame:
     source, where, params = flt.on("hands", "h")
     return reader.frame(f"""
-        SELECT h.ruleset, substr(h.winning_card, 1, 1) AS rank, h.multiplier, count(*) AS hands
+        SELECT h.ruleset, replace(substr(h.winning_card, 1, 1), 'T', '10') AS rank, h.multiplier,
+               count(*) AS hands
         FROM {source}
         WHERE h.reason = 'out' AND h.winning_card IS NOT NULL AND {where}
         GROUP BY ALL ORDER BY h.ruleset, hands DESC""", params)
@@ -617,9 +618,22 @@ def player_head_to_head(reader: Reader, player: str) -> pl.DataFrame:
         GROUP BY ALL ORDER BY hands DESC, opponent""", [player, player])
 
 
+def two_players(reader: Reader, rulesets: Sequence[str]) -> pl.DataFrame:
+    """Everyone in the 2-card matrix: each player's 2s given and received (to and from
+    another player), the most given first (the matrix shows the top of this by default)."""
+    clause = f"ruleset IN ({', '.join('?' * len(rulesets))})" if rulesets else "TRUE"
+    return reader.frame(f"""
+        WITH twos AS (SELECT player, gift_to FROM events
+                      WHERE {clause} AND gift_to IS NOT NULL AND gift_to <> player)
+        SELECT player, sum(given)::BIGINT AS given, sum(received)::BIGINT AS received FROM (
+            SELECT player, count(*) AS given, 0 AS received FROM twos GROUP BY player
+            UNION ALL SELECT gift_to AS player, 0, count(*) FROM twos GROUP BY gift_to)
+        GROUP BY player ORDER BY given DESC, received DESC, player""", list(rulesets))
+
+
 def two_targets(reader: Reader, rulesets: Sequence[str], players: int = 25, lift: bool = False,
-                min_expected: float = 0.0) -> pl.DataFrame:
-    """Who gives 2s to whom, among the players who give most.
+                min_expected: float = 0.0, chosen: Sequence[str] = ()) -> pl.DataFrame:
+    """Who gives 2s to whom, among the players who give most (or among `chosen`).
 
     Counts come from one scan of the 2s in `events`; with `lift`, the `two_targets` view
     also weighs each count against a fair choice among the others at each table (a join
@@ -636,13 +650,19 @@ def two_targets(reader: Reader, rulesets: Sequence[str], players: int = 25, lift
                      FROM (SELECT player, gift_to AS target FROM events
                            WHERE {clause} AND gift_to IS NOT NULL AND gift_to <> player)
                      GROUP BY player, target"""
+    top_params: list[Any]
+    if chosen:
+        top, top_params = "SELECT unnest(?::VARCHAR[]) AS player", [list(chosen)]
+    else:
+        top = "SELECT player FROM t GROUP BY player ORDER BY sum(twos) DESC, player LIMIT ?"
+        top_params = [players]
     return reader.frame(f"""
         WITH t AS ({source}),
-             top AS (SELECT player FROM t GROUP BY player ORDER BY sum(twos) DESC, player LIMIT ?)
+             top AS ({top})
         SELECT player, target, twos, expected_twos,
                CASE WHEN expected_twos > 0 AND expected_twos >= ? THEN twos / expected_twos END AS lift
         FROM t WHERE player IN (SELECT player FROM top) AND target IN (SELECT player FROM top)
-        ORDER BY player, target""", [*rulesets, players, min_expected])
+        ORDER BY player, target""", [*rulesets, *top_params, min_expected])
 
 
 def two_games(reader: Reader, rulesets: Sequence[str], player: str, target: str,

@@ -23,7 +23,7 @@ from schemathesis import GenerationMode
 from schemathesis.checks import CHECKS, load_all_checks
 
 from service.models import LineError, VerdictLine
-from tests.service.conftest import REPO, Keys, Server, copy_warehouse
+from tests.service.conftest import Keys, Server, copy_warehouse
 
 EXAMPLES = 10  # per operation and mode: bounded, a run takes tens of seconds
 load_all_checks()
@@ -104,14 +104,15 @@ def test_the_document_is_served_with_its_pages(schema_server: Server) -> None:
             assert client.get(f"/v1/docs-static/{asset}").status_code == 200
 
 
-def test_schemathesis_run_with_every_check_is_clean(schema_server: Server, api_keys: Keys) -> None:
+def test_schemathesis_run_with_every_check_is_clean(schema_server: Server, api_keys: Keys,
+                                                     tmp_path: Path) -> None:
     """`schemathesis run --checks all`, every phase (examples, coverage, fuzzing, stateful):
     no failure, and no reference it cannot resolve."""
     result = subprocess.run(
         [sys.executable, "-m", "schemathesis.cli", "run", f"{schema_server.url}/v1/openapi.json",
          "--checks", "all", "--max-examples", "5", "--seed", "1", "--no-color",
          "-H", f"Authorization: Bearer {api_keys['everyone']}", "--request-timeout", "60"],
-        cwd=REPO, capture_output=True, text=True, timeout=900)
+        cwd=tmp_path, capture_output=True, text=True, timeout=900)  # its `.schemathesis/` lands there
     out = result.stdout + result.stderr
     assert result.returncode == 0, out[-6000:]
     assert "unresolvable reference" not in out.lower(), out[-3000:]
