@@ -259,10 +259,17 @@ def test_support_from_a_complaint_to_a_sent_report_and_a_case(
 
     # the case: opened on the step, then found on the Cases page
     _expand(page, "Open a case about this step")
-    page.get_by_label("Your name", exact=True).fill("desk-agent-1")
-    page.get_by_label("Note", exact=True).fill("The player says the draw was forced.")
+    # a text field's value reaches the app when it is committed (Enter; Ctrl+Enter in a text
+    # area), each commit a run of its own: wait for each, so that the button's run is the last
+    name, note = page.get_by_label("Your name", exact=True), page.get_by_label("Note", exact=True)
+    name.fill("desk-agent-1")
+    rerun(page, lambda: name.press("Enter"))
+    note.fill("The player says the draw was forced.")
+    rerun(page, lambda: note.press("Control+Enter"))
     rerun(page, lambda: page.get_by_role("button", name=re.compile("^Open the case on")).click())
-    assert page.get_by_text("opened.").count() >= 1
+    opened = page.get_by_text(re.compile(r"^Case case-[0-9a-f]+ opened\.$"))
+    opened.wait_for()  # the app's state: the run after the click says so
+    assert opened.count() == 1
     rerun(page, lambda: page.get_by_role("link", name=re.compile("^Open case ")).click())
     settle(page, 0)
     assert page.get_by_role("heading", name=re.compile("^Case ")).count() == 1
@@ -294,11 +301,12 @@ def test_analyst_from_the_leaderboard_to_a_profile_to_the_two_card_drill_down(
     assert "players_tab=Profile" in page.url
     assert page.locator("[data-testid=stMetric]").count() >= 4
     rerun(page, lambda: page.get_by_role("button", name=f"The 2s {player} gave, in the 2-card matrix").click())
-    assert page.get_by_role("combobox", name="Players shown").count() == 1  # the 2-card tab's
+    page.get_by_role("combobox", name="Players shown").wait_for()  # the 2-card tab is drawn
     # the matrix says whether it shows everyone, and the player is the drill-down's giver
     assert page.get_by_text(re.compile(r"^(Every player who gave or drew a 2|Showing \d+ of the)")).count() == 1
     _choose(page, "Target", target)
     said = page.get_by_text(re.compile(rf"2s from {re.escape(player)} to {re.escape(target)}"))
+    said.wait_for()
     assert said.count() == 1 and said.inner_text().startswith(f"{twos} 2s from")
     assert page.locator("[data-testid=stException]").count() == 0
 
