@@ -298,6 +298,9 @@ def test_analyst_from_the_leaderboard_to_a_profile_to_the_two_card_drill_down(
     at_least.locator("input").fill("0")
     rerun(page, lambda: at_least.locator("input").press("Enter"))  # the sample's players have few hands
     player = _choose(page, "Open a player's profile", giver)
+    # the tab switch from the callback makes the page's tab state change too (a run of its
+    # own, bound to the URL): wait for the profile the app draws, not for one run
+    page.locator("[data-testid=stMetric]").first.wait_for()
     assert "players_tab=Profile" in page.url
     assert page.locator("[data-testid=stMetric]").count() >= 4
     rerun(page, lambda: page.get_by_role("button", name=f"The 2s {player} gave, in the 2-card matrix").click())
