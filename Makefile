@@ -16,7 +16,7 @@ CORE := engine/core
 CORE_SOURCES := $(shell find $(CORE) -path $(CORE)/target -prune -o \
 	  \( -name '*.rs' -o -name '*.toml' -o -name Cargo.lock \) -print)
 
-.PHONY: demo test setup browser rust lint typecheck unit sample warehouse dashboard serve bench clean
+.PHONY: demo test setup browser rust lint typecheck unit sample warehouse dashboard serve bench screenshots clean
 
 # The editable install builds the Rust extension with maturin (release profile) in place,
 # as engine/_core.abi3.so; Python files are used from the tree as they are.
@@ -71,6 +71,10 @@ serve: setup
 
 bench: setup
 	$(BIN)/python bench/bench_validate.py
+
+# The docs' screenshots, made from the sample warehouse in chromium (docs/screenshots/make_screenshots.py)
+screenshots: warehouse browser
+	$(BIN)/python docs/screenshots/make_screenshots.py --warehouse $(WAREHOUSE)
 
 clean:
 	rm -rf $(VENV) $(WAREHOUSE) .pytest_cache .mypy_cache .ruff_cache engine/_core*.so

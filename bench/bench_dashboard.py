@@ -16,6 +16,16 @@ same row counts and partition layout, with fewer distinct games' *contents*.
 `run` times, per page: a first render with empty query caches (the warehouse already
 open: opening it is timed on its own), and a rerun with warm caches; then a replay deep
 link's first render (the game's lines read and replayed) and N "Next" clicks.
+
+`browser` times the same views as their users meet them: `haftkhabis dashboard` on the
+warehouse, Debian's chromium through Playwright, each view opened in a new session (a cold
+first render for that session: Streamlit's caches are the server's, so a view's first
+session after the server started is marked *server cold*) until the page is whole — the
+app's run marker (`data-hk-run`, drawn last) is there, nothing is stale, every chart and
+table has drawn — then the replay's "Next" clicks, each until its run is drawn. It prints
+the figures; nothing is asserted.
+
+    .venv/bin/python bench/bench_dashboard.py browser --warehouse data/warehouse
 """
 
 from __future__ import annotations
@@ -267,6 +277,110 @@ def measure(warehouse: Path, steps: int) -> dict[str, Any]:
     return results
 
 
+#: the page's last run drawn whole: the run marker past `after`, nothing stale
+SETTLED = """(after) => {
+  const run = Math.max(0, ...[...document.querySelectorAll('[data-hk-run]')].map(m => Number(m.dataset.hkRun)));
+  return run > after && document.querySelector('[data-stale="true"]') === null;
+}"""
+LAST_RUN = "() => Math.max(0, ...[...document.querySelectorAll('[data-hk-run]')].map(m => Number(m.dataset.hkRun)))"
+#: every chart on screen has drawn its picture, every table its grid, and every widget is
+#: loaded (Streamlit draws a grey skeleton until a widget's code has arrived)
+DRAWN = """() => [...document.querySelectorAll('[data-testid=stVegaLiteChart]')]
+    .filter(e => e.offsetParent !== null && !e.closest('details:not([open])')).every(e => e.querySelector('svg, canvas'))
+  && [...document.querySelectorAll('[data-testid=stDataFrame]')]
+    .filter(e => e.offsetParent !== null && !e.closest('details:not([open])')).every(e => e.querySelector('canvas'))
+  && [...document.querySelectorAll('[data-testid=stSkeleton]')].every(e => e.offsetParent === null)"""
+CHROMIUM = "/usr/bin/chromium"
+#: URL paths of the pages (dashboards/app.py's `url_path`s)
+URL_PATHS = {"overview": "", "games": "games", "scoring": "scoring", "players": "players",
+             "compliance": "compliance", "check_log": "check", "replay": "replay"}
+
+
+def _serve(warehouse: Path) -> tuple[Any, str]:
+    """`haftkhabis dashboard` on a free port, once its health check answers."""
+    import socket
+    import subprocess
+    import urllib.request
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, "-m", "cli.app", "dashboard", "--warehouse", str(warehouse),
+                             "--port", str(port)], cwd=ROOT, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as answer:
+                if answer.status == 200:
+                    return proc, f"http://127.0.0.1:{port}"
+        except OSError:
+            pass
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.terminate()
+            raise SystemExit("the dashboard did not start")
+        time.sleep(0.2)  # polling a starting server
+
+
+def measure_browser(warehouse: Path, steps: int, sessions: int) -> dict[str, Any]:
+    """Each view's time to a whole page in chromium, per session; the replay's steps."""
+    from urllib.parse import urlencode
+
+    from playwright.sync_api import sync_playwright
+
+    from ingest import read
+
+    reader = read.connect(warehouse)
+    game, hand = reader.rows("""
+        SELECT v.game_id, v.hand FROM violations v JOIN games g USING (game_id)
+        WHERE v.hand IS NOT NULL ORDER BY g.lines DESC, v.game_id LIMIT 1""")[0]
+    player = reader.rows("""
+        SELECT player FROM (SELECT player, count(*) AS n FROM hand_players GROUP BY player)
+        ORDER BY n, player LIMIT 1 OFFSET (SELECT count(DISTINCT player) // 2 FROM hand_players)""")[0][0]
+    reader.close()
+    values = {"game": game, "player": player}
+    views = [*VIEWS, ("replay (deep link)", "replay", {"game": "{game}", "hand": str(hand), "step": "1"})]
+    results: dict[str, Any] = {"warehouse": str(warehouse), "mode": "browser", "game": game, "player": player,
+                               "pages": {}}
+    proc, base = _serve(warehouse)
+    try:
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=CHROMIUM)
+            for label, page_name, params in views:
+                times = []
+                for _ in range(sessions):
+                    page = browser.new_page(viewport={"width": 1440, "height": 1000})
+                    page.set_default_timeout(300_000)
+                    query = urlencode({k: v.format(**values) for k, v in params.items()})
+                    started = time.perf_counter()
+                    page.goto(f"{base}/{URL_PATHS[page_name]}" + (f"?{query}" if query else ""))
+                    page.wait_for_function(SETTLED, arg=0)
+                    page.wait_for_function(DRAWN)
+                    times.append(time.perf_counter() - started)
+                    if page_name == "replay" and len(times) == sessions:
+                        clicks = []
+                        for _ in range(steps):
+                            before = int(page.evaluate(LAST_RUN))
+                            started = time.perf_counter()
+                            page.get_by_role("button", name="Next ▶").click()
+                            page.wait_for_function(SETTLED, arg=before)
+                            clicks.append(time.perf_counter() - started)
+                        results["replay_steps_s"] = clicks
+                    page.close()
+                results["pages"][label] = times
+                rest = ", ".join(f"{t * 1000:.0f}" for t in times[1:])
+                print(f"  {label:<24} server cold {times[0] * 1000:6.0f} ms   later sessions {rest} ms")
+            browser.close()
+    finally:
+        proc.terminate()  # by its PID
+        proc.wait(timeout=20)
+    clicks = results.get("replay_steps_s") or []
+    if clicks:
+        print(f"  {'replay, one step':<24} mean {statistics.mean(clicks) * 1000:.0f} ms, median "
+              f"{statistics.median(clicks) * 1000:.0f} ms, max {max(clicks) * 1000:.0f} ms ({len(clicks)} steps)")
+    return results
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -277,6 +391,11 @@ def main() -> None:
     run.add_argument("--warehouse", type=Path, default=OUT / "wh-1000000")
     run.add_argument("--steps", type=int, default=30)
     run.add_argument("--json", type=Path, default=None, help="also write the figures here")
+    real = sub.add_parser("browser", help="time the pages in chromium (haftkhabis dashboard, Playwright)")
+    real.add_argument("--warehouse", type=Path, default=ROOT / "data" / "warehouse")
+    real.add_argument("--steps", type=int, default=20)
+    real.add_argument("--sessions", type=int, default=3, help="sessions per view (the first is server cold)")
+    real.add_argument("--json", type=Path, default=None, help="also write the figures here")
     args = parser.parse_args()
     if args.command == "build":
         target = args.out or OUT / f"wh-{args.hands}"
@@ -284,6 +403,11 @@ def main() -> None:
         base = build_base(OUT / "base")
         build_tiles(base, target, args.hands)
         print(f"built {target} in {time.monotonic() - started:.0f}s")
+    elif args.command == "browser":
+        print(f"timing the dashboard in chromium on {args.warehouse}")
+        results = measure_browser(args.warehouse, args.steps, args.sessions)
+        if args.json:
+            args.json.write_text(json.dumps(results, indent=2, default=str))
     else:
         print(f"timing the dashboard on {args.warehouse}")
         results = measure(args.warehouse, args.steps)

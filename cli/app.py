@@ -11,6 +11,7 @@ from cli import (
     audit_cmd,
     crash,
     dashboard_cmd,
+    desk_cmd,
     engine_cmd,
     rules_cmd,
     serve_cmd,
@@ -28,7 +29,7 @@ app = typer.Typer(
 )
 
 for module in (engine_cmd, rules_cmd, simulate_cmd, warehouse_cmd, audit_cmd, dashboard_cmd, serve_cmd,
-               analysis_cmd):
+               analysis_cmd, desk_cmd):
     module.register(app)
 plain_help(app)
 

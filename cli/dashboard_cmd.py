@@ -25,7 +25,8 @@ def _fail(message: str) -> typer.Exit:
 
 
 def dashboard(
-    warehouse: Annotated[str, typer.Option("--warehouse", help="The warehouse directory or s3://BUCKET/PREFIX (read-only).")] = "data/warehouse",
+    warehouse: Annotated[str, typer.Option("--warehouse", "-w", help=(
+        "The warehouse directory or s3://BUCKET/PREFIX (read; the desk's cases are written to it)."))] = "data/warehouse",
     port: Annotated[int, typer.Option("--port", help="The port to serve on.")] = 8501,
     host: Annotated[str, typer.Option("--host", help="The address to bind; 127.0.0.1 keeps it on this machine.")] = "127.0.0.1",
     storage: Annotated[list[str] | None, typer.Option(
@@ -70,22 +71,26 @@ def dashboard(
 
 def report(
     game: Annotated[str, typer.Option("--game", "-g", metavar="ID", help="The game id.")],
-    hand: Annotated[int, typer.Option("--hand", metavar="N", help="The hand to report.")],
     out: Annotated[Path, typer.Option("--out", "-o", metavar="FILE.html", help="The HTML file to write.")],
+    hand: Annotated[int | None, typer.Option("--hand", metavar="N", min=0, help=(
+        "The hand to report (default: the hand of --seq S, else of the game's first violation)."))] = None,
     seq: Annotated[int | None, typer.Option(
-        "--seq", metavar="S", help="The disputed line (default: the hand's first flagged step).")] = None,
+        "--seq", metavar="S", min=0, help="The disputed line (default: the hand's first flagged step).")] = None,
     player: Annotated[str | None, typer.Option(
         "--player", metavar="ID", help="The player view: only what this player could see, no server "
         "paths (default: the support view).")] = None,
     warehouse: Annotated[Path | None, typer.Option(
-        "--warehouse", metavar="DIR", help="Read the game from this warehouse \\[default: data/warehouse].",
+        "--warehouse", "-w", metavar="DIR", help="Read the game from this warehouse \\[default: data/warehouse].",
         show_default=False)] = None,
     log: Annotated[list[Path] | None, typer.Option(
         "--log", metavar="PATH", help="Read the game from these log files or folders (repeatable).")] = None,
 ) -> None:
     """Write the dispute report of one hand as a self-contained HTML file: a summary (the
     disputed step, the verdict and its rule, what reproduces it), the step and its
-    neighbours, the scores, then the whole hand folded below."""
+    neighbours, the scores, then the whole hand folded below.
+
+    `--seq S` alone names the line and its hand; with neither `--seq` nor `--hand`, the
+    report is about the game's first violation."""
     from cli import sources
     from engine.report import render_hand_report
 
@@ -95,14 +100,25 @@ def report(
     try:
         if log:
             replay = sources.from_logs([str(p) for p in log], game, digest=True)
+            source = " ".join(str(p) for p in log)
         else:
-            replay = sources.from_warehouse(str(warehouse or Path("data/warehouse")), game)
+            place = warehouse or Path("data/warehouse")
+            replay = sources.from_warehouse(str(place), game)
+            source = f"--warehouse {place}"
     except sources.SourceError as exc:
         raise _fail(str(exc)) from None
+    if hand is None:
+        found = replay.by_seq(seq) if seq is not None else replay.next_violation(None)
+        if found is None:
+            raise _fail(f"game {game} has no line with seq {seq} (seqs {replay.seq_span()})" if seq is not None
+                        else f"game {game} has no violation to report on: name the hand with --hand N "
+                        f"(hands: {', '.join(map(str, replay.hands))}) or the line with --seq S")
+        hand = found.hand
+        seq = found.seq if seq is None else seq
     if hand not in replay.hands:
         raise _fail(f"game {game} has no hand {hand} (hands: {', '.join(map(str, replay.hands)) or 'none'})")
     try:
-        html = render_hand_report(replay, hand, seq=seq, viewer=player)
+        html = render_hand_report(replay, hand, seq=seq, viewer=player, source=source)
     except ValueError as exc:
         raise _fail(str(exc)) from None
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -55,12 +55,18 @@ def validate(
         "--max-waiting-bytes", min=1, metavar="N",
         help="The most bytes of lines all games together hold waiting for a missing seq; past "
              "it the games holding most are judged as they stand.")] = _core.DEFAULT_MAX_WAITING_BYTES,
+    code: Annotated[list[str] | None, typer.Option("--code", "-c", metavar="CODE", help=(
+        "Only the games with a violation of this code, and only those violations "
+        "(repeatable; e.g. must_play, sequence)."))] = None,
 ) -> None:
     """Replay every game under its ruleset and judge every line.
 
     Exit status: 0 when every game is compliant and no line errors; 1 otherwise; 2 when it
-    cannot run.
+    cannot run. With --code: 0 when no game has a violation of those codes, 1 when one does.
     """
+    codes = _codes(code)
+    if codes and json:
+        _json_with_codes(paths, codes)
     if json:
         # the core writes the JSON lines itself, in chunks, as games finish
         out = sys.stdout.buffer
@@ -86,12 +92,21 @@ def validate(
     statuses: dict[str, int] = {}
     games = violations = errors = 0
 
+    matched = 0  # with --code: the games with a violation of those codes
+
     def show(verdicts: list[_core.Verdict]) -> None:
-        nonlocal games, violations
+        nonlocal games, violations, matched
         for verdict in verdicts:
             games += 1
-            violations += len(verdict.violations)
             statuses[verdict.status] = statuses.get(verdict.status, 0) + 1
+            if codes:
+                found = [v for v in verdict.violations if v["code"] in codes]
+                violations += len(found)
+                if found:
+                    matched += 1
+                    _print_verdict(console, verdict, found)
+                continue
+            violations += len(verdict.violations)
             if not (quiet and verdict.status == "compliant"):
                 _print_verdict(console, verdict)
 
@@ -99,10 +114,17 @@ def validate(
         validator.feed_file(file, stdin=_python_stdin())
         show(validator.take_verdicts())
         for error in validator.take_errors():
+            if codes:  # a line error is not a violation of a game
+                errors += 1
+                continue
             errors += 1
             where = f"{error['file']}:{error['line']}" if error["line"] else error["file"]
             console.print(f"{shown(where)}: [red]{shown(error['code'])}[/red]: {shown(error['message'])}")
     show(validator.finish())
+    if codes:
+        console.print(f"{matched} of {games} games with a violation of {', '.join(sorted(codes))}; "
+                      f"{violations} such violations; {validator.lines_read} lines read")
+        raise typer.Exit(1 if matched else 0)
     summary = ", ".join(
         f"[{STATUS_STYLE[s]}]{n} {'with violations' if s == 'violations' else s}[/]"
         for s, n in sorted(statuses.items())
@@ -126,14 +148,56 @@ def _python_stdin() -> BinaryIO | None:
     return sys.stdin.buffer
 
 
-def _print_verdict(console: Console, verdict: _core.Verdict) -> None:
+def _codes(given: list[str] | None) -> set[str]:
+    """`--code` values, checked against the engine's codes (a usage error names them)."""
+    from engine.violations import Code
+
+    known = {c.value for c in Code}
+    wrong = [c for c in given or [] if c not in known]
+    if wrong:
+        raise _fail(f"unknown violation code {', '.join(map(repr, wrong))}; the codes are "
+                    f"{', '.join(sorted(known))}")
+    return set(given or [])
+
+
+def _json_with_codes(paths: list[str], codes: set[str]) -> None:
+    """`--json --code`: the game records with a violation of `codes`, each with only those
+    violations (the line errors are left out: they are no game's)."""
+    out = sys.stdout.buffer
+    matched = 0
+
+    def write(chunk: bytes) -> None:
+        nonlocal matched
+        for line in chunk.splitlines():
+            record = orjson.loads(line)
+            if record.get("kind") != "game":
+                continue
+            found = [v for v in record["violations"] if v["code"] in codes]
+            if found:
+                matched += 1
+                out.write(orjson.dumps(dict(record, violations=found)) + b"\n")
+
+    try:
+        _core.validate_to(paths, write, stdin=_python_stdin())
+    except FileNotFoundError as exc:
+        raise _fail(str(exc)) from None
+    out.flush()
+    raise typer.Exit(1 if matched else 0)
+
+
+def _print_verdict(console: Console, verdict: _core.Verdict,
+                   violations: list[_core.ViolationInfo] | None = None) -> None:
+    """A game's line and its violations (`violations`: only these)."""
     style = STATUS_STYLE[verdict.status]
     winners = ", ".join(verdict.winners) or "-"
+    shown_violations = verdict.violations if violations is None else violations
+    count = f"{len(shown_violations)} of {len(verdict.violations)}" if violations is not None \
+        else str(len(verdict.violations))
     console.print(
         f"[bold]{shown(verdict.game)}[/bold]  {shown(verdict.ruleset or '?')}  [{style}]{verdict.status}[/]"
-        f"  winners: {shown(winners)}  violations: {len(verdict.violations)}"
+        f"  winners: {shown(winners)}  violations: {count}"
     )
-    for v in verdict.violations:
+    for v in shown_violations:
         where = f"{v['file']}:{v['line']}" if v["file"] else "?"
         seq = "-" if v["seq"] is None else v["seq"]
         console.print(f"  {shown(where)}: seq {seq}: [red]{shown(v['code'])}[/red]: {shown(v['message'])}")
@@ -173,7 +237,9 @@ def replay(
     if warehouse is None and not paths:
         raise _fail("give the log files holding the game, or --warehouse DIR")
     if step is not None and hand is None:
-        raise _fail("--step counts within a hand: add --hand N, or pick the line with --seq S")
+        from engine.replay import step_without_hand
+
+        raise _fail(step_without_hand("--hand N", "--seq S"))
     try:
         run = sources.from_warehouse(warehouse, game) if warehouse is not None else sources.from_logs(
             list(paths or []), game)

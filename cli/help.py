@@ -30,9 +30,26 @@ class _Unnamed(ParamType):
         return self.typed.shell_complete(ctx, param, incomplete)
 
 
+#: option values named as docs/cli.md names them, by parameter (an option that sets its own
+#: `metavar` keeps it); tests/cli/test_help.py holds every command's help to the page
+METAVARS = {
+    "warehouse": "DIR|s3://…", "workers": "N", "wait": "S", "retain_hours": "H", "fmt": "table|csv|json",
+    "timeout": "S", "max_rows": "N", "memory_limit": "SIZE", "ruleset": "R", "limit": "N", "min_hands": "N",
+    "rank_by": "wins|win-rate|elimination-win-rate|mean-points",
+    "port": "N", "host": "HOST", "keys": "FILE", "games": "N", "seed": "S", "players": "K|A-B",
+    "options": "k=v,…", "mode": "points|elimination", "match": "hands=N|target=N", "faults": "RATE",
+    "stock_in_deal": "RATE", "out": "FILE", "name": "NAME", "role": "R", "player": "P", "append": "FILE",
+    "dashboard_url": "URL", "max_validate_mb": "N", "max_ingest_mb": "N", "ingest_workers": "N",
+    "commit_interval": "S", "commit_lines": "N", "max_lag": "S", "compact_every": "N",
+    "validate_threads": "N", "rate": "R", "burst": "N", "log_level": "LEVEL", "code": "CODE",
+}
+
+
 def _metavar(param: Any) -> str:
     if getattr(param, "is_flag", False) or getattr(param, "count", False):
         return ""
+    if not isinstance(param, TyperArgument) and param.name in METAVARS:
+        return METAVARS[param.name]
     described = getattr(param, "type_descriptor", None)
     if described is not None and described.is_choice and described.choices:
         return "|".join(str(getattr(c, "value", c)) for c in described.choices)

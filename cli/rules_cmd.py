@@ -72,12 +72,12 @@ def _print_build(console: Console, summary: BuildSummary, top: int) -> None:
 
 def infer(
     paths: Annotated[list[str], typer.Argument(help="Log files or directories (recursive).")],
-    game: Annotated[list[str] | None, typer.Option("--game", "-g", help="Only these games (repeatable).")] = None,
-    ruleset: Annotated[str | None, typer.Option("--ruleset", "-r", help="Only this ruleset's profiles.")] = None,
+    game: Annotated[list[str] | None, typer.Option("--game", "-g", metavar="ID", help="Only these games (repeatable).")] = None,
+    ruleset: Annotated[str | None, typer.Option("--ruleset", "-r", metavar="R", help="Only this ruleset's profiles.")] = None,
     json: Annotated[bool, typer.Option("--json", help="JSON Lines: one object per game, then one per build.")] = False,
     detail: Annotated[bool, typer.Option("--detail", help="Every profile's first contradicting line.")] = False,
     games_shown: Annotated[bool, typer.Option("--games/--builds-only", help="List every game.")] = True,
-    top: Annotated[int, typer.Option("--top", help="Profiles shown per build.")] = 8,
+    top: Annotated[int, typer.Option("--top", metavar="N", help="Profiles shown per build.")] = 8,
 ) -> None:
     """Replay each game under every ruleset profile (the three rulesets; persian with each
     combination of its options in both modes): the profiles it complies with, the closest
@@ -119,10 +119,29 @@ def infer(
     raise typer.Exit(1 if any(r.discrepancy for r in results) else 0)
 
 
+PathsArgument = Annotated[list[str] | None, typer.Argument(
+    help="Log files or directories holding the game; none with --warehouse.", metavar="[PATH]...",
+    show_default=False)]
+WarehouseOption = Annotated[str | None, typer.Option(
+    "--warehouse", "-w", metavar="DIR", help="Read the game from this warehouse (a local folder) instead of logs.")]
+GameOption = Annotated[str, typer.Option("--game", "-g", metavar="ID", help="The game.")]
+
+
+def _lines(paths: list[str] | None, warehouse: str | None, game: str) -> list[tuple[bytes, str | None, int | None]]:
+    from cli import sources
+
+    try:
+        return sources.game_lines(paths, warehouse, game)
+    except sources.SourceError as exc:
+        raise _fail(str(exc)) from None
+
+
 def diff_rules(
-    paths: Annotated[list[str], typer.Argument(help="Log files or directories.")],
-    game: Annotated[str, typer.Option("--game", "-g", help="The game to judge.")],
-    profile: Annotated[str, typer.Option("--as", help="The other profile, e.g. persian:tarkesh=false.")],
+    paths: PathsArgument = None,
+    game: GameOption = "",
+    profile: Annotated[str, typer.Option("--as", metavar="PROFILE", help=(
+        "The other profile, e.g. persian:tarkesh=false."))] = "",
+    warehouse: WarehouseOption = None,
     json: Annotated[bool, typer.Option("--json", help="One JSON object.")] = False,
 ) -> None:
     """The same log under its own header and under another profile, side by side: the
@@ -131,11 +150,14 @@ def diff_rules(
 
     Exit status: 0 when the verdicts agree, 1 when they diverge, 2 when it cannot run.
     """
+    from cli.sources import game_id
     from engine.infer import diff_rules as run_diff
-    from engine.infer import read_paths
 
+    game = game_id(game)
+    if not game or not profile:
+        raise _fail("give the game with --game ID and the other profile with --as PROFILE")
     try:
-        diff = run_diff(read_paths(paths), game, profile)
+        diff = run_diff(_lines(paths, warehouse, game), game, profile)
     except (FileNotFoundError, ValueError) as exc:
         raise _fail(str(exc)) from None
     if json:
@@ -144,9 +166,12 @@ def diff_rules(
     console = Console(highlight=False, soft_wrap=True)
     header = diff.header.name if diff.header else "(no usable header)"
     table = Table(title=f"{game}", title_justify="left")
+    # short, distinct headers (a profile's name is long, and two cut to a width read the
+    # same): the profiles are the first row, folded rather than cut
     table.add_column("")
-    table.add_column(f"header: {escape(header)}")
-    table.add_column(f"as: {escape(diff.other.name)}")
+    table.add_column("as its header says", overflow="fold")
+    table.add_column("as --as says", overflow="fold")
+    table.add_row("profile", escape(header), escape(diff.other.name))
     table.add_row("status", diff.own.status, diff.as_other.status)
     table.add_row("violations", str(len(diff.own.violations)), str(len(diff.as_other.violations)))
     for hand in sorted({h["hand"] for h in (diff.own.hands or []) + (diff.as_other.hands or [])}):
@@ -176,48 +201,74 @@ def diff_rules(
 
 
 def what_if(
-    paths: Annotated[list[str], typer.Argument(help="Log files or directories.")],
-    game: Annotated[str, typer.Option("--game", "-g", help="The game.")],
-    seq: Annotated[int, typer.Option("--seq", help="The step to replace.")],
-    move: Annotated[list[str] | None, typer.Option("--move", "-m", help="A move: 7C, JS/H, 2D>lale, draw, pass (repeatable, in order).")] = None,
+    paths: PathsArgument = None,
+    game: GameOption = "",
+    seq: Annotated[int | None, typer.Option("--seq", metavar="S", min=0, help=(
+        "The line whose move to replace, by its seq (as validate prints it: `seq 2`)."))] = None,
+    move: Annotated[list[str] | None, typer.Option("--move", "-m", metavar="M", help=(
+        "A move: 7C, JS/H (a J declaring hearts), 2D>lale (a 2's gift to lale), draw, pass "
+        "(repeatable, in order)."))] = None,
+    warehouse: WarehouseOption = None,
     json: Annotated[bool, typer.Option("--json", help="One JSON object.")] = False,
     player: Annotated[str | None, typer.Option("--player", metavar="ID", help=(
         "This player's view: their own moves only, no draw, nothing they could not see."))] = None,
 ) -> None:
-    """At step SEQ, play other moves than the recorded one and see what follows.
+    """At the line numbered S (its seq, as `validate` and `replay --seq S` name it), play
+    other moves than the recorded one and see what follows.
 
-    Without --move, lists what was legal at the step. Exit status: 0, or 1 when a move is
-    refused, 2 when it cannot run.
+    Without --move, lists what was legal there. Cards are shown as people read them (10♥,
+    J♠ declaring ♥), a draw with its count. Exit status: 0, or 1 when a move is refused, 2
+    when it cannot run.
     """
-    from engine.whatif import WhatIfError, what_if_paths
+    from cli.sources import game_id
+    from engine.whatif import WhatIfError
+    from engine.whatif import what_if as run_what_if
 
+    game = game_id(game)
+    if not game or seq is None:
+        raise _fail("give the game with --game ID and the line with --seq S")
     try:
-        result = what_if_paths(paths, game, seq, move or [], player)
+        result = run_what_if(_lines(paths, warehouse, game), game, seq, move or [], player)
     except (FileNotFoundError, WhatIfError) as exc:
         raise _fail(str(exc)) from None
     if json:
         sys.stdout.buffer.write(orjson.dumps(result.to_json()) + b"\n")
         raise typer.Exit(1 if result.refused else 0)
+    from engine.cards import pretty, pretty_cards
+    from engine.events import from_encoded
+    from engine.narrate import describe_event
+
     console = Console(highlight=False, soft_wrap=True)
     recorded = result.recorded or {}
-    console.print(f"{game} seq {seq} (hand {result.hand}): recorded "
-                  f"{escape(orjson.dumps(recorded).decode())}")
+    try:
+        said = describe_event(from_encoded(recorded), recorded) if recorded else "nothing"
+    except (KeyError, TypeError, ValueError):  # a line the replay keeps but events cannot hold
+        said = orjson.dumps(recorded).decode()
+    console.print(f"{escape(game)} seq {seq} (hand {result.hand}): recorded {escape(said)}")
     for v in result.recorded_violations:
         console.print(f"  ✗ {v['code']}" + (f": {escape(v['message'])}" if v["message"] else ""))
-    console.print(f"legal instead: {' '.join(str(m) for m in result.alternatives) or 'nothing'}")
+    console.print(f"legal instead: {escape(', '.join(w for _, w in result.offered(at_end=False)) or 'nothing')}")
     for step in result.steps:
         state = step.state
         legal = (state.get("legal") or {}).get("text") or ""
-        drawn = f" drawing {' '.join(step.drawn)}" if step.drawn else ""
-        console.print(f"  seq {step.seq}: {escape(step.player)} {step.move}{drawn} → "
-                      f"pile {state['pile_top']}, pending {state['pending_total']}; {escape(legal)}")
+        if step.move.kind == "draw":
+            n = len(step.drawn)
+            did = f"draws {n} card{'s' if n != 1 else ''}" + (f" ({pretty_cards(step.drawn)})" if step.drawn else "")
+        elif step.move.kind == "pass":
+            did = "passes"
+        else:
+            did = f"plays {step.move.words()}"
+        pile = pretty(state["pile_top"]) if state.get("pile_top") else "(empty)"
+        pending = f", pending 7 total {state['pending_total']}" if state.get("pending_total") else ""
+        console.print(f"  seq {step.seq}: {escape(step.player)} {escape(did)} → pile {pile}{pending}"
+                      + (f"; {escape(legal)}" if legal else ""))
     if result.refused is not None:
-        console.print(f"[red]refused:[/red] {escape(result.refused.player)} {result.refused.move}: "
+        console.print(f"[red]refused:[/red] {escape(result.refused.player)} {escape(result.refused.move.words())}: "
                       f"{escape(result.refused.reason())}")
     if result.stopped:
         console.print(f"stopped: {escape(result.stopped)}")
     if result.next_moves:
-        console.print(f"next: {' '.join(str(m) for m in result.next_moves)}")
+        console.print(f"next: {escape(', '.join(w for _, w in result.offered(at_end=True)))}")
     if result.outcome is not None:
         recorded_winners = (result.recorded_outcome or {}).get("winners")
         console.print(f"branch outcome: winners {' '.join(result.outcome['winners'])} {result.outcome['scores']}; "
@@ -227,8 +278,8 @@ def what_if(
 
 
 def schema(
-    out: Annotated[Path | None, typer.Option("--out", "-o", help=f"Write it here (e.g. {DEFAULT_SCHEMA}).")] = None,
-    check: Annotated[Path | None, typer.Option("--check", help="Exit 1 unless this file equals the generated schema.")] = None,
+    out: Annotated[Path | None, typer.Option("--out", "-o", metavar="FILE", help=f"Write it here (e.g. {DEFAULT_SCHEMA}).")] = None,
+    check: Annotated[Path | None, typer.Option("--check", metavar="FILE", help="Exit 1 unless this file equals the generated schema.")] = None,
 ) -> None:
     """The JSON Schema (draft 2020-12) of a haftkhabis/1 line, generated from the codec's
     field table; standard output unless --out."""

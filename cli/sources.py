@@ -17,8 +17,11 @@ class SourceError(Exception):
 
 
 def game_id(raw: str) -> str:
-    """A game id as pasted: surrounding spaces (and quotes) trimmed."""
-    return raw.strip().strip("'\"").strip()
+    """A game id as pasted: surrounding spaces (and quotes) trimmed, as deep links read it
+    (`engine.replay.clean_game_id`)."""
+    from engine.replay import clean_game_id
+
+    return clean_game_id(raw)
 
 
 def from_logs(paths: list[str], game: str, *, digest: bool = False) -> GameReplay:
@@ -56,6 +59,31 @@ def from_warehouse(warehouse: str, game: str) -> GameReplay:
     if replay is None:
         raise SourceError(f"no game {game!r} in the warehouse {warehouse}")
     return replay
+
+
+def game_lines(paths: list[str] | None, warehouse: str | None, game: str) -> list[tuple[bytes, str | None, int | None]]:
+    """The lines of `game`, from log files (`paths`, every line: the engine picks the
+    game's) or from the warehouse's stored lines (`warehouse`, a local folder); one of the
+    two. SourceError when neither or both are given, or the warehouse has no such game."""
+    if warehouse is not None and paths:
+        raise SourceError("give either log paths or --warehouse DIR, not both")
+    if warehouse is None and not paths:
+        raise SourceError("give the log files holding the game, or --warehouse DIR")
+    if warehouse is None:
+        return log_lines(list(paths or []))
+    from ingest import read
+
+    try:
+        reader = read.connect(Path(warehouse).expanduser())
+    except read.WarehouseMissing as exc:
+        raise SourceError(str(exc)) from None
+    try:
+        found = read.game_lines(reader, game)
+    finally:
+        reader.close()
+    if not found:
+        raise SourceError(f"no game {game!r} in the warehouse {warehouse}")
+    return found
 
 
 def log_lines(paths: list[str]) -> list[tuple[bytes, str | None, int | None]]:

@@ -93,6 +93,7 @@ def register(app: typer.Typer) -> None:
     app.command("query")(query_command)
     stats = typer.Typer(help="Ready-made questions to the warehouse.", no_args_is_help=True)
     stats.command("players")(stats_players)
+    stats.command("player")(stats_player)
     stats.command("compliance")(stats_compliance)
     stats.command("game")(stats_game)
     stats.command("ratings")(stats_ratings)
@@ -526,16 +527,39 @@ def query_command(
             "add a LIMIT or raise --max-rows")
 
 
+class RankBy(StrEnum):
+    """The leaderboard's measures, as the dashboard's *Rank by* (`ingest.read.MEASURES`)."""
+
+    wins = "wins"
+    win_rate = "win-rate"
+    elimination_win_rate = "elimination-win-rate"
+    mean_points = "mean-points"
+
+    @property
+    def measure(self) -> str:
+        return {"wins": "wins", "win-rate": "points_win_rate", "elimination-win-rate": "elimination_win_rate",
+                "mean-points": "mean_points"}[self.value]
+
+
 def stats_players(
     warehouse: WarehouseOption = DEFAULT_WAREHOUSE,
     ruleset: Annotated[str | None, typer.Option("--ruleset", "-r", help="Only this ruleset.")] = None,
     limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="Players per ruleset.")] = 20,
-    min_hands: Annotated[int, typer.Option("--min-hands", min=0,
-                                           help="Only players with this many decided hands.")] = 0,
+    min_hands: Annotated[int, typer.Option("--min-hands", min=0, help=(
+        "Only players with this many hands in the measure's sample (decided hands; for a rate "
+        "or mean, the hands of that play)."))] = 0,
+    rank_by: Annotated[RankBy, typer.Option("--rank-by", help=(
+        "What to rank by: hands won (ties: fewer hands), the win rate in points play or in "
+        "elimination play, or the mean points in points play (fewest first) — the dashboard's "
+        "*Rank by*."))] = RankBy.wins,
     fmt: FormatOption = Format.table,
     storage: StorageOption = None,
 ) -> None:
-    """The leaderboard: games, hands, wins, win rate, points, violations, per ruleset."""
+    """The leaderboard: games, hands, wins, win rate, points, violations, per ruleset;
+    ranked by hands won, or by a rate or mean (`--rank-by`) over its sample (`--min-hands`)."""
+    if rank_by is not RankBy.wins:
+        _ranked_by(warehouse, storage, ruleset, limit, min_hands, rank_by, fmt)
+        return
     query = """
         SELECT ruleset, row_number() OVER (PARTITION BY ruleset
                    ORDER BY wins DESC, win_rate DESC NULLS LAST, player) AS rank,
@@ -549,6 +573,74 @@ def stats_players(
     with _open(warehouse, storage=storage) as reader:
         data = reader.arrow(query, [min_hands, ruleset, ruleset, limit])
         emit(data, fmt, "leaderboard")
+
+
+def _reader(warehouse: str, storage: list[str] | None) -> Any:
+    """The read model's reader (`ingest.read`, the dashboard's and the API's)."""
+    from ingest import read
+
+    try:
+        return read.connect(warehouse, storage_options(storage))
+    except read.WarehouseMissing as exc:
+        raise _fail(str(exc), 1) from None
+
+
+def _ranked_by(warehouse: str, storage: list[str] | None, ruleset: str | None, limit: int,
+               min_hands: int, rank_by: RankBy, fmt: Format) -> None:
+    import pyarrow as pa
+
+    from ingest import read
+
+    spec = read.MEASURES[rank_by.measure]
+    reader = _reader(warehouse, storage)
+    try:
+        frame = read.leaderboard(reader, [ruleset] if ruleset else [], min_hands, rank_by.measure, 1_000_000)
+    finally:
+        reader.close()
+    frame = frame.filter(frame["rank"] <= limit).rename(
+        {"measure": spec.label.replace(", ", " · "), "sample": f"sample: {read.SAMPLE_LABELS[spec.sample]}"})
+    emit(pa.table(frame.to_arrow()), fmt, f"leaderboard by {spec.label}")
+    if fmt is Format.table:
+        _console().print(f"ranked within each ruleset by {spec.explained}; the sample is the hands the "
+                         f"measure is over (at least {max(min_hands, 1)})")
+
+
+def stats_player(
+    player: Annotated[str, typer.Argument(help="The player id.", metavar="ID")],
+    warehouse: WarehouseOption = DEFAULT_WAREHOUSE,
+    fmt: FormatOption = Format.table,
+    storage: StorageOption = None,
+) -> None:
+    """One player: their rank and figures per ruleset (each play's rates apart), and their
+    own fouls by code — the dashboard's profile and `GET /v1/players/{id}`."""
+    import pyarrow as pa
+
+    from ingest import read
+
+    reader = _reader(warehouse, storage)
+    try:
+        figures = read.player_by_ruleset(reader, player)
+        ranks = read.player_rankings(reader, player).select("ruleset", "rank")
+        fouls = read.player_violations(reader, player)
+        if not figures.height:
+            names = [n for n in read.player_names(reader) if player.lower() in n.lower()][:10]
+            hint = f"; players whose id contains it: {', '.join(names)}" if names else ""
+            raise _fail(f"no player {player!r} in {warehouse}{hint}", 1)
+    finally:
+        reader.close()
+    figures = ranks.join(figures, on="ruleset", how="right").select(
+        "ruleset", "rank", *[c for c in figures.columns if c != "ruleset"])
+    figures = figures.select([c for c in figures.columns if figures[c].null_count() < figures.height])
+    if fmt is Format.json:
+        sys.stdout.buffer.write(orjson.dumps({"player": player, "rulesets": figures.to_dicts(),
+                                              "violations": fouls.to_dicts()}, default=_json_default) + b"\n")
+        return
+    if fmt is Format.csv:
+        emit(pa.table(figures.to_arrow()), fmt)
+        return
+    console = _console()
+    emit(pa.table(figures.to_arrow()), fmt, f"{player}: figures per ruleset (rates per play)", console=console)
+    emit(pa.table(fouls.to_arrow()), fmt, f"{player}: their own fouls, by code", console=console)
 
 
 def stats_compliance(

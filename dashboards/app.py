@@ -11,7 +11,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from dashboards import cache
+from dashboards import cache, views
 from dashboards.settings import warehouse_dir
 
 HERE = Path(__file__).parent
@@ -37,6 +37,7 @@ pages = {
     "Hands": [
         st.Page(PAGES / "replay.py", title="Replay", icon=":material/play_circle:", url_path="replay"),
         st.Page(PAGES / "check_log.py", title="Check a log", icon=":material/upload_file:", url_path="check"),
+        st.Page(PAGES / "cases.py", title="Cases", icon=":material/folder_open:", url_path="cases"),
     ],
 }
 #: session state: how many script runs this session has made (the run marker's number)
@@ -47,9 +48,21 @@ st.sidebar.caption(f"Warehouse: `{warehouse_dir()}` (read-only)")
 st.sidebar.button("Reload warehouse", on_click=cache.reload, icon=":material/refresh:",
                   help="Read the latest committed batch (after a new `haftkhabis ingest`).")
 run = st.session_state[RUNS] = st.session_state.get(RUNS, 0) + 1
+
+
+def _run_marker() -> None:
+    """The run's last element, after everything the page drew: a browser that sees this
+    number, and no element left stale, sees this run whole."""
+    st.sidebar.html(f'<span data-hk-run="{run}" hidden></span>')
+
+
 try:
     page.run()
-finally:
-    # The run's last element, after everything the page drew (also when it stopped early):
-    # a browser that sees this number, and no element left stale, sees this run whole.
-    st.sidebar.html(f'<span data-hk-run="{run}" hidden></span>')
+except views.PageDone:  # the page ended early, as it meant to (`views.done`)
+    pass
+except Exception:  # an error the page shows: this run is drawn as far as it got
+    _run_marker()
+    raise
+# Not after a rerun or `st.stop()` (Streamlit's control flow, BaseExceptions): a switch to
+# another page or a callback's rerun is not a run drawn whole, and the next run draws its own.
+_run_marker()

@@ -17,11 +17,13 @@ import streamlit as st
 from dashboards import upload
 from dashboards.settings import storage_options, warehouse_dir
 from dashboards.upload import UploadCheck
+from engine.bundle import BundleCase, make_bundle
 from engine.player_view import public_replay
 from engine.replay import GameReplay
 from engine.report import render_hand_report
 from engine.whatif import WhatIf
-from ingest import inference, read
+from ingest import cases, inference, read
+from ingest.schema import DATA_TABLES
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,11 +109,25 @@ def reload() -> None:
     _what_if.clear()
 
 
+#: the questions about the desk's cases: they change with the `cases` table alone
+CASE_QUERIES = frozenset({"cases", "case_revisions", "case_tags"})
+
+
+def data_key(current: read.Reader, name: str = "") -> tuple[int, ...]:
+    """What a cached answer depends on: the versions of the tables it reads. A case
+    written (a batch of its own) changes only `cases`, so the game tables' answers (and
+    replays) stay cached; an ingest or a compact changes them, and they are asked again."""
+    versions = current.snapshot.versions
+    if name in CASE_QUERIES:
+        return (versions.get("cases", 0),)
+    return tuple(versions.get(t, 0) for t in DATA_TABLES)
+
+
 @st.cache_data(max_entries=512, show_spinner=False)
-def _query(name: str, root: str, batch: int, args: tuple[Any, ...], _current: read.Reader) -> Any:
-    """Every warehouse question, cached by its name, the snapshot and its arguments (the
-    reader of that snapshot is passed along, not hashed)."""
-    del root, batch  # the key: a newer batch asks again
+def _query(name: str, root: str, key: tuple[int, ...], args: tuple[Any, ...], _current: read.Reader) -> Any:
+    """Every warehouse question, cached by its name, the versions of what it reads and its
+    arguments (the reader of that snapshot is passed along, not hashed)."""
+    del root, key  # the key: newer tables ask again
     return getattr(read, name)(_current, *args)
 
 
@@ -170,11 +186,12 @@ def step_analysis(game: str, seq: int) -> dict[str, Any] | None:
 def query(name: str, *args: Any) -> Any:
     """`read.<name>(reader, *args)`, cached."""
     current = reader()
-    return _query(name, str(current.root), current.batch, args, current)
+    return _query(name, str(current.root), data_key(current, name), args, current)
 
 
 @st.cache_resource(max_entries=32, show_spinner="Replaying the game…")
-def _replay(root: str, batch: int, game: str, viewer: str | None, _current: read.Reader) -> GameReplay | None:
+def _replay(root: str, batch: tuple[int, ...], game: str, viewer: str | None,
+            _current: read.Reader) -> GameReplay | None:
     if viewer is not None:  # the player view of the support view (`engine.player_view`)
         whole = _replay(root, batch, game, None, _current)
         return None if whole is None else public_replay(whole, viewer)
@@ -186,7 +203,7 @@ def replay_game(game: str, viewer: str | None = None) -> GameReplay | None:
     """A warehouse game replayed from its raw lines, every step recorded; with `viewer`,
     what that player could see of it (`engine.player_view.public_replay`)."""
     current = reader()
-    return _replay(str(current.root), current.batch, game, viewer, current)
+    return _replay(str(current.root), data_key(current), game, viewer, current)
 
 
 def player_replay(game: str, viewer: str) -> GameReplay:
@@ -199,8 +216,8 @@ def player_replay(game: str, viewer: str) -> GameReplay:
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
-def _hand_report(root: str, batch: int, game: str, hand: int, seq: int | None, viewer: str | None,
-                 _current: read.Reader) -> str:
+def _hand_report(root: str, batch: tuple[int, ...], game: str, hand: int, seq: int | None,
+                 viewer: str | None, _current: read.Reader) -> str:
     replay = _replay(root, batch, game, viewer, _current)
     if replay is None:
         raise ValueError(f"no game {game}")
@@ -211,14 +228,14 @@ def hand_report(game: str, hand: int, seq: int | None = None, viewer: str | None
     """The dispute report of `hand` about the line `seq`, in `viewer`'s player view (None:
     the support view) — what `haftkhabis report` writes."""
     current = reader()
-    return _hand_report(str(current.root), current.batch, game, hand, seq, viewer, current)
+    return _hand_report(str(current.root), data_key(current), game, hand, seq, viewer, current)
 
 
 # ------------------------------------------------------------------------ rules: inference, what-if
 
 
 @st.cache_data(max_entries=16, show_spinner="Replaying every game under every ruleset profile…")
-def _infer_builds(root: str, batch: int, flt: read.GameFilter, per_build: int) -> Any:
+def _infer_builds(root: str, batch: tuple[int, ...], flt: read.GameFilter, per_build: int) -> Any:
     del batch
     return inference.infer_builds(_reader(root), flt, per_build)
 
@@ -226,12 +243,13 @@ def _infer_builds(root: str, batch: int, flt: read.GameFilter, per_build: int) -
 def infer_builds(flt: read.GameFilter, per_build: int) -> inference.BuildInference:
     """The auditor panel's inference (`ingest.inference.infer_builds`), cached."""
     current = reader()
-    result: inference.BuildInference = _infer_builds(str(current.root), current.batch, flt, per_build)
+    result: inference.BuildInference = _infer_builds(str(current.root), data_key(current), flt, per_build)
     return result
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)
-def _what_if(root: str, batch: int, game: str, seq: int, moves: tuple[str, ...], viewer: str | None) -> Any:
+def _what_if(root: str, batch: tuple[int, ...], game: str, seq: int, moves: tuple[str, ...],
+             viewer: str | None) -> Any:
     del batch
     return inference.game_what_if(_reader(root), game, seq, moves, viewer)
 
@@ -240,5 +258,37 @@ def what_if(game: str, seq: int, moves: tuple[str, ...], viewer: str | None = No
     """The what-if at a step (`engine.whatif.what_if`), in `viewer`'s player view (None:
     the support view), cached per move list."""
     current = reader()
-    result: WhatIf = _what_if(str(current.root), current.batch, game, seq, moves, viewer)
+    result: WhatIf = _what_if(str(current.root), data_key(current), game, seq, moves, viewer)
     return result
+
+
+# ------------------------------------------------------------------------ the desk's cases
+
+
+def open_case(draft: cases.Draft, by: str) -> cases.Case:
+    """Open a case (a warehouse batch of its own, `ingest.cases`); the next run reads it."""
+    found = cases.open_case(str(warehouse_dir()), draft, by, storage_options=storage_options())
+    _reader.clear()
+    return found
+
+
+def update_case(case_id: str, change: cases.Change, by: str) -> cases.Case:
+    found = cases.update_case(str(warehouse_dir()), case_id, change, by, storage_options=storage_options())
+    _reader.clear()
+    return found
+
+
+@st.cache_data(max_entries=16, show_spinner="Making the evidence bundle…")
+def _bundle(root: str, key: tuple[int, ...], revision: tuple[str, int], _about: BundleCase,
+            _current: read.Reader) -> bytes:
+    del root, key, revision
+    return make_bundle([raw for raw, _, _ in read.game_lines(_current, _about.game)], _about)
+
+
+def case_bundle(row: dict[str, Any]) -> bytes:
+    """The evidence bundle of a case (its `cases` row, latest revision): what
+    `GET /v1/cases/{id}/bundle` serves, byte for byte."""
+    current = reader()
+    about = BundleCase(row["case_id"], row["game_id"], row["hand"], row["seq"], row["player"],
+                       tuple(row["tags"] or ()), row["decision"], row["decided_at"], row["updated_at"])
+    return _bundle(str(current.root), data_key(current), (row["case_id"], row["revision"]), about, current)

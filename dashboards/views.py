@@ -10,9 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
+from functools import partial
 from html import escape
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 from urllib.parse import urlencode
 
 import orjson
@@ -124,8 +125,19 @@ def reset_view(keys: ReplayKeys) -> None:
     st.session_state[keys.step] = 1
 
 
+def flagged_player(replay: GameReplay, step: ReplayStep | None) -> str | None:
+    """Whose view a support agent most likely wants: the player the step's violation
+    names, else the player of the game's first violation (None: nobody is flagged)."""
+    for found in (step, replay.next_violation(None)):
+        for violation in found.violations if found is not None else ():
+            if violation.player in replay.players:
+                return violation.player
+    return None
+
+
 def normalise_state(keys: ReplayKeys, replay: GameReplay) -> None:
-    """Bring hand and step into range (a deep link or an old session may point anywhere)."""
+    """Bring hand and step into range (a deep link or an old session may point anywhere);
+    the player view, until one is chosen, is the flagged player's."""
     ss = st.session_state
     hands = replay.hands
     if ss.get(keys.hand) not in hands:
@@ -140,7 +152,8 @@ def normalise_state(keys: ReplayKeys, replay: GameReplay) -> None:
     if ss.get(keys.view) not in VIEWS:
         ss[keys.view] = SUPPORT_VIEW
     if replay.players and ss.get(keys.viewer) not in replay.players:
-        ss[keys.viewer] = replay.players[0]
+        ss[keys.viewer] = flagged_player(replay, replay.step_at(ss[keys.hand], ss[keys.step])) \
+            or replay.players[0]
 
 
 def current_step(keys: ReplayKeys, replay: GameReplay) -> ReplayStep | None:
@@ -188,7 +201,7 @@ def replay_view(
         replay = view_of(viewer) if view_of is not None else public_replay(replay, viewer)
 
     steps = replay.hand_steps(ss[keys.hand])
-    nav = st.columns([1, 1, 1.4, 5], vertical_alignment="bottom")
+    nav = st.columns([1.2, 1, 1.4, 4.6], vertical_alignment="bottom")
     # keyboard stepping: ← and → step, N jumps to the next violation (ignored while typing)
     nav[0].button("◀ Previous", key=f"{keys.prefix}_prev", on_click=_step_by, args=(keys, replay, -1),
                   width="stretch", shortcut="Left", help="Previous step (←)")
@@ -218,18 +231,24 @@ def replay_view(
         below[0].markdown(f":material/link: [Link to this step]({url})")
         below[0].code(url, language=None)
     if report is not None and step.hand != SETUP_HAND:
-        view = f"{viewer}'s player view" if viewer else "support view"
-        below[1].download_button(
-            f"Download the dispute report ({view})",
-            data=lambda: report(step.hand, step.seq, viewer),
-            file_name=f"{replay.game}-hand-{step.hand}-seq-{step.seq}{'-' + viewer if viewer else ''}.html",
-            mime="text/html",
-            key=f"{keys.prefix}_report",
-            on_click="ignore",
-            help="About this step: a summary with the verdict and its rule, the step and its "
-                 "neighbours, the whole hand folded below"
-                 + (" — only what this player could see, no server paths" if viewer else ""),
-        )
+        # one click from the step: the report for the player the step is about (the view
+        # chosen, else the flagged player's), and in the support view the support report too
+        about = viewer or ss.get(keys.viewer)
+        with below[1]:
+            for who in dict.fromkeys([about, None] if viewer is None else [viewer]):
+                view = f"{who}'s player view" if who else "support view"
+                make: Callable[[], str] = partial(report, step.hand, step.seq, who)
+                st.download_button(
+                    f"Download the dispute report ({view})",
+                    data=make,
+                    file_name=f"{replay.game}-hand-{step.hand}-seq-{step.seq}{'-' + who if who else ''}.html",
+                    mime="text/html", key=f"{keys.prefix}_report_{'player' if who else 'support'}",
+                    on_click="ignore", type="primary" if who else "secondary", width="stretch",
+                    help="About this step: a summary with the verdict and its rule, the step and its "
+                         "neighbours, the whole hand folded below"
+                         + (f" — only what {who} could see, no server paths: the one to send them" if who else
+                            " — every hand, files and lines, for the desk"),
+                )
     score = replay.score_of(step.hand)
     if score is not None:
         with st.expander(f"Hand {step.hand} scores", expanded=False):
@@ -239,8 +258,22 @@ def replay_view(
     return step
 
 
-def _move_text(step: ReplayStep) -> str:
-    return step.text.replace("[", "(").replace("]", ")")  # no markdown links in a button label
+#: what Streamlit's markdown reads in a label (a button's label is markdown)
+_MARKDOWN = frozenset("\\`*_{}[]()#+-.!|~<>:$")
+
+
+def markdown_text(text: str) -> str:
+    """`text` shown as it is in a markdown label: every character markdown would read
+    escaped (a player id with `*` or `[…](…)` stays text)."""
+    return "".join("\\" + c if c in _MARKDOWN else c for c in text)
+
+
+def move_label(step: ReplayStep, *, current: bool = False) -> str:
+    """A move-list line: seq, verdict mark and the move, as text (flagged lines red, but
+    for the current one, whose button is coloured already)."""
+    icon = "✗" if step.violations else ("⚠" if step.set_aside else "✓")
+    label = markdown_text(f"{step.seq} {icon} {step.text}")
+    return f":red[{label}]" if step.flagged and not current else label
 
 
 def move_list(replay: GameReplay, keys: ReplayKeys, current: ReplayStep) -> None:
@@ -256,11 +289,8 @@ def move_list(replay: GameReplay, keys: ReplayKeys, current: ReplayStep) -> None
     st.caption(f"{len(shown)} of {len(steps)} lines · {flagged} flagged · ← → step, N next violation")
     with st.container(height=560, border=True, key=f"{keys.prefix}_moves"):
         for s in shown:
-            icon = "✗" if s.violations else ("⚠" if s.set_aside else "✓")
-            label = f"{s.seq:>3} {icon} {_move_text(s)}"
-            if s.flagged:
-                label = f":red[**{label}**]"
-            st.button(label, key=keys.move(s), on_click=go_to, args=(keys, s), width="stretch",
+            st.button(move_label(s, current=s is current), key=keys.move(s), on_click=go_to, args=(keys, s),
+                      width="stretch",
                       type="primary" if s is current else "tertiary",
                       help=f"{s.label}" + (" — " + ", ".join(v.code.value for v in s.violations) if s.violations else ""))
 
@@ -341,13 +371,24 @@ def query_int(params: Any, name: str) -> int | None:
         return None
 
 
+class PageDone(Exception):
+    """Raised by `done()`: the page ends here; the entry script catches it and still draws
+    the run marker (after `st.stop()` Streamlit sends nothing more, so a browser could not
+    tell that the run is whole)."""
+
+
+def done() -> NoReturn:
+    """End the page's run here (instead of `st.stop()`, which would also drop the run marker)."""
+    raise PageDone
+
+
 def require_warehouse() -> None:
     """Stop the page with an explanation when there is no warehouse to read."""
     problem = cache.warehouse_problem()
     if problem:
         st.warning(problem)
         st.page_link("app_pages/check_log.py", label="Check a log file instead", icon=":material/upload_file:")
-        st.stop()
+        done()
 
 
 def game_filter(prefix: str, *, builds: bool = False) -> read.GameFilter:
@@ -527,6 +568,33 @@ def ago(seconds: float | None) -> str:
         if seconds >= size:
             return f"{seconds / size:.0f} {unit}" if seconds >= 10 * size else f"{seconds / size:.1f} {unit}"
     return f"{seconds:.0f} s" if seconds >= 10 else f"{seconds:.1f} s"
+
+
+def header_width(label: str) -> int:
+    """Pixels a table column needs to show its header whole (Streamlit's grid sizes a
+    column by its values, and cuts a longer header)."""
+    return max(64, round(7.6 * len(label)) + 30)
+
+
+#: a colour per violation code, never two alike (Vega's default palette has ten, so an
+#: eleventh code took the first's colour): Tableau's twenty, in the codes' order
+CODE_PALETTE = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
+                "#9c755f", "#bab0ac", "#1f77b4", "#aec7e8", "#ffbb78", "#98df8a", "#d62728", "#ff9896",
+                "#9467bd", "#c5b0d5", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf", "#393b79")
+
+
+def code_colours(codes: Sequence[str]) -> Any:
+    """An Altair colour scale giving each code its own colour, the same on every chart
+    (by the code's place among all the engine's codes)."""
+    import altair as alt
+
+    from engine.violations import Code
+
+    known = sorted(c.value for c in Code)
+    order = sorted(set(codes), key=lambda c: (known.index(c) if c in known else len(known), c))
+    colours = [CODE_PALETTE[(known.index(c) if c in known else len(known) + i) % len(CODE_PALETTE)]
+               for i, c in enumerate(order)]
+    return alt.Scale(domain=order, range=colours)
 
 
 def percent(value: float | None) -> str:

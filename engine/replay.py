@@ -206,6 +206,26 @@ class GameReplay:
         return None
 
 
+# ---------------------------------------------------------------------------- naming a line
+#
+# One rule for every way a person names a game's line (a deep link's `game`, `hand`,
+# `step`, `seq`; the CLI's `--game`, `--hand`, `--step`, `--seq`): a game id is read as
+# pasted, less the spaces and quotes around it; a step number counts within its hand, so a
+# step without its hand names nothing and is refused, with how to name the line instead.
+
+
+def clean_game_id(text: str) -> str:
+    """A game id as pasted into a link, a box or a command line: the spaces and quotes
+    around it trimmed (`"t-27-…"`, `'t-27-…' ` are `t-27-…`)."""
+    return text.strip().strip("'\"").strip()
+
+
+def step_without_hand(hand: str = "hand=N", seq: str = "seq=S") -> str:
+    """What is wrong with a step number given without its hand, in the words of the place
+    it was given (a link's parameters, the CLI's options)."""
+    return f"a step number counts within its hand: name the hand too ({hand}), or the line by its seq ({seq})"
+
+
 class UploadTooLarge(ValueError):
     """A compressed upload that inflates past the cap."""
 

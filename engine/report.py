@@ -187,7 +187,20 @@ def verdict_words(step: ReplayStep | None) -> tuple[str, str]:
     return f"The move was legal.{why}", "—"
 
 
-def _summary(replay: GameReplay, hand: int, focus: ReplayStep | None) -> str:
+#: the most log files a "Reproduce" line names (a game pushed in many bodies has many)
+REPRODUCE_FILES = 4
+
+
+def reproduce_source(replay: GameReplay) -> str:
+    """Where `haftkhabis replay` reads the game again: the log files its lines came from,
+    as they were given (`LOG` when they are not known, or too many to name)."""
+    files = list(dict.fromkeys(s.file for s in replay.steps if s.file))
+    if not files or len(files) > REPRODUCE_FILES:
+        return "LOG"
+    return " ".join(files)
+
+
+def _summary(replay: GameReplay, hand: int, focus: ReplayStep | None, source: str | None) -> str:
     verdict, rule = verdict_words(focus)
     viewer = replay.viewer
     rows = [
@@ -206,8 +219,8 @@ def _summary(replay: GameReplay, hand: int, focus: ReplayStep | None) -> str:
     rows.append(("Game log sha256", f"<code>{escape(replay.digest or 'unknown')}</code>"
                  + (f" ({len(replay.steps)} lines, in seq order)" if replay.digest else "")))
     if viewer is None and focus is not None:
-        rows.append(("Reproduce", f"<code>haftkhabis replay LOG --game {escape(replay.game)} --seq {focus.seq}"
-                     "</code>"))
+        rows.append(("Reproduce", f"<code>haftkhabis replay {escape(source or reproduce_source(replay))} "
+                     f"--game {escape(replay.game)} --seq {focus.seq}</code>"))
     body = "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in rows)
     tone = "bad" if focus is not None and focus.flagged else "ok"
     return (f'<section class="hk-summary {tone}"><div class="hk-verdict">{escape(verdict)}</div>'
@@ -215,11 +228,13 @@ def _summary(replay: GameReplay, hand: int, focus: ReplayStep | None) -> str:
 
 
 def render_hand_report(replay: GameReplay, hand: int, *, seq: int | None = None,
-                       viewer: str | None = None) -> str:
+                       viewer: str | None = None, source: str | None = None) -> str:
     """The dispute report of `hand` as one HTML document: about the line `seq` (default:
     the hand's first flagged step), in `viewer`'s player view (`public_replay`; default: the
-    view `replay` already is, the support view unless it is a player's). ValueError when
-    the hand, the line or the player is not in the game."""
+    view `replay` already is, the support view unless it is a player's). `source` is where
+    the support view's "Reproduce" line reads the game (`--warehouse DIR`, or log paths;
+    default: the log files the game's lines came from). ValueError when the hand, the line
+    or the player is not in the game."""
     steps = replay.hand_steps(hand)
     if not steps:
         raise ValueError(f"game {replay.game} has no hand {hand} (hands: {', '.join(map(str, replay.hands))})")
@@ -245,7 +260,7 @@ def render_hand_report(replay: GameReplay, hand: int, *, seq: int | None = None,
         f"<h1>Dispute report: {escape(title)}</h1>",
         f'<div class="hk-meta">{escape(view)} · game status {ui.status_badge(replay.status)} · '
         f"{len(steps)} steps in this hand, {n_bad} flagged</div>",
-        _summary(replay, hand, focus),
+        _summary(replay, hand, focus, source),
     ]
     if focus is not None:
         around = [s for s in steps if abs(s.number - focus.number) <= NEIGHBOURS]

@@ -29,7 +29,7 @@ from typing import Any
 import orjson
 
 from engine import _core
-from engine.cards import RANKS, SUITS, pack
+from engine.cards import RANKS, SUIT_SYMBOLS, SUITS, pack, pretty
 from engine.infer import GameLog, Line, collect_games, read_paths
 from engine.player_view import branch_stop, public_whatif
 from engine.profiles import ruleset_infos
@@ -69,6 +69,20 @@ class Move:
         if self.kind != "play":
             return self.kind
         return f"{self.card}{'/' + self.suit if self.suit else ''}{'>' + self.target if self.target else ''}"
+
+    def words(self, draws: int | None = None) -> str:
+        """The move as people read it: `10♥`, `J♠ declaring ♥`, `2♦ to lale`, `draw 2`,
+        `pass` (`draws`: how many cards the draw takes, when known)."""
+        if self.kind == "draw":
+            return f"draw {draws}" if draws else "draw"
+        if self.kind != "play" or self.card is None:
+            return self.kind
+        text = pretty(self.card)
+        if self.suit:
+            text += f" declaring {SUIT_SYMBOLS.get(self.suit, self.suit)}"
+        if self.target:
+            text += f" to {self.target}"
+        return text
 
     def line(self, game: str, seq: int, player: str, cards: Sequence[str] = ()) -> dict[str, Any]:
         """The log line this move is, for `player` at `seq`."""
@@ -135,6 +149,20 @@ class WhatIf:
     def state(self) -> dict[str, Any] | None:
         """The state at the branch's end."""
         return self.steps[-1].state if self.steps else self.before
+
+    def draws(self, *, at_end: bool) -> int | None:
+        """How many cards a draw takes at `seq` (or at the branch's end): the legality
+        view's count."""
+        state = self.state if at_end else self.before
+        legal = (state or {}).get("legal") or {}
+        count = legal.get("draw")
+        return count if isinstance(count, int) and count > 0 else None
+
+    def offered(self, *, at_end: bool) -> list[tuple[Move, str]]:
+        """The moves legal at `seq` (or at the branch's end), each with its words."""
+        moves = self.next_moves if at_end else self.alternatives
+        count = self.draws(at_end=at_end)
+        return [(move, move.words(count)) for move in moves]
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -59,7 +59,7 @@ from engine.reader import InputPathError
 from ingest import summaries
 from ingest.columns import to_table
 from ingest.lifetime import die_with_parent
-from ingest.schema import DATA_TABLES, GAME_TABLES, SUMMARY_TABLES
+from ingest.schema import CASE_TABLES, DATA_TABLES, GAME_TABLES, SUMMARY_TABLES
 from ingest.spools import spool_folder, sweep_once
 from ingest.store import (
     OpenBudget,
@@ -1122,6 +1122,8 @@ def _commit(store: Warehouse, snapshot: Snapshot, inputs: list[InputFile], route
         versions["player_stats"] = summaries.commit(store, stats, batch, prefix, attempt)
     else:
         versions.update({n: snapshot.versions[n] for n in SUMMARY_TABLES})
+    # the desk's cases are not the batch's: carried over as the snapshot had them
+    versions.update({n: snapshot.versions[n] for n in CASE_TABLES})
     reports = routed.files
     file_rows = []
     for item in inputs:

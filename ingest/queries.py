@@ -230,7 +230,14 @@ def attach_snapshot(con: duckdb.DuckDBPyConnection, store: Warehouse, snapshot: 
     the dashboard's sessions each query on their own) materialises them instead."""
     readable: list[str] = []
     for name, spec in TABLES.items():
-        version = snapshot.versions[name]
+        version = snapshot.versions.get(name, 0)
+        if version == 0 and name != "batches":
+            # version 0 is the table as `ensure` created it, empty (and a table added
+            # later, `LATER_TABLES`, may not exist yet in an older warehouse)
+            con.register("empty_table", spec.schema.empty_table())
+            con.execute(f"CREATE TABLE {name} AS SELECT * FROM empty_table")
+            con.unregister("empty_table")
+            continue
         if not store.location.local:
             dataset = store.dataset(name, version)
             if shared:

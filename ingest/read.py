@@ -394,7 +394,8 @@ def points_distribution(reader: Reader, flt: GameFilter) -> pl.DataFrame:
 def winning_cards(reader: Reader, flt: GameFilter) -> pl.DataFrame:
     source, where, params = flt.on("hands", "h")
     return reader.frame(f"""
-        SELECT h.ruleset, substr(h.winning_card, 1, 1) AS rank, h.multiplier, count(*) AS hands
+        SELECT h.ruleset, replace(substr(h.winning_card, 1, 1), 'T', '10') AS rank, h.multiplier,
+               count(*) AS hands
         FROM {source}
         WHERE h.reason = 'out' AND h.winning_card IS NOT NULL AND {where}
         GROUP BY ALL ORDER BY h.ruleset, hands DESC""", params)
@@ -470,6 +471,11 @@ MEASURES: dict[str, Measure] = {
                            "mean points taken per hand in points play, fewest first (the "
                            "score counts against the player; elimination play scores none)"),
 }
+
+
+#: each measure's sample (the hands it is taken over), in words
+SAMPLE_LABELS = {"hands": "hands", "points_hands": "hands · points play",
+                 "elimination_hands": "hands · elimination play", "scored_hands": "scored hands"}
 
 
 def leaderboard(reader: Reader, rulesets: Sequence[str], min_hands: int, measure: str = "wins",
@@ -612,9 +618,22 @@ def player_head_to_head(reader: Reader, player: str) -> pl.DataFrame:
         GROUP BY ALL ORDER BY hands DESC, opponent""", [player, player])
 
 
+def two_players(reader: Reader, rulesets: Sequence[str]) -> pl.DataFrame:
+    """Everyone in the 2-card matrix: each player's 2s given and received (to and from
+    another player), the most given first (the matrix shows the top of this by default)."""
+    clause = f"ruleset IN ({', '.join('?' * len(rulesets))})" if rulesets else "TRUE"
+    return reader.frame(f"""
+        WITH twos AS (SELECT player, gift_to FROM events
+                      WHERE {clause} AND gift_to IS NOT NULL AND gift_to <> player)
+        SELECT player, sum(given)::BIGINT AS given, sum(received)::BIGINT AS received FROM (
+            SELECT player, count(*) AS given, 0 AS received FROM twos GROUP BY player
+            UNION ALL SELECT gift_to AS player, 0, count(*) FROM twos GROUP BY gift_to)
+        GROUP BY player ORDER BY given DESC, received DESC, player""", list(rulesets))
+
+
 def two_targets(reader: Reader, rulesets: Sequence[str], players: int = 25, lift: bool = False,
-                min_expected: float = 0.0) -> pl.DataFrame:
-    """Who gives 2s to whom, among the players who give most.
+                min_expected: float = 0.0, chosen: Sequence[str] = ()) -> pl.DataFrame:
+    """Who gives 2s to whom, among the players who give most (or among `chosen`).
 
     Counts come from one scan of the 2s in `events`; with `lift`, the `two_targets` view
     also weighs each count against a fair choice among the others at each table (a join
@@ -631,13 +650,19 @@ def two_targets(reader: Reader, rulesets: Sequence[str], players: int = 25, lift
                      FROM (SELECT player, gift_to AS target FROM events
                            WHERE {clause} AND gift_to IS NOT NULL AND gift_to <> player)
                      GROUP BY player, target"""
+    top_params: list[Any]
+    if chosen:
+        top, top_params = "SELECT unnest(?::VARCHAR[]) AS player", [list(chosen)]
+    else:
+        top = "SELECT player FROM t GROUP BY player ORDER BY sum(twos) DESC, player LIMIT ?"
+        top_params = [players]
     return reader.frame(f"""
         WITH t AS ({source}),
-             top AS (SELECT player FROM t GROUP BY player ORDER BY sum(twos) DESC, player LIMIT ?)
+             top AS ({top})
         SELECT player, target, twos, expected_twos,
                CASE WHEN expected_twos > 0 AND expected_twos >= ? THEN twos / expected_twos END AS lift
         FROM t WHERE player IN (SELECT player FROM top) AND target IN (SELECT player FROM top)
-        ORDER BY player, target""", [*rulesets, players, min_expected])
+        ORDER BY player, target""", [*rulesets, *top_params, min_expected])
 
 
 def two_games(reader: Reader, rulesets: Sequence[str], player: str, target: str,
@@ -926,3 +951,77 @@ def pair_audit(reader: Reader, build: str | None = None, ruleset: str | None = N
                                        since=None if since is None else since.isoformat())
     report = pairs.audit_pairs(gifts, level, permutations)
     return {**report.to_json(), "null_max": report.null_max}
+
+
+# ------------------------------------------------------------------------ the support desk's cases
+#
+# A case is the latest revision of its rows in `cases` (ingest/cases.py); the revisions
+# before it are its history.
+
+#: the latest revision of every case
+_LATEST_CASES = """
+    SELECT * FROM cases
+    QUALIFY row_number() OVER (PARTITION BY case_id ORDER BY revision DESC) = 1"""
+
+
+@dataclass(frozen=True, slots=True)
+class CaseSearch:
+    """What the desk looks for: a game (its exact id), a tag, a player, an open or decided
+    status, and text found (in any case) in the notes, the decision, the tags, the game id
+    or the player."""
+
+    game: str = ""
+    tag: str = ""
+    player: str = ""
+    status: str = ""  # open · decided · "" for both
+    text: str = ""
+
+
+def cases(reader: Reader, search: CaseSearch, limit: int = 200,
+          after: tuple[Any, str] | None = None) -> pl.DataFrame:
+    """The cases matching `search`, the most recently updated first (the key: `updated_at`,
+    `case_id`; `after` the last row's key of the previous page)."""
+    clauses: list[str] = []
+    params: list[Any] = []
+    if search.game:
+        clauses.append("game_id = ?")
+        params.append(search.game)
+    if search.tag:
+        clauses.append("list_contains(tags, ?)")
+        params.append(search.tag.strip().lower())
+    if search.player:
+        clauses.append("player = ?")
+        params.append(search.player)
+    if search.status == "open":
+        clauses.append("decision IS NULL")
+    elif search.status == "decided":
+        clauses.append("decision IS NOT NULL")
+    if search.text:
+        clauses.append("""contains(lower(concat_ws(' ', game_id, coalesce(player, ''), coalesce(decision, ''),
+                                                  array_to_string(tags, ' '),
+                                                  array_to_string(list_transform(notes, lambda n: n.text), ' '))), ?)""")
+        params.append(search.text.strip().lower())
+    if after is not None:
+        clauses.append("(updated_at < ?::TIMESTAMPTZ OR (updated_at = ?::TIMESTAMPTZ AND case_id > ?))")
+        params += [after[0], after[0], after[1]]
+    where = " AND ".join(clauses) or "TRUE"
+    return reader.frame(f"""
+        SELECT case_id, revision, game_id, hand, seq, player, tags, notes, decision, decided_by,
+               decided_at, opened_by, opened_at, updated_by, updated_at, batch,
+               CASE WHEN decision IS NULL THEN 'open' ELSE 'decided' END AS status
+        FROM ({_LATEST_CASES}) WHERE {where}
+        ORDER BY updated_at DESC, case_id LIMIT ?""", [*params, limit])
+
+
+def case_revisions(reader: Reader, case_id: str) -> pl.DataFrame:
+    """Every revision of one case, the first first (empty: no such case)."""
+    return reader.frame("""
+        SELECT case_id, revision, game_id, hand, seq, player, tags, notes, decision, decided_by,
+               decided_at, opened_by, opened_at, updated_by, updated_at, batch
+        FROM cases WHERE case_id = ? ORDER BY revision""", [case_id])
+
+
+def case_tags(reader: Reader) -> list[str]:
+    """Every tag the cases hold now, for the desk's filter."""
+    return [r[0] for r in reader.rows(
+        f"SELECT DISTINCT unnest(tags) AS tag FROM ({_LATEST_CASES}) ORDER BY tag")]

@@ -21,8 +21,13 @@ import pyarrow as pa
 from engine._core import warehouse_columns
 
 #: bump on any change of a table's columns (the engine's included); the warehouse records
-#: it in `batches`
-SCHEMA_VERSION = 4
+#: it in `batches`. 5 added the `cases` table: a build reading version 4 would not carry
+#: the cases' version in the `batches` rows it writes (and so drop them from the
+#: snapshot), so it must refuse 5
+SCHEMA_VERSION = 5
+#: the versions this build reads: a version-4 warehouse has no `cases` yet (read as empty;
+#: its next writer creates the table and writes version 5)
+READABLE_SCHEMAS = frozenset({4, 5})
 
 #: the partition value when a game's ruleset is not one the engine knows
 UNKNOWN_RULESET = "unknown"
@@ -103,6 +108,37 @@ PLAYER_STATS = pa.schema([
     pa.field("hands_scored", pa.int64(), nullable=False),
 ])
 
+#: a note on a case: when, by whom (the API key's name, or the desk agent's), what
+CASE_NOTE = pa.struct([
+    pa.field("at", TS),
+    pa.field("by", pa.string()),
+    pa.field("text", pa.string()),
+])
+
+#: the support desk's cases (ingest/cases.py), written by the service and the dashboard's
+#: desk, not from logs. A row is one revision of a case: the whole case as it stood after
+#: one write (opened, a note added, tags changed, a decision taken), so a case is its
+#: latest revision and its history the rows before it; nothing is ever rewritten.
+CASES = pa.schema([
+    pa.field("case_id", pa.string(), nullable=False),
+    pa.field("revision", pa.int32(), nullable=False),
+    pa.field("game_id", pa.string(), nullable=False),
+    pa.field("hand", pa.int32()),
+    pa.field("seq", pa.int64()),
+    # whose complaint it is: the bundle's report is in this player's view
+    pa.field("player", pa.string()),
+    pa.field("tags", NAMES),
+    pa.field("notes", pa.list_(CASE_NOTE)),
+    pa.field("decision", pa.string()),
+    pa.field("decided_by", pa.string()),
+    pa.field("decided_at", TS),
+    pa.field("opened_by", pa.string(), nullable=False),
+    pa.field("opened_at", TS, nullable=False),
+    pa.field("updated_by", pa.string(), nullable=False),
+    pa.field("updated_at", TS, nullable=False),
+    pa.field("batch", pa.int64(), nullable=False),
+])
+
 BATCH_FILE = pa.struct([
     pa.field("path", pa.string()),
     pa.field("size", pa.int64()),
@@ -159,6 +195,7 @@ TABLES: dict[str, TableSpec] = {
         TableSpec("violations", VIOLATIONS, PARTITION_COLUMNS),
         TableSpec("quarantine", QUARANTINE, ()),
         TableSpec("player_stats", PLAYER_STATS, ()),
+        TableSpec("cases", CASES, ()),
         TableSpec("batches", BATCHES, ()),
     )
 }
@@ -169,5 +206,11 @@ GAME_TABLES: tuple[str, ...] = tuple(n for n, s in TABLES.items() if s.game_keye
 SUMMARY_TABLES: tuple[str, ...] = ("player_stats",)
 #: the tables the ingest workers write: the game tables and `quarantine`
 DATA_TABLES: tuple[str, ...] = (*GAME_TABLES, "quarantine")
+#: tables the support desk writes (ingest/cases.py), one batch per write; every other
+#: writer carries their version over from the snapshot it started from
+CASE_TABLES: tuple[str, ...] = ("cases",)
+#: tables added after warehouses were first written (schema 4 had none of them): a
+#: warehouse without one reads it as empty, and its next writer creates it
+LATER_TABLES: tuple[str, ...] = ("cases",)
 #: every table but `batches`, whose rows record their versions (the committed snapshot)
-SNAPSHOT_TABLES: tuple[str, ...] = (*DATA_TABLES, *SUMMARY_TABLES)
+SNAPSHOT_TABLES: tuple[str, ...] = (*DATA_TABLES, *SUMMARY_TABLES, *CASE_TABLES)

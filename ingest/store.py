@@ -58,7 +58,14 @@ if TYPE_CHECKING:
 # MiB of memory
 
 from ingest import lock as writer_lock
-from ingest.schema import SCHEMA_VERSION, SNAPSHOT_TABLES, TABLES, TableSpec
+from ingest.schema import (
+    LATER_TABLES,
+    READABLE_SCHEMAS,
+    SCHEMA_VERSION,
+    SNAPSHOT_TABLES,
+    TABLES,
+    TableSpec,
+)
 from ingest.storage import AtomicOutput, Location
 
 DEFAULT_WAREHOUSE = "data/warehouse"
@@ -83,7 +90,7 @@ ROWS_PER_GROUP = 131_072
 #: sized by how wide each table's rows are, so a worker's buffers stay near 100 MiB
 #: whatever the input's size
 ROW_BUFFER = {"events": 65_536, "hand_players": 65_536, "hands": 32_768, "games": 16_384,
-              "violations": 16_384, "quarantine": 4_096, "batches": 1_024}
+              "violations": 16_384, "quarantine": 4_096, "batches": 1_024, "cases": 1_024}
 ROWS_PER_FILE = 4_000_000
 #: batches a writer keeps apart in one partition before it gathers them into one: every
 #: batch's arrays and buffers carry their own bookkeeping (a few KiB), so the batches of a
@@ -185,8 +192,10 @@ class Warehouse:
 
     def exists(self) -> bool:
         """Whether every table is there (one stat of its log folder each: every reader
-        asks, before each snapshot)."""
-        return all(self.location.exists(self.location.join(n, "_delta_log")) for n in TABLES)
+        asks, before each snapshot); a table added later (`LATER_TABLES`) may be missing
+        until the warehouse's next writer creates it."""
+        return all(self.location.exists(self.location.join(n, "_delta_log"))
+                   for n in TABLES if n not in LATER_TABLES)
 
     def ensure(self) -> None:
         """Create the folder and every table (empty, version 0) that is missing."""
@@ -260,11 +269,12 @@ class Warehouse:
         row = self._latest_batch(table)
         if row is None:
             return Snapshot(0, dict.fromkeys(TABLES, 0) | {"batches": table.version()})
-        if row["schema_version"] != SCHEMA_VERSION:
+        if row["schema_version"] not in READABLE_SCHEMAS:
             raise WarehouseError(
                 f"{self.root} was written with schema version {row['schema_version']}; "
-                f"this build reads version {SCHEMA_VERSION}")
-        versions = dict(row["table_versions"])
+                f"this build reads versions {', '.join(map(str, sorted(READABLE_SCHEMAS)))}")
+        # a table the batch's schema did not have yet (`LATER_TABLES`) is empty: version 0
+        versions = dict.fromkeys(SNAPSHOT_TABLES, 0) | dict(row["table_versions"])
         versions["batches"] = table.version()
         return Snapshot(int(row["id"]), versions)
 
@@ -529,6 +539,10 @@ class Warehouse:
         two writers' rows never share a file name."""
         from deltalake.exceptions import DeltaError
 
+        missing = [n for n in SNAPSHOT_TABLES if n not in versions]
+        if missing:  # a writer that forgot a table would drop it from the snapshot
+            raise WarehouseError(f"batch {row['id']} records no version of {', '.join(missing)}; "
+                                 "every table's version must be carried over")
         row = dict(row, table_versions=list(versions.items()), schema_version=SCHEMA_VERSION)
         writer = PartWriter(self, "batches", prefix=f"{prefix}-row" if prefix
                             else f"b{row['id']:06d}-{new_token()}")

@@ -31,11 +31,15 @@ from fastapi import Depends, FastAPI, Query, Request, Security
 from fastapi import Path as PathParam
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
+from fastapi.routing import APIRoute
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.background import BackgroundTask
+from fastapi_offline import FastAPIOffline
+from pydantic import BeforeValidator, StringConstraints
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match
 
 from engine import ENGINE_VERSION, _core
 from engine.analysis import AnalysisError, analyse_replay
@@ -67,6 +71,10 @@ MiB = 1 << 20
 MAX_BRANCH = 200
 #: a hand's analysis runs on the request: its rollouts are capped
 MAX_ANALYSIS_ROLLOUTS = 2000
+#: a what-if move as `engine.whatif.Move.parse` reads it: a card (a J with the suit it
+#: declares, a 2 with its target), `draw` or `pass`, in any case. Declared, so every move
+#: of this form is answered (a move the rules forbid is refused in the answer, with its rule)
+MOVE = r"^(?:[2-9TJQKAtjqka][CDHScdhs](?:/[CDHScdhs])?(?:>\S.{0,255})?|[Dd][Rr][Aa][Ww]|[Pp][Aa][Ss][Ss])$"
 
 
 @dataclass(frozen=True)
@@ -143,13 +151,34 @@ AUTH_ERRORS: dict[int | str, dict[str, Any]] = {
 }
 READ_ERRORS = AUTH_ERRORS | {503: _doc("there is no warehouse to read yet")}
 
+def _iso_day(value: object) -> object:
+    """A day as the API takes it: YYYY-MM-DD only (pydantic alone would read `0` as the
+    first day of 1970)."""
+    if isinstance(value, str) and not (len(value) == 10 and value[4] == "-" and value[7] == "-"):
+        raise ValueError("a day is written YYYY-MM-DD")
+    return value
+
+
 Rulesets = Annotated[list[str], Query(alias="ruleset", description="only these rulesets (repeatable)")]
 Builds = Annotated[list[str], Query(alias="build", description="only these server builds (repeatable; `?` for none)")]
 Codes = Annotated[list[Code], Query(alias="code", description="only these violation codes (repeatable)")]
-From = Annotated[date | None, Query(alias="from", description="games started on or after this day (UTC)")]
-To = Annotated[date | None, Query(alias="to", description="games started on or before this day (UTC)")]
+From = Annotated[date | None, BeforeValidator(_iso_day),
+                 Query(alias="from", description="games started on or after this day (UTC)")]
+To = Annotated[date | None, BeforeValidator(_iso_day),
+               Query(alias="to", description="games started on or before this day (UTC)")]
 Limit = Annotated[int, Query(ge=1, le=1000, description="rows on a page")]
-Cursor = Annotated[str | None, Query(max_length=2000, description="`next_cursor` of the previous page")]
+
+
+#: `cursor` of a listing: its format declared (`service.views.CURSOR_FORMATS`), so every
+#: string of that format is a key the listing pages after
+_CURSOR = ("`next_cursor` of the previous page: the last row's key, its parts percent-encoded "
+           "and joined by `~`")
+LeaderboardCursor = Annotated[str | None, Query(max_length=2000, pattern=views.CURSOR_FORMATS["leaderboard"],
+                                                description=_CURSOR)]
+ComplianceCursor = Annotated[str | None, Query(max_length=2000, pattern=views.CURSOR_FORMATS["compliance"],
+                                               description=_CURSOR)]
+ViolationsCursor = Annotated[str | None, Query(max_length=2000, pattern=views.CURSOR_FORMATS["violations"],
+                                               description=_CURSOR)]
 GameId = Annotated[str, PathParam(description="the log's `game`", max_length=256)]
 Statuses = Annotated[list[models.Status], Query(alias="status", description="only games of these statuses (repeatable)")]
 
@@ -232,7 +261,9 @@ def create_app(settings: Settings) -> FastAPI:
         pool.shutdown()
         gc.unfreeze()
 
-    app = FastAPI(
+    # the documentation pages' scripts and styles come from the fastapi-offline package,
+    # served here: the pages work without a CDN (or any network)
+    app = FastAPIOffline(
         title="Haft Khabis log service",
         version=API_VERSION,
         summary="Validate, ingest and replay Haft Khabis game logs (haftkhabis/1).",
@@ -244,6 +275,7 @@ def create_app(settings: Settings) -> FastAPI:
         openapi_url="/v1/openapi.json",
         docs_url="/v1/docs",
         redoc_url="/v1/redoc",
+        static_url="/v1/docs-static",
         lifespan=lifespan,
     )
 
@@ -257,10 +289,19 @@ def create_app(settings: Settings) -> FastAPI:
     async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         names = {404: "not_found", 405: "method_not_allowed"}
         message = exc.detail if isinstance(exc.detail, str) else "request refused"
+        headers = dict(getattr(exc, "headers", None) or {})
         if exc.status_code == 404 and message == "Not Found":
             message = f"no such endpoint: {request.url.path} (see /v1/docs)"
-        return _problem(exc.status_code, names.get(exc.status_code, "http_error"), message,
-                        getattr(exc, "headers", None))
+        if exc.status_code == 405:
+            # every method the path answers (Starlette names only the first route's, and
+            # a path with a GET and a POST is two routes)
+            allowed = sorted({m for route in app.routes if isinstance(route, APIRoute)
+                              and route.matches(request.scope)[0] is not Match.NONE
+                              for m in route.methods or ()})
+            if allowed:
+                headers["Allow"] = ", ".join(allowed)
+                message = f"{request.method} is not answered here; {request.url.path} takes {headers['Allow']}"
+        return _problem(exc.status_code, names.get(exc.status_code, "http_error"), message, headers)
 
     @app.exception_handler(RequestValidationError)
     async def bad_request(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -337,9 +378,6 @@ def create_app(settings: Settings) -> FastAPI:
     def filter_of(rulesets: list[str], builds: list[str], start: date | None, end: date | None) -> read.GameFilter:
         return read.GameFilter(tuple(rulesets), start, end, tuple(builds))
 
-    def bad_cursor(exc: views.BadCursor) -> ApiError:
-        return ApiError(400, "bad_cursor", str(exc))
-
     # ------------------------------------------------------------------ health
 
     @app.get("/v1/health", response_model=models.Health, tags=["service"])
@@ -359,8 +397,8 @@ def create_app(settings: Settings) -> FastAPI:
             "description": "JSON lines (haftkhabis/1), optionally gzip'd (`Content-Encoding: gzip`, "
                            "or a .gz file's bytes as they are).",
             "content": {
-                NDJSON: {"schema": {"type": "string", "format": "binary"}},
-                "application/octet-stream": {"schema": {"type": "string", "format": "binary"}},
+                NDJSON: {"schema": {"type": "string", "format": "binary", "minLength": 1}},
+                "application/octet-stream": {"schema": {"type": "string", "format": "binary", "minLength": 1}},
             },
         },
     }
@@ -370,9 +408,14 @@ def create_app(settings: Settings) -> FastAPI:
         if declared is not None and declared.isdigit() and int(declared) > limit \
                 and request.headers.get("content-encoding") in (None, "identity"):
             raise BodyTooLarge(limit)
+        empty = True
         async for piece in decoded(pace.paced(request.stream()), request.headers.get("content-encoding"),
                                    limit):
+            empty = empty and not piece
             yield piece
+        if empty:
+            raise BadBody("the body is empty: send the log's JSON lines (haftkhabis/1), "
+                          "optionally gzip'd")
 
     @app.post(
         "/v1/validate", tags=["logs"], openapi_extra=body_doc,
@@ -386,7 +429,7 @@ def create_app(settings: Settings) -> FastAPI:
                       "Haftkhabis-Games": {"schema": {"type": "integer"}, "description": "games judged"},
                       "Haftkhabis-Compliant": {"schema": {"type": "boolean"},
                                                "description": "every game compliant, no line error"}}},
-            400: _doc("the body cannot be read (a broken gzip stream, an unknown encoding)"),
+            400: _doc("the body is empty or cannot be read (a broken gzip stream, an unknown encoding)"),
             408: _doc("the body arrived slower than the server's minimum rate"),
             413: _doc("the body (decompressed) is larger than the server's cap"),
             429: _doc("the key has as many validations in flight as it may"),
@@ -439,7 +482,7 @@ def create_app(settings: Settings) -> FastAPI:
         "/v1/ingest", status_code=202, response_model=models.BatchStatus, tags=["logs"],
         openapi_extra=body_doc,
         responses=AUTH_ERRORS | {
-            400: _doc("the body cannot be read (a broken gzip stream, an unknown encoding)"),
+            400: _doc("the body is empty or cannot be read (a broken gzip stream, an unknown encoding)"),
             408: _doc("the body arrived slower than the server's minimum rate"),
             413: _doc("the body (decompressed) is larger than the server's cap"),
             429: _doc("the committer is behind: push again after `Retry-After` seconds")})
@@ -552,7 +595,8 @@ def create_app(settings: Settings) -> FastAPI:
     def whatif(game: GameId,
                seq: Annotated[int, PathParam(ge=1, le=2**53, description="the line whose move to replace")],
                who: Annotated[Caller, Depends(caller(Role.support, player_token=True))],
-               move: Annotated[list[str], Query(max_length=MAX_BRANCH, description=(
+               move: Annotated[list[Annotated[str, StringConstraints(pattern=MOVE, max_length=260)]],
+                               Query(max_length=MAX_BRANCH, description=(
                    "the branch's moves in order, each the move of the player then to move: a "
                    "card (`7C`; a J with its suit, `JS/H`; a 2 with its target, `2D>lale`), "
                    "`draw` or `pass`; none: what was legal at `seq`"))] = [],  # noqa: B006 - FastAPI copies defaults
@@ -571,9 +615,6 @@ def create_app(settings: Settings) -> FastAPI:
         if recorded is None:
             raise ApiError(404, "not_found", f"no game {game!r} in the warehouse")
         viewer = viewer_for(who, list(recorded.players), player)
-        if any(len(m) > 16 for m in move):
-            raise ApiError(400, "bad_move", "a move is at most 16 characters (`7C`, `JS/H`, "
-                           "`2D>lale`, `draw`, `pass`)")
         try:
             result = what_if(gateway.game_lines(gateway.reader(), game), game, seq, move, viewer)
         except BadMove as exc:
@@ -663,32 +704,26 @@ def create_app(settings: Settings) -> FastAPI:
         return found
 
     @app.get("/v1/leaderboard", response_model=models.Page[models.LeaderboardRow], tags=["aggregates"],
-             responses=READ_ERRORS | {400: _doc("a cursor this listing did not hand out")})
+             responses=READ_ERRORS)
     def leaderboard(who: Annotated[Caller, Depends(caller(Role.analyst))], ruleset: Rulesets = [],  # noqa: B006 - FastAPI copies defaults
                     min_hands: Annotated[int, Query(ge=0, le=2**31, description="only players with this many decided hands")] = 0,
-                    limit: Limit = 100, cursor: Cursor = None) -> models.Page[models.LeaderboardRow]:
+                    limit: Limit = 100, cursor: LeaderboardCursor = None) -> models.Page[models.LeaderboardRow]:
         """Players per ruleset by rank (hands won, then win rate), from the warehouse's
         `leaderboard` view."""
-        try:
-            return views.leaderboard(reader(), ruleset, min_hands, cursor, limit)
-        except views.BadCursor as exc:
-            raise bad_cursor(exc) from None
+        return views.leaderboard(reader(), ruleset, min_hands, cursor, limit)
 
     @app.get("/v1/compliance", response_model=models.Page[models.ComplianceRow], tags=["aggregates"],
-             responses=READ_ERRORS | {400: _doc("a cursor this listing did not hand out")})
+             responses=READ_ERRORS)
     def compliance(who: Annotated[Caller, Depends(caller(Role.analyst, Role.auditor))],
                    ruleset: Rulesets = [], build: Builds = [], code: Codes = [],  # noqa: B006
                    start: From = None, end: To = None,
                    period: Annotated[Literal["day", "week", "month"] | None,
                                      Query(description="also group by the games' start")] = None,
-                   limit: Limit = 100, cursor: Cursor = None) -> models.Page[models.ComplianceRow]:
+                   limit: Limit = 100, cursor: ComplianceCursor = None) -> models.Page[models.ComplianceRow]:
         """Violations and the games they are in, by code, ruleset and server build (and
         period), over the games matching the filters."""
-        try:
-            return views.compliance(reader(), filter_of(ruleset, build, start, end),
-                                    [c.value for c in code], period, cursor, limit)
-        except views.BadCursor as exc:
-            raise bad_cursor(exc) from None
+        return views.compliance(reader(), filter_of(ruleset, build, start, end),
+                                [c.value for c in code], period, cursor, limit)
 
     @app.get("/v1/compliance/builds", response_model=list[models.BuildRow], tags=["aggregates"],
              responses=READ_ERRORS)
@@ -736,17 +771,20 @@ def create_app(settings: Settings) -> FastAPI:
         return models.PairAudit.model_validate(pairs.audit_pairs(gifts, level, permutations).to_json())
 
     @app.get("/v1/violations", response_model=models.Page[models.ViolationRow], tags=["aggregates"],
-             responses=READ_ERRORS | {400: _doc("a cursor this listing did not hand out")})
+             responses=READ_ERRORS)
     def violations(who: Annotated[Caller, Depends(caller(Role.auditor))],
                    ruleset: Rulesets = [], build: Builds = [], code: Codes = [],  # noqa: B006
                    start: From = None, end: To = None,
-                   limit: Limit = 100, cursor: Cursor = None) -> models.Page[models.ViolationRow]:
+                   limit: Limit = 100, cursor: ViolationsCursor = None) -> models.Page[models.ViolationRow]:
         """Every violation, newest games first, with where it was logged."""
-        try:
-            return views.violations(reader(), filter_of(ruleset, build, start, end),
-                                    [c.value for c in code], cursor, limit)
-        except views.BadCursor as exc:
-            raise bad_cursor(exc) from None
+        return views.violations(reader(), filter_of(ruleset, build, start, end),
+                                [c.value for c in code], cursor, limit)
+
+    # the support desk's cases and bundles (imported here: it builds on this module's
+    # errors and roles)
+    from service import desk
+
+    desk.add_routes(app, settings, gateway, caller)
 
     # ------------------------------------------------------------------ live, alerts, metrics
 
@@ -819,16 +857,17 @@ def create_app(settings: Settings) -> FastAPI:
     generated = app.openapi
 
     def openapi() -> dict[str, Any]:
-        """The generated document, less the JSON FastAPI assumes for the three answers that
-        are not JSON (the verdict lines, the report page, the live stream), with the live
-        stream's event data among the schemas."""
+        """The generated document, less the JSON FastAPI assumes for the answers that are
+        not JSON (the verdict lines, the report page, a bundle, the live stream), with the
+        verdict lines' schemas (which no JSON answer names) and the live stream's event data
+        among its components."""
         if app.openapi_schema is None:
             document = generated()
             for path, method in (("/v1/validate", "post"), ("/v1/games/{game}/hands/{hand}/report", "get"),
-                                 ("/v1/live", "get")):
+                                 ("/v1/cases/{case}/bundle", "get"), ("/v1/live", "get")):
                 document["paths"][path][method]["responses"]["200"]["content"].pop("application/json", None)
-            schemas = document["components"]["schemas"]
-            for model in (models.LiveGame, models.LiveDropped):
+            schemas = document.setdefault("components", {}).setdefault("schemas", {})
+            for model in (models.VerdictLine, models.LineError, models.LiveGame, models.LiveDropped):
                 schema = model.model_json_schema(ref_template="#/components/schemas/{model}")
                 for name, definition in schema.pop("$defs", {}).items():
                     schemas.setdefault(name, definition)

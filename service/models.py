@@ -12,9 +12,9 @@ nothing reaches a player-scoped token unvetted.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Generic, Literal, TypeVar
+from typing import Annotated, Any, Generic, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
 from engine.violations import Code, Violation
 
@@ -608,3 +608,93 @@ class PairAudit(Model):
     signals: list[str]
     cases: list[PairCase]
     pairs: list[PairCase]
+
+
+# ---------------------------------------------------------------------------- the support desk's cases
+
+
+class CaseNote(Model):
+    at: datetime
+    by: str = Field(description="who wrote it: the API key's name, or the desk agent's")
+    text: str
+
+
+class CaseRevision(Model):
+    """One write to a case: who made it, when, and the decision as it then stood."""
+
+    revision: int
+    updated_by: str
+    updated_at: datetime
+    decision: str | None
+    tags: list[str]
+    notes: int = Field(description="how many notes the case held after it")
+
+
+class CaseView(Model):
+    """A case as its latest revision holds it (`revision` counts its writes)."""
+
+    case: str = Field(examples=["case-3f9a0c2e71d8"])
+    status: Literal["open", "decided"]
+    game: str
+    hand: int | None
+    seq: int | None
+    player: str | None = Field(description="whose complaint it is: the bundle's report is their view")
+    tags: list[str]
+    notes: list[CaseNote]
+    decision: str | None
+    decided_by: str | None
+    decided_at: datetime | None
+    opened_by: str
+    opened_at: datetime
+    updated_by: str
+    updated_at: datetime
+    revision: int
+    batch: int = Field(description="the warehouse batch that committed this revision")
+    history: list[CaseRevision] | None = Field(
+        default=None, description="every revision, the first first (`GET /v1/cases/{id}` only)")
+    links: dict[str, str]
+
+
+#: a case's tag, as `ingest.cases.TAG` takes it (stored in lower case)
+Tag = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.:-]{1,40}$")]
+
+
+class CaseOpen(Model):
+    """A case to open on a game's line: `seq` names the line (its hand is found from it),
+    or `hand` alone (its first flagged line); neither: the game's first violation. `player`
+    (whose complaint it is) defaults to the player that line's violation names, else the
+    line's mover."""
+
+    model_config = ConfigDict(json_schema_extra={"not": {"required": ["seq", "hand"]}})
+
+    game: str = Field(min_length=1, max_length=256)
+    seq: int | None = Field(default=None, ge=0, le=2**53)
+    hand: int | None = Field(default=None, ge=0, le=2**31, description="without `seq` only")
+    player: str | None = Field(default=None, min_length=1, max_length=256)
+    tags: list[Tag] = Field(default_factory=list, max_length=16)
+    note: str | None = Field(default=None, max_length=4000)
+
+    @model_validator(mode="after")
+    def _one_place(self) -> CaseOpen:
+        if self.seq is not None and self.hand is not None:
+            raise ValueError("name the line by `seq` (its hand is found from it) or `hand`, not both")
+        return self
+
+
+class CaseChange(Model):
+    """A change to a case: a note added, its tags replaced, a decision taken (who took it
+    is the caller's key). At least one of them."""
+
+    model_config = ConfigDict(json_schema_extra={"anyOf": [
+        {"required": ["decision"]}, {"required": ["note"]}, {"required": ["tags"]}]})
+
+    decision: str = Field(default=None, min_length=1, max_length=1000,  # type: ignore[assignment]
+                          pattern=r"\S")
+    note: str = Field(default=None, min_length=1, max_length=4000, pattern=r"\S")  # type: ignore[assignment]
+    tags: list[Tag] = Field(default=None, max_length=16)  # type: ignore[arg-type]
+
+    @model_validator(mode="after")
+    def _something(self) -> CaseChange:
+        if self.decision is None and self.note is None and self.tags is None:
+            raise ValueError("a change adds a `note`, sets the `tags` or takes a `decision`; none was given")
+        return self

@@ -12,11 +12,11 @@ and the dispute report say, and withholds it where they do (another player's dra
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime, timedelta
 from pathlib import PurePath
 from typing import Any
-from urllib.parse import quote, urlencode
+from urllib.parse import quote, unquote, urlencode
 
 import orjson
 
@@ -31,29 +31,52 @@ from service.warehouse import Replayed
 #: the lines that record a player's decision (and so have a decision to explain)
 MOVES = ("play", "draw", "pass")
 
-class BadCursor(ValueError):
-    """A `cursor` this service did not hand out (or one of another listing)."""
-
-
 # ---------------------------------------------------------------------------- cursors
+#
+# A cursor is the last row's key of the page before, in plain text: its parts
+# percent-encoded and joined by `~`. Its format is declared in the OpenAPI document (a
+# pattern per listing), and every string of that format is a key the listing can page
+# after: a cursor is never "not one this API handed out". Filters are bound parameters, so
+# a key made up by hand only moves where the page starts.
+
+#: one part of a cursor: percent-encoded text (`~` is the separator, so it is encoded too)
+CURSOR_PART = r"(?:[A-Za-z0-9._-]|%[0-9A-Fa-f]{2}){0,512}"
+#: a count or rank in a cursor
+CURSOR_NUMBER = r"[0-9]{1,9}"
+#: a moment in a cursor: microseconds since 1970 (negative before)
+CURSOR_MOMENT = r"-?[0-9]{1,17}"
+#: each listing's cursor format
+CURSOR_FORMATS = {
+    "leaderboard": rf"^{CURSOR_PART}~{CURSOR_NUMBER}$",
+    "compliance": rf"^{CURSOR_PART}(?:~{CURSOR_PART}){{3}}$",
+    "violations": rf"^{CURSOR_MOMENT}~{CURSOR_PART}~{CURSOR_NUMBER}$",
+    "cases": rf"^{CURSOR_MOMENT}~{CURSOR_PART}$",
+}
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
-def encode_cursor(kind: str, key: Sequence[Any]) -> str:
-    return base64.urlsafe_b64encode(orjson.dumps([kind, *key])).decode().rstrip("=")
+def encode_cursor(key: Sequence[str | int | datetime]) -> str:
+    """The cursor of a row's key (its moments as microseconds since 1970)."""
+    parts = []
+    for part in key:
+        if isinstance(part, datetime):
+            moment = part if part.tzinfo is not None else part.replace(tzinfo=UTC)
+            part = (moment - _EPOCH) // timedelta(microseconds=1)
+        parts.append(quote(str(part), safe="").replace("~", "%7E"))
+    return "~".join(parts)
 
 
-def decode_cursor(cursor: str, kind: str, types: Sequence[type]) -> tuple[Any, ...]:
-    """The key a cursor holds, checked against the listing's key types."""
+def cursor_parts(cursor: str) -> list[str]:
+    """A cursor's parts as text (the route has checked its format)."""
+    return [unquote(part, errors="replace") for part in cursor.split("~")]
+
+
+def cursor_moment(text: str) -> datetime:
+    """A cursor's moment, clamped to the years a timestamp holds."""
     try:
-        padded = cursor + "=" * (-len(cursor) % 4)
-        value = orjson.loads(base64.urlsafe_b64decode(padded.encode("ascii")))
-    except (ValueError, UnicodeEncodeError):
-        raise BadCursor("the cursor is not one this API handed out") from None
-    if (not isinstance(value, list) or len(value) != len(types) + 1 or value[0] != kind
-            or not all(isinstance(v, t) and not isinstance(v, bool)
-                       for v, t in zip(value[1:], types, strict=True))):
-        raise BadCursor(f"the cursor is not one of this listing ({kind})")
-    return tuple(value[1:])
+        return _EPOCH + timedelta(microseconds=int(text))
+    except OverflowError:
+        return datetime.min.replace(tzinfo=UTC) if text.startswith("-") else datetime.max.replace(tzinfo=UTC)
 
 
 # ---------------------------------------------------------------------------- views of a line
@@ -267,21 +290,26 @@ def player_view(reader: read.Reader, player: str, dashboard: str) -> models.Play
 def leaderboard(reader: read.Reader, rulesets: Sequence[str], min_hands: int, cursor: str | None,
                 limit: int) -> models.Page[models.LeaderboardRow]:
     """One page of the leaderboard, after the row `cursor` names."""
-    after = decode_cursor(cursor, "leaderboard", (str, int)) if cursor else None
+    after = None
+    if cursor:
+        ruleset, rank = cursor_parts(cursor)
+        after = (ruleset, int(rank))
     rows = read.leaderboard_page(reader, rulesets, min_hands, after, limit + 1).to_dicts()
     items = [models.LeaderboardRow.model_validate(r) for r in rows[:limit]]
     more = len(rows) > limit
     last = items[-1] if items else None
     return models.Page[models.LeaderboardRow](
         items=items, batch=reader.batch,
-        next_cursor=encode_cursor("leaderboard", [last.ruleset, last.rank]) if more and last else None)
+        next_cursor=encode_cursor([last.ruleset, last.rank]) if more and last else None)
 
 
 def compliance(reader: read.Reader, flt: read.GameFilter, codes: Sequence[str], period: str | None,
                cursor: str | None, limit: int) -> models.Page[models.ComplianceRow]:
     """One page of violations per code, ruleset, build (and period), after `cursor`."""
-    kind = f"compliance:{period or 'all'}"
-    after = decode_cursor(cursor, kind, (str, str, str, str)) if cursor else None
+    after = None
+    if cursor:
+        code, ruleset, build, period_of = cursor_parts(cursor)
+        after = (code, ruleset, build, period_of)
     rows = read.compliance_page(reader, flt, codes, period, after, limit + 1).to_dicts()
     more = len(rows) > limit
     rows = rows[:limit]
@@ -289,7 +317,7 @@ def compliance(reader: read.Reader, flt: read.GameFilter, codes: Sequence[str], 
     last = rows[-1] if rows else None
     return models.Page[models.ComplianceRow](
         items=items, batch=reader.batch,
-        next_cursor=encode_cursor(kind, [last["code"], last["ruleset"], last["server_build"], last["period"]])
+        next_cursor=encode_cursor([last["code"], last["ruleset"], last["server_build"], last["period"]])
         if more and last else None)
 
 
@@ -301,7 +329,10 @@ def builds(reader: read.Reader, flt: read.GameFilter) -> list[models.BuildRow]:
 def violations(reader: read.Reader, flt: read.GameFilter, codes: Sequence[str], cursor: str | None,
                limit: int) -> models.Page[models.ViolationRow]:
     """One page of the violations themselves, newest games first, after `cursor`."""
-    after = decode_cursor(cursor, "violations", (str, str, int)) if cursor else None
+    after = None
+    if cursor:
+        started, game, place = cursor_parts(cursor)
+        after = (cursor_moment(started), game, int(place))
     rows = read.violation_page(reader, flt, codes, after, limit + 1).to_dicts()
     more = len(rows) > limit
     rows = rows[:limit]
@@ -310,7 +341,7 @@ def violations(reader: read.Reader, flt: read.GameFilter, codes: Sequence[str], 
     last = rows[-1] if rows else None
     return models.Page[models.ViolationRow](
         items=items, batch=reader.batch,
-        next_cursor=encode_cursor("violations", [last["started"].isoformat(), last["game_id"], last["n"]])
+        next_cursor=encode_cursor([last["started"], last["game_id"], last["n"]])
         if more and last else None)
 
 

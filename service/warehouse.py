@@ -424,14 +424,17 @@ class Gateway:
 
     def recorded(self, game: str) -> tuple[int, RecordedGame | None]:
         """`game` replayed in the core from its stored lines at the current snapshot, and
-        that snapshot's batch (None: no such game). No state is kept per step: a step
-        view replays the steps for the two states it shows (`record_lines(states=False)`;
-        keeping 2,000 states of a long game cost more than its whole replay)."""
+        the version of `events` it was read at (None: no such game). Kept by that version:
+        a batch that wrote no line (a case, a compaction of other tables) keeps it. No
+        state is kept per step: a step view replays the steps for the two states it shows
+        (`record_lines(states=False)`; keeping 2,000 states of a long game cost more than
+        its whole replay)."""
         reader = self.reader()
-        found = self._cached(self._recorded, self._recorded_limit, (reader.batch, game),
+        version = reader.snapshot.versions["events"]
+        found = self._cached(self._recorded, self._recorded_limit, (version, game),
                              lambda: record_lines(self.game_lines(reader, game), game,
                                                   states=False))
-        return reader.batch, found
+        return version, found
 
     def replayed(self, game: str) -> Replayed | None:
         """`game` replayed from its stored lines at the current snapshot, every step built

@@ -20,13 +20,13 @@ upload = st.file_uploader(
 )
 if upload is None:
     st.info("Choose a file to validate. Each game gets its verdict; pick one to step through it.")
-    st.stop()
+    views.done()
 
 data = upload.getvalue()
 result = cache.check_upload(upload.file_id, upload.name, data)
 if result.problem:
     st.error(result.problem)
-    st.stop()
+    views.done()
 
 n_bad = sum(1 for g in result.games if g["status"] != "compliant")
 n_violations = sum(g["violations"] for g in result.games)
@@ -53,7 +53,7 @@ if result.errors:
         st.dataframe(result.errors, hide_index=True, width="stretch")
 if not result.games:
     st.warning("No game could be read from this file.")
-    st.stop()
+    views.done()
 
 ids = [g["game"] for g in result.games]
 if st.session_state.get("check_game") not in ids:
@@ -64,11 +64,11 @@ st.divider()
 replayed = cache.replay_upload(upload.file_id, upload.name, data, game)
 if replayed.problem:
     st.error(replayed.problem)
-    st.stop()
+    views.done()
 replay = replayed.replay
 if replay is None:
     st.error(f"Game {game} has no line to replay.")
-    st.stop()
+    views.done()
 views.verdict_summary(replay, lines=row["lines"])
 
 keys = views.ReplayKeys("check")

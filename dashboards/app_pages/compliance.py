@@ -19,7 +19,7 @@ flt = views.game_filter("compliance", builds=True)
 by_ruleset = cache.query("violations_by", flt, "ruleset")
 if not by_ruleset.height:
     st.success("No violation in these games.")
-    st.stop()
+    views.done()
 
 # a 24 px row per code, each labelled in full: the chart grows with the codes found (the
 # builds' chart beside it takes about the same height: the rows, the axis and the title)
@@ -53,12 +53,18 @@ with st.expander("Violations by code and server build (table)"):
 
 trend = cache.query("violations_over_time", flt)
 if trend.height:
+    # every code its own colour, and the legend below the bars in columns: all of it shows,
+    # whatever the number of codes (at the side it was cut to the chart's height)
+    trend_codes = trend["code"].unique().to_list()
     st.altair_chart(
         alt.Chart(trend.to_pandas()).mark_bar().encode(
             x=alt.X(views.period_axis(trend), title=None), y=alt.Y("violations:Q", stack=True),
-            color=alt.Color("code:N", legend=alt.Legend(labelLimit=0)),
+            color=alt.Color("code:N", scale=views.code_colours(trend_codes),
+                            legend=alt.Legend(orient="bottom", columns=4, labelLimit=0, symbolLimit=0,
+                                              title=f"code ({len(trend_codes)})")),
             tooltip=["period:T", "code", "violations"],
-        ).properties(height=max(240, 18 * trend["code"].n_unique() + 40), title="Violations over time"),
+        # the height holds the bars and the legend's rows below them (Streamlit fits both in it)
+        ).properties(height=300 + 22 * -(-len(trend_codes) // 4), title="Violations over time"),
         width="stretch",
     )
 

@@ -22,26 +22,33 @@ cols[4].metric("Violations", f"{totals['violations']:,}")
 
 if not totals["games"]:
     st.info("No game matches these filters.")
-    st.stop()
+    views.done()
 
 st.subheader("By ruleset")
 rulesets = cache.query("by_ruleset", flt)
-left, right = st.columns([3, 2])
-left.dataframe(
+# the table on a row of its own, each column as wide as its header: none is cut
+labels = {"ruleset": "ruleset", "games": "games", "hands": "hands", "compliant": "compliant",
+          "unfinished": "unfinished", "failing": "with violations", "violations": "violations"}
+st.dataframe(
     rulesets, hide_index=True, width="stretch",
-    column_config={"compliance_rate": st.column_config.ProgressColumn(
-        "compliance", format="percent", min_value=0.0, max_value=1.0)},
+    column_config={
+        **{c: st.column_config.Column(label, width=views.header_width(label)) for c, label in labels.items()},
+        "compliance_rate": st.column_config.ProgressColumn(
+            "compliance", format="percent", min_value=0.0, max_value=1.0, width=160,
+            help="Share of games with no violation."),
+    },
 )
 statuses = cache.query("status_counts", flt)
-right.altair_chart(
+st.altair_chart(
     alt.Chart(statuses.to_pandas()).mark_bar().encode(
         x=alt.X("games:Q", title="games"),
-        y=alt.Y("ruleset:N", title=None),
+        y=alt.Y("ruleset:N", title=None, axis=alt.Axis(labelLimit=0)),
         color=alt.Color("status:N", scale=alt.Scale(
             domain=["compliant", "incomplete", "aborted", "violations", "invalid"],
-            range=["#2e7d32", "#f0b429", "#9e9e9e", "#c62828", "#6a1b1b"])),
+            range=["#2e7d32", "#f0b429", "#9e9e9e", "#c62828", "#6a1b1b"]),
+            legend=alt.Legend(orient="right", labelLimit=0)),
         tooltip=["ruleset", "status", "games"],
-    ).properties(height=180, title="Games by status"),
+    ).properties(height=alt.Step(28), title="Games by status"),
     width="stretch",
 )
 

@@ -16,6 +16,9 @@ from ingest import read
 if TYPE_CHECKING:
     from streamlit.elements.lib.column_types import ColumnConfig
 
+#: players in the 2-card matrix unless the reader picks others: more rows than this do not read
+TOP_TWOS = 25
+
 st.title("Players")
 views.require_warehouse()
 options: read.Choices = cache.query("choices")
@@ -24,23 +27,31 @@ options: read.Choices = cache.query("choices")
 
 def _rate(label: str) -> ColumnConfig:
     """A share from 0 to 1, drawn as a bar and written as a percentage."""
-    return st.column_config.ProgressColumn(label, format="percent", min_value=0.0, max_value=1.0)
+    return st.column_config.ProgressColumn(label, format="percent", min_value=0.0, max_value=1.0,
+                                           width=max(views.header_width(label), 130))
+
+
+def _number(label: str, **more: Any) -> ColumnConfig:
+    """A number column as wide as its header (a cut header reads as another column's)."""
+    return st.column_config.NumberColumn(label, width=views.header_width(label), **more)
 
 
 #: the per-play columns of a player's figures, as the tables name them
 FIGURE_COLUMNS = {
-    "games": st.column_config.NumberColumn("games"),
-    "games_won": st.column_config.NumberColumn("matches won"),
-    "hands": st.column_config.NumberColumn("hands", help="Decided hands, points and elimination play."),
-    "wins": st.column_config.NumberColumn("hands won"),
-    "points_hands": st.column_config.NumberColumn("hands · points play"),
+    "games": _number("games"),
+    "games_won": _number("matches won"),
+    "hands": _number("hands", help="Decided hands, points and elimination play."),
+    "wins": _number("hands won"),
+    "points_hands": _number("hands · points play"),
     "points_win_rate": _rate("win rate · points play"),
-    "elimination_hands": st.column_config.NumberColumn("hands · elimination play"),
+    "elimination_hands": _number("hands · elimination play"),
     "elimination_win_rate": _rate("win rate · elimination play"),
-    "scored_hands": st.column_config.NumberColumn("scored hands", help="Hands of points play with a score."),
-    "mean_points": st.column_config.NumberColumn("mean points · points play", format="%.1f",
-                                                 help="Points taken per scored hand; fewer is better."),
-    "violations": st.column_config.NumberColumn("violations", help="The player's own fouls."),
+    "scored_hands": _number("scored hands", help="Hands of points play with a score."),
+    "mean_points": _number("mean points · points play", format="%.1f",
+                           help="Points taken per scored hand; fewer is better."),
+    "violations": _number("violations", help="The player's own fouls."),
+    "rank": _number("rank"),
+    "ruleset": st.column_config.TextColumn("ruleset", width=views.header_width("pis-yedili")),
 }
 
 
@@ -65,25 +76,43 @@ def leaderboard_tab() -> None:
                 f"{spec.label}.")
         return
     if measure == "wins":
-        value = st.column_config.NumberColumn(spec.label)
+        value = _number(spec.label)
     elif measure == "mean_points":
-        value = st.column_config.NumberColumn(spec.label, format="%.1f")
+        value = _number(spec.label, format="%.1f")
     else:
         value = _rate(spec.label)
-    sample = {"hands": "hands", "points_hands": "hands · points play", "elimination_hands":
-              "hands · elimination play", "scored_hands": "scored hands"}[spec.sample]
+    sample = read.SAMPLE_LABELS[spec.sample]
     order = ["rank", "ruleset", "player", "measure", "sample", "games", "games_won",
              *(["hands", "wins"] if measure != "wins" else []), "violations"]
     st.dataframe(
         table, hide_index=True, width="stretch", height=480, column_order=order,
         column_config={**FIGURE_COLUMNS, "measure": value,
-                       "sample": st.column_config.NumberColumn(f"sample: {sample}",
-                                                               help="The hands the measure is taken over.")},
+                       "sample": _number(f"sample: {sample}", help="The hands the measure is taken over.")},
     )
     st.caption(f"Ranked within each ruleset by **{spec.explained}**. *Sample* is the number of hands that "
                f"figure is over; players with fewer than {int(min_hands)} are left out. Hands, hands won and "
                "violations are the ruleset's totals; violations are the player's own fouls, as "
                "`haftkhabis stats players` counts them.")
+    st.selectbox("Open a player's profile", list(dict.fromkeys(table["player"].to_list())), index=None,
+                 key="players_board_open", placeholder="A player of this table", on_change=_open_profile,
+                 help="Their profile, in the Profile tab.")
+
+
+def _open_profile() -> None:
+    """The leaderboard's pick: that player's profile tab."""
+    ss = st.session_state
+    picked = ss.get("players_board_open")
+    if picked:
+        ss["players_player"] = picked
+        ss["players_tab"] = "Profile"
+
+
+def _their_twos(player: str) -> None:
+    """The profile's link to the 2-card matrix: that player among the players shown, as
+    the player of the 2 of the drill-down."""
+    ss = st.session_state
+    ss["players_tab"] = "2-card targeting"
+    ss["players_two_focus"] = player
 
 
 def profile_tab() -> None:
@@ -107,6 +136,8 @@ def profile_tab() -> None:
     st.dataframe(per_ruleset, hide_index=True, width="stretch", column_order=_non_empty(per_ruleset),
                  column_config=FIGURE_COLUMNS)
     st.caption("Win rates and mean points are per play (points or elimination), never over both.")
+    st.button(f"The 2s {player} gave, in the 2-card matrix", key="players_their_twos", on_click=_their_twos,
+              args=(player,), icon=":material/grid_on:")
 
     seats = cache.query("player_by_seat", player)
     if seats.height:
@@ -208,12 +239,41 @@ def targeting_tab() -> None:
             "Lift only from this many expected 2s", 0.0, 10_000.0, 20.0, step=5.0, key="players_two_min_expected",
             help="Below it a lift rests on too few 2s to mean anything: the cell shows its count, uncoloured."))
     with st.spinner("Counting every 2 played (once per warehouse batch)…"):
-        matrix: pl.DataFrame = cache.query("two_targets", tuple(rulesets), 25, lift, min_expected)
-    if not matrix.height:
+        everyone: pl.DataFrame = cache.query("two_players", tuple(rulesets))
+    if not everyone.height:
         st.info("No 2 with a target in these games.")
+        return
+    # the matrix shows a subset when there are many players: it says so, and which
+    top = everyone.head(TOP_TWOS)["player"].to_list()
+    givers_all = int((everyone["given"] > 0).sum())
+    targets_all = int((everyone["received"] > 0).sum())
+    names = everyone["player"].to_list()
+    if st.session_state.get("players_two_shown_for") != tuple(rulesets):
+        st.session_state["players_two_shown_for"] = tuple(rulesets)
+        st.session_state["players_two_shown"] = top
+    focus = st.session_state.pop("players_two_focus", None)  # from a profile: that player shown and picked
+    if focus in names:
+        if focus not in st.session_state["players_two_shown"]:
+            st.session_state["players_two_shown"] = [*st.session_state["players_two_shown"], focus]
+        st.session_state["players_two_focus_giver"] = focus
+    shown_players = st.multiselect(
+        "Players shown", names, key="players_two_shown", placeholder=f"The {TOP_TWOS} who gave the most 2s",
+        help="Rows and columns: these players only. Empty: the ones who gave the most 2s.")
+    chosen = tuple(shown_players) if shown_players and shown_players != top else ()
+    with st.spinner("Counting every 2 played (once per warehouse batch)…"):
+        matrix: pl.DataFrame = cache.query("two_targets", tuple(rulesets), TOP_TWOS, lift, min_expected, chosen)
+    if not matrix.height:
+        st.info("No 2 passed between the players shown.")
         return
     givers = sorted(matrix["player"].unique().to_list())
     targets = sorted(matrix["target"].unique().to_list())
+    whom = "the players chosen" if chosen else f"the {min(TOP_TWOS, len(names))} who gave the most 2s"
+    if len(givers) < givers_all or len(targets) < targets_all:
+        st.warning(f"Showing {len(givers)} of the {givers_all} players who gave a 2 and {len(targets)} of the "
+                   f"{targets_all} who drew one ({whom}); choose others in *Players shown*.",
+                   icon=":material/filter_alt:")
+    else:
+        st.caption(f"Every player who gave or drew a 2 in these games is shown ({len(givers)} × {len(targets)}).")
     frame = matrix.to_pandas()
     cell = alt.selection_point(name="cell", fields=["player", "target"], on="click", clear="dblclick")
     # every name labelled: no label dropped for overlap, none cut short
@@ -258,6 +318,10 @@ def targeting_tab() -> None:
         st.session_state["players_two_clicked"] = picked[0]
         st.session_state["players_two_giver"] = picked[0].get("player")
         st.session_state["players_two_target"] = picked[0].get("target")
+    pending = st.session_state.pop("players_two_focus_giver", None)
+    if pending in givers:
+        st.session_state["players_two_giver"] = pending
+        st.session_state.pop("players_two_target", None)
     left, right = st.columns(2)
     giver = left.selectbox("Player of the 2", givers, key="players_two_giver", index=None,
                            placeholder="Choose a player (or click a cell)")

@@ -1,6 +1,8 @@
 """Replay: step through one hand of a warehouse game. The URL (`?game=…&hand=…&step=…&seq=…`,
 plus `view=player&player=…`) always names the view on screen, so any step can be shared; a
-link that names something the game does not have says so, and what it has."""
+link that names only the game opens at its first violation, and one that names something
+the game does not have says so, and what it has. Under the step, the support desk opens a
+case about it (`ingest.cases`, listed on the Cases page)."""
 
 from __future__ import annotations
 
@@ -11,8 +13,11 @@ import streamlit as st
 
 from dashboards import cache, views
 from engine import render as components
-from engine.replay import SETUP_HAND, GameReplay, ReplayStep
-from ingest import read
+from engine.cards import pretty_cards
+from engine.replay import SETUP_HAND, GameReplay, ReplayStep, clean_game_id, step_without_hand
+from engine.whatif import BranchStep
+from ingest import cases, read
+from ingest.store import WarehouseError
 
 KEYS = views.ReplayKeys("replay")
 URL_SEEN = "replay_url_seen"  # the query string this session last read or wrote
@@ -44,6 +49,12 @@ def resolve_link(replay: GameReplay, hand: int | None, step: int | None, seq: in
             return found, (f"The link named both {what}; they disagree, and seq {seq} is "
                            f"{found.label}, shown here.")
         return found, None
+    if step is not None and hand is None:  # the CLI's rule too (`replay --step` needs `--hand`)
+        shown = replay.next_violation(None) or first
+        return shown, (f"The link's step={step} names no hand: {step_without_hand()}. Showing "
+                       f"{shown.label}{' (the first violation)' if shown.flagged else ''}.")
+    if hand is None and step is None:  # the game alone: where a dispute starts, its first violation
+        return replay.next_violation(None) or first, None
     if hand is not None and hand not in replay.hands:
         return first, (f"The link asked for {what}, but game {replay.game} has no hand {hand}: its "
                        f"hands are {_hands_text(replay)}. Showing {first.label}.")
@@ -61,7 +72,7 @@ def adopt_url(replay_of: dict[str, GameReplay | None]) -> None:
     if not params.get("game") and not ss.get("replay_game"):
         params = dict(ss.get(LAST) or {})
     signature = urlencode(sorted(params.items()))
-    game = (params.get("game") or "").strip()
+    game = clean_game_id(params.get("game") or "")
     if not game or ss.get(URL_SEEN) == signature:
         return
     ss[URL_SEEN] = signature
@@ -102,7 +113,7 @@ def step_link(game: str, step: ReplayStep, viewer: str | None) -> str:
 
 
 def _trim_game() -> None:
-    st.session_state["replay_game"] = (st.session_state.get("replay_game") or "").strip()
+    st.session_state["replay_game"] = clean_game_id(st.session_state.get("replay_game") or "")
     views.reset_view(KEYS)
 
 
@@ -115,10 +126,10 @@ adopt_url(loaded)
 game = st.text_input("Game id", key="replay_game", placeholder="t41-0007",
                      help="Pick a game on the Games page, or paste its id.",
                      on_change=_trim_game)
-game = game.strip()
+game = clean_game_id(game)
 if not game:
     st.info("Enter a game id, or open one from the Games or Compliance page.")
-    st.stop()
+    views.done()
 
 replay = loaded.get(game) or cache.replay_game(game)
 if replay is None:
@@ -128,7 +139,7 @@ if replay is None:
             if found else " Find games by player, date or status on the Games page.")
     st.error(f"No game {game!r} in the warehouse.{hint}")
     st.page_link("app_pages/games.py", label="Find a game", icon=":material/search:")
-    st.stop()
+    views.done()
 
 notice = st.session_state.get(NOTICE)
 if notice:
@@ -179,6 +190,17 @@ def _whatif_play(at: tuple[str, int], move: str) -> None:
     st.session_state[WHATIF] = {"at": at, "moves": [*moves, move]}
 
 
+def _branch_words(step: BranchStep) -> str:
+    """A move of the branch as the replay says a line: `elif plays 7♦`, `mina draws 2 (Q♠ 5♠)`."""
+    if step.move.kind == "draw":
+        n = len(step.drawn)
+        return f"{step.player} draws {n or ''} card{'s' if n != 1 else ''}".replace("  ", " ") + \
+            (f" ({pretty_cards(step.drawn)})" if step.drawn else "")
+    if step.move.kind == "pass":
+        return f"{step.player} passes"
+    return f"{step.player} plays {step.move.words()}"
+
+
 def _whatif_reset(at: tuple[str, int]) -> None:
     st.session_state[WHATIF] = {"at": at, "moves": []}
 
@@ -194,9 +216,7 @@ if shown is not None and shown.kind in ("play", "draw", "pass") and shown.seq:
         if viewer is None and not result.stock_known:
             st.caption("The log does not tell the stock's order: the branch stops at the first draw.")
         if moves:
-            st.markdown("**The branch:** " + " → ".join(
-                f"{escape(s.player)} {s.move}" + (f" (drawing {' '.join(s.drawn)})" if s.drawn else "")
-                for s in result.steps))
+            st.markdown("**The branch:** " + " → ".join(views.markdown_text(_branch_words(s)) for s in result.steps))
         elif result.before and result.before.get("legal"):
             st.markdown(f"Instead of the recorded move, **{escape(result.before['legal']['player'])}** could: ")
         elif viewer is not None:
@@ -204,14 +224,14 @@ if shown is not None and shown.kind in ("play", "draw", "pass") and shown.seq:
                         "this move was not theirs to choose.")
         else:
             st.markdown("Nobody was to move here.")
-        offer = result.next_moves if moves else result.alternatives
+        offer = result.offered(at_end=bool(moves))  # each move in people's words: 10♥, draw 2
         if result.refused is not None:
-            st.error(f"{result.refused.player} {result.refused.move} is refused: {result.refused.reason()}")
+            st.error(f"{result.refused.player} {result.refused.move.words()} is refused: {result.refused.reason()}")
         if offer and result.refused is None:
             cols = st.columns(min(8, len(offer)))
-            for i, move in enumerate(offer):
-                cols[i % len(cols)].button(str(move), key=f"replay_whatif_{i}_{move}", on_click=_whatif_play,
-                                           args=(at, str(move)), width="stretch")
+            for i, (move, words) in enumerate(offer):
+                cols[i % len(cols)].button(views.markdown_text(words), key=f"replay_whatif_{i}_{move}",
+                                           on_click=_whatif_play, args=(at, str(move)), width="stretch")
         if result.stopped:
             st.info(result.stopped + (f" ({len(result.unknown_cards)} unseen cards)" if result.unknown_cards else ""))
         if result.outcome is not None:
@@ -226,3 +246,61 @@ if shown is not None and shown.kind in ("play", "draw", "pass") and shown.seq:
                 st.markdown("**The table at the branch's end**" + (f" — as **{escape(viewer)}** would see it"
                                                                   if viewer else ""))
                 views.html(components.table_html(state, replay.players))
+
+
+# ------------------------------------------------------------------------ the desk: a case about this step
+
+CASE_AGENT = "desk_agent"  # who the desk agent is, kept for the session (the Cases page's too)
+
+
+def _open_case(game: str, step: ReplayStep) -> None:
+    """The form's callback: open the case, then show it on the Cases page."""
+    ss = st.session_state
+    agent = (ss.get(CASE_AGENT) or "").strip()
+    if not agent:
+        ss["replay_case_problem"] = "Say who you are (Your name): a case records who opened it."
+        return
+    tags = [t for t in (ss.get("replay_case_tags") or "").replace(",", " ").split() if t]
+    draft = cases.Draft(game, step.hand, step.seq, ss.get("replay_case_player"), tags,
+                        ss.get("replay_case_note") or None)
+    try:
+        opened = cache.open_case(draft, agent)
+    except (cases.CaseError, OSError, WarehouseError) as exc:
+        ss["replay_case_problem"] = str(exc)
+        return
+    ss.pop("replay_case_problem", None)
+    ss["replay_case_opened"] = opened.case_id
+    ss["replay_case_note"] = ""
+
+
+if shown is not None and shown.hand != SETUP_HAND:
+    existing = cache.query("cases", read.CaseSearch(game=game_id), 50)
+    opened_now = st.session_state.pop("replay_case_opened", None)
+    if opened_now:
+        st.success(f"Case {opened_now} opened.", icon=":material/folder_open:")
+        st.page_link("app_pages/cases.py", label=f"Open case {opened_now}", icon=":material/folder_open:",
+                     query_params={"case": opened_now})
+    title = f"Open a case about this step ({shown.label})"
+    if existing.height:
+        title += f" — {existing.height} case{'s' if existing.height != 1 else ''} on this game"
+    with st.expander(title, expanded=bool(opened_now)):
+        for row in existing.iter_rows(named=True):
+            st.page_link("app_pages/cases.py", label=f"{row['case_id']} · {row['status']} · seq {row['seq']} · "
+                         f"{row['player'] or '—'} · {', '.join(row['tags'] or []) or 'no tag'}",
+                         icon=":material/folder:", query_params={"case": row["case_id"]})
+        flagged = views.flagged_player(replay, shown) or (shown.actor if shown.actor in replay.players else None)
+        if st.session_state.get("replay_case_at") != (game_id, shown.seq):
+            st.session_state["replay_case_at"] = (game_id, shown.seq)
+            st.session_state["replay_case_player"] = flagged or replay.players[0]
+        cols = st.columns([2, 2, 2])
+        cols[0].selectbox("Whose complaint", list(replay.players), key="replay_case_player",
+                          help="The bundle's report is in this player's view.")
+        cols[1].text_input("Tags", key="replay_case_tags", placeholder="refund app-bug",
+                           help="Words separated by spaces or commas.")
+        cols[2].text_input("Your name", key=CASE_AGENT, help="Recorded as who opened the case.")
+        st.text_area("Note", key="replay_case_note", placeholder="What the player says; what you checked.")
+        problem = st.session_state.pop("replay_case_problem", None)
+        if problem:
+            st.error(problem)
+        st.button(f"Open the case on {shown.label}", key="replay_case_open", type="primary",
+                  on_click=_open_case, args=(game_id, shown), icon=":material/create_new_folder:")

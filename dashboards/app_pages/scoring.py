@@ -90,7 +90,7 @@ def across_tab() -> None:
                     x=alt.X("rank:N", sort="-y", title="rank of the winning card",
                             axis=alt.Axis(labelAngle=0, labelOverlap=False)),
                     y="hands:Q",
-                    color=alt.Color("multiplier:O", title="×", scale=alt.Scale(domain=multipliers),
+                    color=alt.Color("multiplier:O", title="multiplier", scale=alt.Scale(domain=multipliers),
                                     legend=alt.Legend(orient="bottom")),
                     tooltip=["ruleset", "rank", "multiplier", "hands"],
                 ).properties(height=320, title=ruleset),

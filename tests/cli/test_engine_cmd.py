@@ -132,7 +132,7 @@ def test_replay_numbers_steps_within_the_hand_and_prints_both() -> None:
 def test_replay_refuses_ambiguous_or_missing_steps_naming_what_exists() -> None:
     base = ["replay", str(BAZITO), "--game", "fx-bazito-points"]
     alone = runner.invoke(app, [*base, "--step", "3"])
-    assert alone.exit_code == 2 and "--step counts within a hand" in alone.output
+    assert alone.exit_code == 2 and "a step number counts within its hand" in alone.output and "--hand N" in alone.output
     far = runner.invoke(app, [*base, "--hand", "1", "--step", "999"])
     assert far.exit_code == 2 and "has steps 1–" in far.output
     seq = runner.invoke(app, [*base, "--seq", "99999"])

@@ -175,7 +175,8 @@ def test_the_player_views_page_shows_only_what_they_saw(
     assert caption(page).startswith(f"Step {step.number} of")
     _expand(page, f"Hand {step.hand} scores")
     whatif = _expand(page, "What if?")
-    mine = whatif.locator("button", has_text=re.compile(r"^\s*([2-9TJQKA][CDHS](/[CDHS])?(>\S+)?|draw|pass)\s*$"))
+    mine = whatif.locator("button", has_text=re.compile(
+        r"^\s*((10|[2-9JQKA])[♣♦♥♠]( declaring [♣♦♥♠])?( to \S+)?|draw( \d+)?|pass)\s*$"))
     if ((step.before or {}).get("legal") or {}).get("player") == player:
         assert mine.count() > 0  # their own move: what they could have done instead
         rerun(page, lambda: mine.first.click())
@@ -208,3 +209,146 @@ def test_the_live_page_redraws_itself(server: str, page: Any) -> None:
     assert page.locator("[data-testid=stMetric]", has_text="Last commit").count() == 1
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "browser-live.png"), full_page=True)
+
+
+# ------------------------------------------------------------------------ each role's path
+
+
+def _pick_row(page: Any, grid: Any, row: int = 0) -> int:
+    """Select a row of a data grid (its row marker, the grid's first 30 px; rows of 35 px
+    under a 35 px header) and wait for the run that answers it; the run's number."""
+    grid.locator("canvas").first.wait_for()
+    grid.scroll_into_view_if_needed()
+    box = grid.bounding_box()
+    assert box is not None
+    return rerun(page, lambda: page.mouse.click(box["x"] + 18, box["y"] + 35 + 35 * row + 17))
+
+
+def _choose(page: Any, label: str, option: str | None = None) -> str:
+    """Open the selectbox labelled `label` and pick `option` (None: its first), waiting for
+    the run that answers it; the option picked."""
+    box = page.get_by_role("combobox", name=label, exact=True)
+    box.click()
+    if option is not None:
+        box.fill(option)  # the list filters as one types
+    choice = page.get_by_role("option").first if option is None else \
+        page.get_by_role("option", name=option, exact=True)
+    picked = str(choice.inner_text()).strip()
+    rerun(page, lambda: choice.click())
+    return picked
+
+
+@pytest.fixture
+def desk_server(sample_warehouse: Path, tmp_path: Path) -> Iterator[str]:
+    """A server over a copy of the sample warehouse: the desk writes cases into it."""
+    import shutil
+
+    warehouse = tmp_path / "wh"
+    shutil.copytree(sample_warehouse, warehouse)
+    with dashboard_server(warehouse, tmp_path / "streamlit.log") as port:
+        yield f"http://127.0.0.1:{port}"
+
+
+def test_support_from_a_complaint_to_a_sent_report_and_a_case(
+    desk_server: str, page: Any, sample_replays: dict[str, GameReplay], tmp_path: Path,
+) -> None:
+    """The desk's path: the player's game found on the Games page, its row opens the replay
+    at the game's first violation with the flagged player's view ready; the player's report
+    is one click from there; a case opened on the step, found on the Cases page, and its
+    evidence bundle verifies."""
+    from engine.bundle import verify_bundle
+
+    replay = sample_replays[DISPUTED]
+    first = replay.next_violation(None)
+    assert first is not None and first.seq != 1
+    flagged = next(v.player for v in first.violations if v.player in replay.players)
+
+    open_app(page, f"{desk_server}/games?game={DISPUTED}")
+    _pick_row(page, page.locator("[data-testid=stDataFrame]").first)
+    assert caption(page).startswith(f"Step {first.number} of") and f"seq {first.seq}" in caption(page)
+    assert "/replay?" in page.url and f"seq={first.seq}" in page.url
+    moves = page.locator("[class*=st-key-replay_moves] button").all_inner_texts()
+    assert moves and not any("**" in m or "\\" in m for m in moves)  # text, not markdown source
+
+    # one click: the report in the flagged player's view
+    with page.expect_download() as caught:
+        page.get_by_role("button", name=f"Download the dispute report ({flagged}'s player view)").click()
+    sent = tmp_path / "sent.html"
+    caught.value.save_as(sent)
+    html = sent.read_text(encoding="utf-8")
+    assert 'data-view="player"' in html and f"seq {first.seq}" in html and "sample.jsonl" not in html
+
+    # the case: opened on the step, then found on the Cases page
+    _expand(page, "Open a case about this step")
+    # a text field's value reaches the app when it is committed (Enter; Ctrl+Enter in a text
+    # area), each commit a run of its own: wait for each, so that the button's run is the last
+    name, note = page.get_by_label("Your name", exact=True), page.get_by_label("Note", exact=True)
+    name.fill("desk-agent-1")
+    rerun(page, lambda: name.press("Enter"))
+    note.fill("The player says the draw was forced.")
+    rerun(page, lambda: note.press("Control+Enter"))
+    rerun(page, lambda: page.get_by_role("button", name=re.compile("^Open the case on")).click())
+    opened = page.get_by_text(re.compile(r"^Case case-[0-9a-f]+ opened\.$"))
+    opened.wait_for()  # the app's state: the run after the click says so
+    assert opened.count() == 1
+    rerun(page, lambda: page.get_by_role("link", name=re.compile("^Open case ")).click())
+    settle(page, 0)
+    assert page.get_by_role("heading", name=re.compile("^Case ")).count() == 1
+    assert page.get_by_text("The player says the draw was forced.").count() == 1
+    with page.expect_download() as caught:
+        page.get_by_role("button", name=re.compile("Download the evidence bundle")).click()
+    bundle = tmp_path / "bundle.zip"
+    caught.value.save_as(bundle)
+    checked = verify_bundle(bundle.read_bytes(), bundle.name)
+    assert checked.ok, checked
+    assert page.locator("[data-testid=stException]").count() == 0
+
+
+def test_analyst_from_the_leaderboard_to_a_profile_to_the_two_card_drill_down(
+    server: str, page: Any, sample_warehouse: Path,
+) -> None:
+    from ingest import read
+
+    reader = read.connect(sample_warehouse)
+    (giver, target, twos), = reader.rows("""
+        SELECT player, gift_to, count(*) FROM events WHERE gift_to IS NOT NULL AND gift_to <> player
+        GROUP BY ALL ORDER BY count(*) DESC, player, gift_to LIMIT 1""")
+    reader.close()
+    open_app(page, f"{server}/players")
+    at_least = page.locator("[data-testid=stNumberInput]", has=page.get_by_text("At least this many hands"))
+    at_least.locator("input").fill("0")
+    rerun(page, lambda: at_least.locator("input").press("Enter"))  # the sample's players have few hands
+    player = _choose(page, "Open a player's profile", giver)
+    # the tab switch from the callback makes the page's tab state change too (a run of its
+    # own, bound to the URL): wait for the profile the app draws, not for one run
+    page.locator("[data-testid=stMetric]").first.wait_for()
+    assert "players_tab=Profile" in page.url
+    assert page.locator("[data-testid=stMetric]").count() >= 4
+    rerun(page, lambda: page.get_by_role("button", name=f"The 2s {player} gave, in the 2-card matrix").click())
+    page.get_by_role("combobox", name="Players shown").wait_for()  # the 2-card tab is drawn
+    # the matrix says whether it shows everyone, and the player is the drill-down's giver
+    assert page.get_by_text(re.compile(r"^(Every player who gave or drew a 2|Showing \d+ of the)")).count() == 1
+    _choose(page, "Target", target)
+    said = page.get_by_text(re.compile(rf"2s from {re.escape(player)} to {re.escape(target)}"))
+    said.wait_for()
+    assert said.count() == 1 and said.inner_text().startswith(f"{twos} 2s from")
+    assert page.locator("[data-testid=stException]").count() == 0
+
+
+def test_auditor_from_compliance_by_build_to_a_replay(server: str, page: Any) -> None:
+    open_app(page, f"{server}/compliance")
+    by_build = _expand(page, "Violations by code and server build (table)")
+    assert by_build.locator("[data-testid=stDataFrame]").count() == 1
+    grids = page.locator("[data-testid=stDataFrame]")
+    drill = grids.last
+    _pick_row(page, drill)
+    assert "/replay?" in page.url and "seq=" in page.url
+    seq = re.search(r"seq=(\d+)", page.url)
+    assert seq is not None and f"seq {seq.group(1)}" in caption(page)
+    assert page.locator("[data-testid=stException]").count() == 0
+
+
+def test_check_a_log_deep_link_opens_its_page(server: str, page: Any) -> None:
+    open_app(page, f"{server}/check")
+    assert page.get_by_role("heading", name="Check a log").count() == 1
+    assert page.get_by_text("Page not found").count() == 0

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from engine.replay import GameReplay
 from tests.dashboards.conftest import DISPUTED
 
 APP = Path(__file__).resolve().parents[2] / "dashboards" / "app.py"
@@ -27,7 +28,8 @@ def _caption(at: AppTest, prefix: str) -> str:
     return next(c.value for c in at.caption if c.value.startswith(prefix))
 
 
-def test_upload_validates_and_replays(page: AppTest, sample_log: Path) -> None:
+def test_upload_validates_and_replays(page: AppTest, sample_log: Path,
+                                      sample_replays: dict[str, GameReplay]) -> None:
     page.file_uploader(key="check_upload").upload("sample.jsonl", sample_log.read_bytes(), "application/json")
     page.run()
     assert not page.exception
@@ -49,9 +51,12 @@ def test_upload_validates_and_replays(page: AppTest, sample_log: Path) -> None:
     assert (hand, number) > (1, 2)
     assert any("violation" in h.proto.body for h in page.get("html"))
 
+    flagged = sample_replays[DISPUTED].step_at(hand, number)
+    assert flagged is not None and flagged.violations
     page.radio(key="check_view").set_value("Player view").run()
     assert not page.exception
-    assert page.selectbox(key="check_viewer").value == "ali"
+    # the player view opens as the player the violation on screen names
+    assert page.selectbox(key="check_viewer").value == flagged.violations[0].player
     html = "".join(h.proto.body for h in page.get("html"))
     assert 'class="hk-back"' in html  # the others' hands are face down
 

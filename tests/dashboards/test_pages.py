@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from engine.replay import GameReplay
 from tests.dashboards.conftest import DISPUTED, open_page
 
 APP = Path(__file__).resolve().parents[2] / "dashboards" / "app.py"
@@ -152,7 +153,8 @@ def test_pages_without_a_warehouse(monkeypatch: pytest.MonkeyPatch, tmp_path: Pa
     assert any("haftkhabis ingest" in w.value for w in at.warning)
 
 
-def test_picking_a_game_opens_its_replay(app: AppTest) -> None:
+def test_picking_a_game_opens_its_replay_at_its_first_violation(
+        app: AppTest, sample_replays: dict[str, GameReplay]) -> None:
     open_page(app, "games")
     app.multiselect(key="games_statuses").set_value(["violations"]).run()
     first = app.dataframe[0].value["game_id"][0]
@@ -160,7 +162,13 @@ def test_picking_a_game_opens_its_replay(app: AppTest) -> None:
     app.run()
     assert not app.exception
     assert app.text_input(key="replay_game").value == first
-    assert _step_caption(app).startswith("Step 1 of")
+    flagged = sample_replays[first].next_violation(None)
+    assert flagged is not None and flagged.seq != 1
+    assert _step_caption(app).startswith(f"Step {flagged.number} of")
+    assert f"hand {flagged.hand} · seq {flagged.seq}" in _step_caption(app)
+    # the player view, when chosen, is the flagged player's
+    named = [v.player for v in flagged.violations if v.player in sample_replays[first].players]
+    assert app.session_state["replay_viewer"] == named[0]
 
 
 def test_a_compliance_row_opens_the_replay_at_that_line(app: AppTest) -> None:
@@ -182,9 +190,11 @@ def test_replay_move_list_jumps_and_filters(app: AppTest) -> None:
     open_page(app, "replay", game=DISPUTED, hand="1", step="5")
     moves = _buttons(app)
     assert len(moves) == 21  # every line of hand 1, numbered by seq
-    assert moves[0][1].startswith("  1 ✓ hand 1 dealt")
+    assert moves[0][1].startswith("1 ✓ hand 1 dealt")
     flagged = [label for _, label in moves if label.startswith(":red[")]
     assert len(flagged) == 4 and "✗" in flagged[0]  # seqs 7, 8, 11, 13
+    # a label is text: red, but no `**` left for the page to show as it is
+    assert not any("**" in label for _, label in moves)
     key = next(k for k, label in moves if label.lstrip().startswith("19 "))
     app.button(key=key).click().run()
     assert "seq 19" in _step_caption(app)

@@ -96,7 +96,7 @@ def contents(root: str | Path, *, batch_columns: bool = True,
     out = {}
     with open_warehouse(str(root), storage_options=storage_options) as reader:
         for name in SNAPSHOT_TABLES:
-            exclude = "" if batch_columns or name == "player_stats" else " EXCLUDE (ingest_batch)"
+            exclude = "" if batch_columns or name in ("player_stats", "cases") else " EXCLUDE (ingest_batch)"
             rows = reader.sql(f"SELECT *{exclude} FROM {name}").fetchall()
             out[name] = sorted(rows, key=repr)
     return out

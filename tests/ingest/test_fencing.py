@@ -19,7 +19,7 @@ from engine.simulate import SimulatedGame
 from ingest.lock import LOCK_NAME
 from ingest.pipeline import ingest
 from ingest.queries import open_warehouse
-from ingest.schema import DATA_TABLES
+from ingest.schema import DATA_TABLES, SNAPSHOT_TABLES
 from ingest.store import PartWriter, Warehouse, WriterFenced, new_attempt
 from tests.ingest import faults
 from tests.ingest.conftest import (
@@ -140,7 +140,7 @@ def test_commits_land_only_on_the_version_their_writer_read(tmp_path: Path) -> N
         row = {"id": 1, "kind": "ingest", "started": _now(), "ended": _now(), "files": [],
                "lines": 0, "games_new": 0, "games_updated": 0, "games_unchanged": 0,
                "violations": 0, "errors": 0, "workers": 1, "engine_version": "test"}
-        versions = {"quarantine": committed}
+        versions = dict.fromkeys(SNAPSHOT_TABLES, 0) | {"quarantine": committed}
         one.commit_batch(row, versions, new_attempt(), prefix="b000001-one")
         with pytest.raises(WriterFenced):
             two.commit_batch(row, versions, new_attempt(), prefix="b000001-two")

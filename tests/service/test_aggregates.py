@@ -43,12 +43,16 @@ def test_leaderboard_pages_are_the_leaderboard_view(api: Server, api_keys: Keys,
         assert all(len(p["items"]) == 3 for p in got[:-1]) and len(got) > 2
         persian = [r for p in pages(client, "/v1/leaderboard", ruleset="persian", min_hands=2) for r in p["items"]]
         assert persian and all(r["ruleset"] == "persian" and r["hands"] >= 2 for r in persian)
-        bad = client.get("/v1/leaderboard", params={"cursor": "not-a-cursor"})
-        assert bad.status_code == 400 and bad.json()["error"] == "bad_cursor"
+        # a cursor is the last row's key in the format the document declares: one not of
+        # that format (another listing's) is a malformed parameter; any of it is a key
+        bad = client.get("/v1/leaderboard", params={"cursor": "not a cursor"})
+        assert bad.status_code == 422 and bad.json()["error"] == "invalid_parameter"
         other = got[0]["next_cursor"]
         with api.client(api_keys["auditor"]) as auditor:
             wrong_listing = auditor.get("/v1/violations", params={"cursor": other})
-        assert wrong_listing.status_code == 400
+        assert wrong_listing.status_code == 422
+        made_up = client.get("/v1/leaderboard", params={"cursor": "persian~1"}).json()["items"]
+        assert made_up == [r for p in got for r in p["items"] if (r["ruleset"], r["rank"]) > ("persian", 1)][:100]
 
 
 def test_compliance_pages_are_the_compliance_view(api: Server, api_keys: Keys, reader: read.Reader) -> None:

@@ -63,13 +63,17 @@ def test_a_malformed_line_is_a_verdict_not_an_error(api: Server, api_keys: Keys)
     assert response.headers["haftkhabis-compliant"] == "false"
 
 
-def test_an_empty_body_has_no_verdicts(api: Server, api_keys: Keys) -> None:
-    with api.client(api_keys["analyst"]) as client:
-        response = client.post("/v1/validate", content=b"")
-    assert response.status_code == 200
-    assert response.content == b""
-    assert response.headers["haftkhabis-games"] == "0"
-    assert response.headers["haftkhabis-compliant"] == "true"
+def test_an_empty_body_is_refused(api: Server, api_keys: Keys) -> None:
+    """The document says a body is required: none (or a gzip stream of nothing) is a 400
+    that says what was expected, at both log endpoints, and pushes no batch."""
+    with api.client(api_keys["everyone"]) as client:
+        for path in ("/v1/validate", "/v1/ingest"):
+            for body, headers in ((b"", {}), (gzip.compress(b""), {"Content-Encoding": "gzip"})):
+                response = client.post(path, content=body, headers=headers)
+                assert response.status_code == 400, (path, response.text)
+                problem = response.json()
+                assert problem["error"] == "bad_body" and "the body is empty" in problem["message"]
+        assert client.get("/v1/health").json()["ingest"]["waiting"] == 0
 
 
 def test_a_body_past_the_cap_is_413(tight: Server, api_keys: Keys) -> None:
