@@ -33,10 +33,10 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 from fastapi.routing import APIRoute
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
-from sse_starlette import EventSourceResponse, ServerSentEvent
-from starlette.background import BackgroundTask
 from fastapi_offline import FastAPIOffline
 from pydantic import BeforeValidator, StringConstraints
+from sse_starlette import EventSourceResponse, ServerSentEvent
+from starlette.background import BackgroundTask
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match
