@@ -69,6 +69,8 @@ NDJSON = "application/x-ndjson"
 MiB = 1 << 20
 #: the most moves a what-if branch may be asked to play
 MAX_BRANCH = 200
+#: where a report's "Reproduce" line reads the game, in an answer of this service
+REPRODUCE_SOURCE = "--warehouse WAREHOUSE"
 #: a hand's analysis runs on the request: its rollouts are capped
 MAX_ANALYSIS_ROLLOUTS = 2000
 #: a what-if move as `engine.whatif.Move.parse` reads it: a card (a J with the suit it
@@ -309,6 +311,10 @@ def create_app(settings: Settings) -> FastAPI:
         for error in exc.errors()[:5]:
             where = ".".join(str(p) for p in error.get("loc", ()) if p not in ("query", "path"))
             problems.append(f"{where}: {error.get('msg', 'invalid')}")
+        if exc.errors() and all(tuple(e.get("loc", ()))[:1] == ("path",) for e in exc.errors()):
+            # a path that cannot name anything (`/steps/{seq}` with a word for the number)
+            # names no resource: 404, as for a number no game has
+            return _problem(404, "not_found", "no such resource: " + "; ".join(problems))
         return _problem(422, "invalid_parameter", "; ".join(problems) or "invalid request")
 
     @app.exception_handler(WarehouseUnavailable)
@@ -683,7 +689,10 @@ def create_app(settings: Settings) -> FastAPI:
             raise ApiError(404, "not_found", f"hand {hand} of game {game!r} has no line with seq "
                            f"{seq} (seqs {steps[0].seq}–{steps[-1].seq})")
         try:
-            return HTMLResponse(render_hand_report(replay, hand, seq=seq, viewer=viewer))
+            # the support view's "Reproduce" line: the warehouse, by name (the files the
+            # game was read from are the server's paths, which no answer shows)
+            return HTMLResponse(render_hand_report(replay, hand, seq=seq, viewer=viewer,
+                                                   source=REPRODUCE_SOURCE))
         except ValueError as exc:  # what the checks above let through, said by the report
             raise ApiError(404, "not_found", str(exc)) from None
 

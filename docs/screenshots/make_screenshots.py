@@ -73,6 +73,7 @@ SHOTS = (
     Shot("compliance", "compliance", {}, height=1350),
     Shot("scoring", "scoring", {"game": "t-19-fa202-00005"}, game="t-19-fa202-00005", height=1300),
     Shot("players-targeting", "players", {"players_tab": "2-card targeting"}, height=1200),
+    Shot("live", "live", {}, height=1100),
 )
 
 

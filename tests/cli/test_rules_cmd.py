@@ -68,7 +68,7 @@ def test_what_if_lists_and_refuses() -> None:
     listed = runner.invoke(app, ["what-if", sample, "--game", "t-08-bz101-00022", "--seq", "2"],
                            terminal_width=200)
     assert listed.exit_code == 0, listed.output
-    assert "legal instead: 7D 8D" in listed.output
+    assert "legal instead: 7♦, 8♦" in listed.output  # as people write cards
     refused = runner.invoke(app, ["what-if", sample, "--game", "t-08-bz101-00022", "--seq", "2", "-m", "draw"],
                             terminal_width=200)
     assert refused.exit_code == 1 and "must_play" in refused.output

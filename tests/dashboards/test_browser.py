@@ -338,6 +338,7 @@ def test_analyst_from_the_leaderboard_to_a_profile_to_the_two_card_drill_down(
 def test_auditor_from_compliance_by_build_to_a_replay(server: str, page: Any) -> None:
     open_app(page, f"{server}/compliance")
     by_build = _expand(page, "Violations by code and server build (table)")
+    by_build.locator("[data-testid=stDataFrame]").first.wait_for()  # mounted once opened
     assert by_build.locator("[data-testid=stDataFrame]").count() == 1
     grids = page.locator("[data-testid=stDataFrame]")
     drill = grids.last

@@ -14,6 +14,7 @@ from engine import render as ui
 from engine.replay import GameReplay, replay_lines
 from engine.report import render_hand_report
 from ingest import read
+from service.app import REPRODUCE_SOURCE
 from tests.service.conftest import DISPUTED, REPO, Keys, Server
 
 
@@ -137,7 +138,10 @@ def test_the_hand_report_is_the_clis(api: Server, api_keys: Keys, sample_copy: P
         response = client.get(f"/v1/games/{DISPUTED}/hands/1/report")
     assert response.status_code == 200
     assert response.headers["content-type"].startswith("text/html")
-    assert response.text == out.read_text(encoding="utf-8")
+    # the same report, but for the warehouse it reproduces from: named, not its path here
+    cli = out.read_text(encoding="utf-8").replace(f"--warehouse {sample_copy}", REPRODUCE_SOURCE)
+    assert response.text == cli
+    assert REPRODUCE_SOURCE in response.text and str(sample_copy) not in response.text
     assert "<script" not in response.text
 
 
@@ -159,7 +163,7 @@ def test_a_report_about_one_line_in_one_players_view(api: Server, api_keys: Keys
         assert f"seq {step.seq} · the disputed step" in response.text
         assert str(sample_copy) not in response.text and ".jsonl" not in response.text
         support_view = client.get(f"/v1/games/{DISPUTED}/hands/1/report", params={"seq": step.seq})
-        assert support_view.text == render_hand_report(replay, 1, seq=step.seq)
+        assert support_view.text == render_hand_report(replay, 1, seq=step.seq, source=REPRODUCE_SOURCE)
         for params, words in (({"seq": 99999}, "has no line with seq 99999"),
                               ({"seq": replay.hand_steps(2)[0].seq}, "hand 1 of game"),
                               ({"player": "nobody"}, "'nobody' did not play this game")):

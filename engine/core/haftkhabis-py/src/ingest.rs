@@ -610,6 +610,10 @@ impl Ingestor {
                     hold_lines,
                     ingest: true,
                     idle_lines,
+                    // its lines were capped where they were read (the router, at the
+                    // batch's `max_line_bytes`, or the warehouse they were stored in): a
+                    // second, default cap here would refuse what the batch allowed
+                    max_line_bytes: usize::MAX,
                     ..ValidatorOptions::default()
                 },
                 RowBuilder::default(),
