@@ -96,7 +96,9 @@ def test_what_a_case_refuses(desk: Server, api_keys: Keys) -> None:
             response = client.post("/v1/cases", json=body)
             assert response.status_code == status and words in response.json()["message"], (body, response.text)
         assert client.get("/v1/cases/case-000000000000").status_code == 404
-        assert client.get("/v1/cases/not-a-case").status_code == 422
+        malformed = client.get("/v1/cases/not-a-case")  # a path that names nothing (decisions.md)
+        assert malformed.status_code == 404 and malformed.json()["error"] == "not_found"
+        assert "case" in malformed.json()["message"]
         assert client.patch("/v1/cases/case-000000000000", json={"note": "x"}).status_code == 404
         nothing = client.patch("/v1/cases/case-000000000000", json={})
         assert nothing.status_code == 422 and "none was given" in nothing.json()["message"]
