@@ -14,7 +14,7 @@ import pytest
 from engine.replay import GameReplay
 from ingest.pipeline import ingest
 from service.auth import key_entry, new_key
-from tests.leakcheck import Corpus, Leak, Sight, leaks, report_leaks
+from tests.leakcheck import Corpus, Leak, Sight, as_text, cards_in, leaks, report_leaks
 from tests.service.conftest import Server, start_server
 
 
@@ -122,3 +122,29 @@ def test_another_players_view_is_refused(leak_corpus: Corpus, server: Callable[[
             assert client.get(path, params={"player": other}).status_code == 403
     with _client(server(), tokens[1][stranger]) as client:
         assert client.get(f"/v1/games/{replay.game}/steps/3/whatif").status_code == 403
+
+
+def test_a_players_analysis_holds_only_what_they_saw(leak_corpus: Corpus, server: Callable[[], Server],
+                                                     tokens: tuple[Path, dict[str, str]]) -> None:
+    """Issue 32's analysis through a player's token, for every player of every game's first
+    hand: each decision against what its player had seen at its seq, the rest of the answer
+    (their deal) against what they saw in the hand."""
+    found: list[Leak] = []
+    decisions = cards = 0
+    for replay in leak_corpus.replays.values():
+        sight = Sight.of(replay)
+        hand = replay.hands[0]
+        for player in replay.players:
+            with _client(server(), tokens[1][player]) as client:
+                where = f"{replay.game} hand {hand} analysis"
+                view = _get(client, f"/v1/games/{replay.game}/hands/{hand}/analysis", rollouts=10).json()
+                assert view["viewer"] == player
+                for decision in view.pop("decisions"):
+                    assert decision["player"] == player
+                    decisions += 1
+                    cards += len(cards_in(as_text(decision)))  # what the checker has to judge
+                    found += leaks(decision, sight.at(player, decision["seq"]), player,
+                                   f"{where} seq {decision['seq']}")
+                found += leaks(view, sight.in_hand(player, hand), player, where)
+    assert decisions > 50 and cards > decisions  # the moves name cards: the check has teeth
+    assert not found, "\n".join(map(str, found[:20]))
