@@ -145,12 +145,12 @@ def deals_from_records(records: Iterable[Mapping[str, Any]], *, ruleset: str, bu
     return deals
 
 
-def deals_from_warehouse(reader: Any, *, build: str | None = None, since: str | None = None,
-                         ruleset: str | None = None) -> DealSet:
-    """Every deal line the warehouse replayed without a violation, with its game's build
-    (`unknown` when the header names none), decks and seats; `since` is an ISO date or
-    moment (the game's start), `reader` an `ingest.read.Reader`."""
-    where = ["e.type = 'deal'", "NOT e.set_aside", "e.code IS NULL"]
+def game_filter(build: str | None, since: str | None,
+                ruleset: str | None) -> tuple[list[str], list[Any]]:
+    """The audits' filters as SQL conditions on `events e JOIN games g` and their
+    parameters: a server build (`unknown` for a header that names none), games started at
+    or after `since` (an ISO date or moment), a ruleset."""
+    where: list[str] = []
     params: list[Any] = []
     if build is not None:
         where.append("coalesce(g.server_build, 'unknown') = ?")
@@ -161,6 +161,16 @@ def deals_from_warehouse(reader: Any, *, build: str | None = None, since: str | 
     if ruleset is not None:
         where.append("e.ruleset = ?")
         params.append(ruleset)
+    return where, params
+
+
+def deals_from_warehouse(reader: Any, *, build: str | None = None, since: str | None = None,
+                         ruleset: str | None = None) -> DealSet:
+    """Every deal line the warehouse replayed without a violation, with its game's build
+    (`unknown` when the header names none), decks and seats; `since` is an ISO date or
+    moment (the game's start), `reader` an `ingest.read.Reader`."""
+    where, params = game_filter(build, since, ruleset)
+    where += ["e.type = 'deal'", "NOT e.set_aside", "e.code IS NULL"]
     rows = reader.rows(
         "SELECT e.game_id, e.hand, e.raw, e.ruleset, e.month, coalesce(g.server_build, 'unknown'),"
         " coalesce(g.decks, 1), g.players FROM events e JOIN games g"

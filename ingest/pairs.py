@@ -17,6 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from ingest.fairplay import game_filter
+
 #: a pair is scored when, in the hands they shared, at least this many 2s were expected to
 #: go from one to the other under a fair choice
 MIN_EXPECTED = 5.0
@@ -73,17 +75,8 @@ def gifts_from_warehouse(reader: Any, *, build: str | None = None, since: str | 
                          ruleset: str | None = None) -> GiftSet:
     """Every 2 whose gift applied (the engine's `gift_to`), with the players dealt into its
     hand; `reader` an `ingest.read.Reader`."""
-    where = ["e.gift_to IS NOT NULL", "e.gift_to <> e.player", "NOT e.set_aside"]
-    params: list[Any] = []
-    if build is not None:
-        where.append("coalesce(g.server_build, 'unknown') = ?")
-        params.append(build)
-    if since is not None:
-        where.append("g.start_time >= CAST(? AS TIMESTAMPTZ)")
-        params.append(since)
-    if ruleset is not None:
-        where.append("e.ruleset = ?")
-        params.append(ruleset)
+    where, params = game_filter(build, since, ruleset)
+    where += ["e.gift_to IS NOT NULL", "e.gift_to <> e.player", "NOT e.set_aside"]
     rows = reader.rows(
         "SELECT e.game_id, g.players, e.hand, e.seq, e.player, e.gift_to, list(hp.player) AS seated"
         " FROM events e JOIN games g ON g.game_id = e.game_id AND g.ruleset = e.ruleset AND g.month = e.month"
