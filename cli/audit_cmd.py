@@ -6,8 +6,9 @@ chosen false-discovery level, 1 when something is (as `validate` does for violat
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import orjson
 import typer
@@ -24,6 +25,8 @@ from cli.warehouse_cmd import (
 
 if TYPE_CHECKING:
     from ingest.fairplay import AuditReport
+
+T = TypeVar("T")
 
 
 def register(app: typer.Typer) -> None:
@@ -57,22 +60,8 @@ def audit_deals_command(
     """Opening hands, starters, stocks and repeated deals against a uniform shuffle; exit 1
     when anything is found at the --fdr level."""
     from ingest.fairplay import audit_deals, deals_from_warehouse
-    from ingest.read import WarehouseMissing, connect
-    from ingest.storage import StorageError
 
-    if since is not None:
-        try:
-            datetime.fromisoformat(since.replace("Z", "+00:00"))
-        except ValueError:
-            raise _fail(f"--since takes an ISO date or moment such as 2026-10-01, got {since!r}") from None
-    try:
-        reader = connect(warehouse, storage_options(storage))
-    except (WarehouseMissing, StorageError) as exc:
-        raise _fail(str(exc), 1) from None
-    try:
-        deals = deals_from_warehouse(reader, build=build, since=since, ruleset=ruleset)
-    finally:
-        reader.close()
+    deals = _read(deals_from_warehouse, warehouse, storage, build, since, ruleset)
     report = audit_deals(deals, fdr)
     if fmt is Format.json:
         typer.echo(orjson.dumps(report.to_json(), option=orjson.OPT_INDENT_2).decode())
@@ -129,22 +118,8 @@ def audit_pairs_command(
     """The case queue: pairs whose 2s spare each other more than a fair choice would, with
     a permutation null (players relabelled within each game); exit 1 when there is a case."""
     from ingest.pairs import audit_pairs, gifts_from_warehouse
-    from ingest.read import WarehouseMissing, connect
-    from ingest.storage import StorageError
 
-    if since is not None:
-        try:
-            datetime.fromisoformat(since.replace("Z", "+00:00"))
-        except ValueError:
-            raise _fail(f"--since takes an ISO date or moment such as 2026-10-01, got {since!r}") from None
-    try:
-        reader = connect(warehouse, storage_options(storage))
-    except (WarehouseMissing, StorageError) as exc:
-        raise _fail(str(exc), 1) from None
-    try:
-        gifts = gifts_from_warehouse(reader, build=build, since=since, ruleset=ruleset)
-    finally:
-        reader.close()
+    gifts = _read(gifts_from_warehouse, warehouse, storage, build, since, ruleset)
     report = audit_pairs(gifts, fdr, permutations)
     if fmt is not Format.table:
         typer.echo(orjson.dumps(report.to_json(), option=orjson.OPT_INDENT_2).decode())
@@ -168,3 +143,25 @@ def audit_pairs_command(
                               f"{case.score:.2f}", f"{case.p_value:.3g}", shown(str(steps[0].get("replay", ""))))
             console.print(table)
     raise typer.Exit(1 if report.cases else 0)
+
+
+def _read(question: Callable[..., T], warehouse: str, storage: Any, build: str | None,
+          since: str | None, ruleset: str | None) -> T:
+    """What an audit reads of the warehouse (`question`, filtered by build, start and
+    ruleset); a bad --since or an unreadable warehouse is the command's error."""
+    from ingest.read import WarehouseMissing, connect
+    from ingest.storage import StorageError
+
+    if since is not None:
+        try:
+            datetime.fromisoformat(since.replace("Z", "+00:00"))
+        except ValueError:
+            raise _fail(f"--since takes an ISO date or moment such as 2026-10-01, got {since!r}") from None
+    try:
+        reader = connect(warehouse, storage_options(storage))
+    except (WarehouseMissing, StorageError) as exc:
+        raise _fail(str(exc), 1) from None
+    try:
+        return question(reader, build=build, since=since, ruleset=ruleset)
+    finally:
+        reader.close()
