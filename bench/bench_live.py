@@ -108,6 +108,30 @@ def rss_of_tree(pid: int) -> int:
     return total
 
 
+def cpu_seconds(pid: int) -> float:
+    """CPU seconds (user + system) a process has used, all its threads; 0 once it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def writer_of(pid: int) -> int | None:
+    """The server's writer process (its multiprocessing child that commits groups)."""
+    try:
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        return None
+    for child in children:
+        try:
+            if b"spawn_main" in Path(f"/proc/{child}/cmdline").read_bytes():
+                return int(child)
+        except OSError:
+            continue
+    return None
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--servers", type=int, default=32, help="table servers pushing at once")
@@ -172,6 +196,7 @@ def run(args: argparse.Namespace, pool: list[tuple[str, list[bytes]]], url: str,
     counter = iter(range(10**9))
     stop = threading.Event()
     peak = [0]
+    rss: list[tuple[float, int]] = []  # (seconds from the start, the server's RSS), every half second
 
     def pusher() -> None:
         headers = {"Authorization": f"Bearer {keys['ingest']}", "Content-Type": "application/x-ndjson"}
@@ -203,10 +228,16 @@ def run(args: argparse.Namespace, pool: list[tuple[str, list[bytes]]], url: str,
 
     def sampler() -> None:
         while not stop.is_set():
-            peak[0] = max(peak[0], rss_of_tree(server.pid))
+            now = rss_of_tree(server.pid)
+            peak[0] = max(peak[0], now)
+            rss.append((time.time() - began, now))
             stop.wait(0.5)
 
     print(f"{args.servers} table servers push for {args.seconds:.0f} s …", flush=True)
+    # CPU used from here to the drain, by the server's process and its writer's, and by
+    # these pushers: what a game costs each, whatever else the machine is running
+    writer = writer_of(server.pid)
+    cpu_from = (cpu_seconds(server.pid), cpu_seconds(writer) if writer else 0.0, time.process_time())
     threads = [threading.Thread(target=pusher, daemon=True) for _ in range(args.servers)]
     watcher = threading.Thread(target=sampler, daemon=True)
     began = time.time()
@@ -234,6 +265,7 @@ def run(args: argparse.Namespace, pool: list[tuple[str, list[bytes]]], url: str,
             break
         time.sleep(0.2)
     drained = time.time()
+    cpu_to = (cpu_seconds(server.pid), cpu_seconds(writer) if writer else 0.0, time.process_time())
     latencies: list[float] = []
     failed = 0
     for push in tally.pushes:
@@ -265,6 +297,16 @@ def run(args: argparse.Namespace, pool: list[tuple[str, list[bytes]]], url: str,
         "commit_seconds_p50": _q([c["seconds"] for c in commits], 0.5),
         "commit_seconds_p99": _q([c["seconds"] for c in commits], 0.99),
         "peak_rss_mib": round(peak[0] / 2**20),
+        # flat memory: the largest RSS in the run's first and last sixth (after warming up)
+        "rss_mib_first_sixth": _rss_between(rss, 0.0, args.seconds / 6),
+        "rss_mib_last_sixth": _rss_between(rss, args.seconds * 5 / 6, args.seconds),
+        # CPU milliseconds a game cost: the server (HTTP, journal), its writer (the
+        # commits) and the pushers (this process); the machine's cores over the first two
+        # is the rate the service would reach with the machine to itself (derived, not run)
+        "cpu_ms_per_game_server": round(1000 * (cpu_to[0] - cpu_from[0]) / max(games, 1), 3),
+        "cpu_ms_per_game_writer": round(1000 * (cpu_to[1] - cpu_from[1]) / max(games, 1), 3),
+        "cpu_ms_per_game_pushers": round(1000 * (cpu_to[2] - cpu_from[2]) / max(games, 1), 3),
+        "lines_per_game": round(lines / max(games, 1), 1),
         "load_average_1m": os.getloadavg()[0],
     }
     for key, value in figures.items():
@@ -273,6 +315,11 @@ def run(args: argparse.Namespace, pool: list[tuple[str, list[bytes]]], url: str,
     out = OUT / f"live-{figures['when'].replace(':', '')}.json"
     out.write_text(json.dumps(figures, indent=2))
     print(f"kept in {out.relative_to(ROOT)}")
+
+
+def _rss_between(samples: list[tuple[float, int]], start: float, end: float) -> int | None:
+    inside = [value for at, value in samples if start <= at <= end]
+    return round(max(inside) / 2**20) if inside else None
 
 
 def _q(values: list[float] | list[int], q: float) -> float | None:
