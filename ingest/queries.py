@@ -248,8 +248,7 @@ def attach_snapshot(con: duckdb.DuckDBPyConnection, store: Warehouse, snapshot: 
                 con.register(name, dataset)
             continue
         folder = str(Path(store.root).resolve())
-        files = [str(Path(uri.removeprefix("file://")).resolve())
-                 for uri in store.table(name, version).file_uris()]
+        files = [_resolved(uri.removeprefix("file://")) for uri in store.table(name, version).file_uris()]
         if any(not f.startswith(folder + "/") for f in files):
             raise WarehouseError(f"{store.root}: table {name} names files outside the warehouse")
         readable += files
@@ -266,6 +265,20 @@ def attach_snapshot(con: duckdb.DuckDBPyConnection, store: Warehouse, snapshot: 
     for name, body in VIEWS.items():
         con.execute(f"CREATE VIEW {name} AS {body}")
     return readable
+
+
+#: part files' real paths, each resolved once: a part is written once and never renamed,
+#: and a live reader is refreshed after every commit, over every part of every table
+_REAL_PATHS: dict[str, str] = {}
+
+
+def _resolved(path: str) -> str:
+    real = _REAL_PATHS.get(path)
+    if real is None:
+        if len(_REAL_PATHS) >= 1_000_000:  # bounded: parts merged away are forgotten
+            _REAL_PATHS.clear()
+        real = _REAL_PATHS[path] = str(Path(path).resolve())
+    return real
 
 
 def _quote(text: str) -> str:

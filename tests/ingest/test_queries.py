@@ -54,6 +54,21 @@ def test_duckdb_opens_only_the_snapshot_parts(warehouse: str, tmp_path: Path) ->
         assert "READ_PARQUET" in str(plan).upper() or "PARQUET_SCAN" in str(plan).upper()
 
 
+def test_a_part_that_leads_outside_the_warehouse_is_refused(logs: Path, tmp_path: Path) -> None:
+    """A part file that is a link to a file elsewhere is not opened: the reader names the
+    table and refuses the warehouse."""
+    from ingest.store import WarehouseError
+
+    root = tmp_path / "warehouse"
+    ingest([str(logs)], str(root), workers=1)
+    part = next(root.joinpath("games").rglob("*.parquet"))
+    elsewhere = tmp_path / "elsewhere.parquet"
+    part.rename(elsewhere)
+    part.symlink_to(elsewhere)
+    with pytest.raises(WarehouseError, match="table games names files outside the warehouse"):
+        open_warehouse(str(root))
+
+
 def test_named_views_answer(warehouse: str) -> None:
     with open_warehouse(warehouse) as reader:
         for view in VIEWS:
