@@ -32,6 +32,7 @@ import sys
 import tempfile
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -268,13 +269,23 @@ def run(args: argparse.Namespace, pool: list[tuple[str, list[bytes]]], url: str,
     cpu_to = (cpu_seconds(server.pid), cpu_seconds(writer) if writer else 0.0, time.process_time())
     latencies: list[float] = []
     failed = 0
-    for push in tally.pushes:
-        receipt = support.get(f"/v1/batches/{push.receipt}").json()
-        if receipt["status"] != "committed":
-            failed += 1
-            continue
-        finished = datetime.fromisoformat(receipt["finished_at"]).timestamp()
-        latencies.append(finished - push.started)
+    local = threading.local()
+
+    def receipt_of(push: Push) -> dict[str, Any]:
+        # one client a thread: tens of thousands of receipts are read back
+        if not hasattr(local, "client"):
+            local.client = httpx.Client(base_url=url, timeout=60,
+                                        headers={"Authorization": f"Bearer {keys['support']}"})
+        answer: dict[str, Any] = local.client.get(f"/v1/batches/{push.receipt}").json()
+        return answer
+
+    with ThreadPoolExecutor(8) as readers:
+        for push, receipt in zip(tally.pushes, readers.map(receipt_of, tally.pushes), strict=True):
+            if receipt["status"] != "committed":
+                failed += 1
+                continue
+            finished = datetime.fromisoformat(receipt["finished_at"]).timestamp()
+            latencies.append(finished - push.started)
     sample = random.Random(1).sample(tally.pushes, min(20, len(tally.pushes)))
     queryable = sum(1 for p in sample if support.get(f"/v1/games/{p.game}").status_code == 200)
     commits = batches_of(warehouse, options)

@@ -485,12 +485,9 @@ class IngestQueue:
         """The group's bodies as files, each named by its receipt (the names the
         warehouse's batch records)."""
         group.folder.mkdir(parents=True, exist_ok=True)
-        for item in group.items:
-            path = group.folder / f"{item.receipt.id}.jsonl"
-            with open(path, "wb") as out:
-                for chunk in self.journal.body(item.record):
-                    out.write(chunk)
-            group.files.append(str(path))
+        paths = [group.folder / f"{item.receipt.id}.jsonl" for item in group.items]
+        self.journal.write_bodies(zip((item.record for item in group.items), paths, strict=True))
+        group.files.extend(str(path) for path in paths)
 
     def _commit(self, group: _Group) -> dict[str, Any]:
         """Commit the group as one batch, waiting while the warehouse is busy with another

@@ -1,0 +1,57 @@
+"""The journal gives back each accepted body byte for byte, across segments, whether the
+kernel copies it or this process does."""
+
+from __future__ import annotations
+
+import errno
+import os
+from pathlib import Path
+
+import pytest
+
+from service import journal as journal_module
+from service.journal import Journal
+
+
+def _bodies() -> list[bytes]:
+    # sizes around the chunk size, an empty body, and bytes that are not text
+    return [b"", b'{"seq": 1}\n', bytes(range(256)) * 4099, b"x" * (1 << 20), b"y" * ((1 << 20) + 3)]
+
+
+def _append_all(journal: Journal, tmp_path: Path) -> list[journal_module.Record]:
+    records = []
+    for n, body in enumerate(_bodies()):
+        spool = tmp_path / f"body{n}"
+        spool.write_bytes(body)
+        records.append(journal.append({"id": f"ing_{n}", "size": len(body), "lines": body.count(b"\n")}, spool))
+    return records
+
+
+@pytest.mark.parametrize("kernel_copy", [True, False])
+def test_bodies_come_back_as_appended(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kernel_copy: bool) -> None:
+    if not kernel_copy:
+        def unsupported(*args: object) -> int:
+            raise OSError(errno.EXDEV, os.strerror(errno.EXDEV))
+
+        monkeypatch.setattr(journal_module.os, "copy_file_range", unsupported)
+    # small segments: the records lie in several
+    journal = Journal(tmp_path / "journal", segment_bytes=1 << 20)
+    records = _append_all(journal, tmp_path)
+    assert len({r.segment for r in records}) > 1
+    out = tmp_path / "out"
+    out.mkdir()
+    paths = [out / f"{r.id}.jsonl" for r in records]
+    journal.write_bodies(zip(records, paths, strict=True))
+    assert [p.read_bytes() for p in paths] == _bodies()
+
+
+def test_a_body_cut_short_is_an_error(tmp_path: Path) -> None:
+    journal = Journal(tmp_path / "journal")
+    records = _append_all(journal, tmp_path)
+    journal.close()
+    last = records[-1]
+    segment = tmp_path / "journal" / f"{last.segment:08d}.log"
+    with open(segment, "r+b") as handle:
+        handle.truncate(last.body_offset + 10)
+    with pytest.raises(OSError, match="ends inside record ing_4"):
+        journal.write_bodies([(last, tmp_path / "cut.jsonl")])
