@@ -585,15 +585,17 @@ def _hand_keys(cards: np.ndarray) -> np.ndarray:
 
 def _repeat_tests(deals: DealSet, arr: _Arrays, rulesets: list[str], ruleset_ix: np.ndarray
                   ) -> list[TestResult]:
-    """Deals that share two or more identical hands, per ruleset and decks. Hands are
-    grouped by their packed key (a sort, not a comparison of pairs); only deals in a group
-    of equal hands are paired. Under a uniform shuffle the chance that two given deals of
-    at most P seats share two hands is at most P²(P-1)² / 2 × w/C(N,7) × w/C(N-7,7)
-    (w = 2⁷ with two decks, the ways one multiset hand can be dealt, else 1); with C(n,2)
-    pairs of deals, the union bound is the p-value."""
+    """Deals that share two or more identical hands, per ruleset and decks. Two deals share
+    two hands exactly when they share an unordered pair of hand keys, so every deal's
+    pairs of hands are listed (at most C(P, 2) a deal) and sorted: deals in a group of
+    equal pairs are in a repeat, found in time and memory linear in the deals, however
+    often one deal repeats (a seed reused a thousand times must not make a million
+    comparisons). Under a uniform shuffle the chance that two given deals of at most P
+    seats share two hands is at most P²(P-1)² / 2 × w/C(N,7) × w/C(N-7,7) (w = 2⁷ with two
+    decks, the ways one multiset hand can be dealt, else 1); with C(n,2) pairs of deals,
+    the union bound is the p-value."""
     out: list[TestResult] = []
     keys = _hand_keys(arr.cards) if len(arr.cards) else np.zeros(0, dtype=np.int64)
-    hd = arr.hand_deal
     for (r, d), deal_rows in _groups([ruleset_ix, arr.decks]):
         ruleset = rulesets[r]
         n = len(deal_rows)
@@ -603,20 +605,8 @@ def _repeat_tests(deals: DealSet, arr: _Arrays, rulesets: list[str], ruleset_ix:
             result.status = NOT_ENOUGH
             out.append(result)
             continue
-        in_stratum = np.isin(hd, deal_rows)
-        hand_rows = np.flatnonzero(in_stratum)
-        shared: dict[tuple[int, int], int] = {}
-        order = np.argsort(keys[hand_rows], kind="stable")
-        sorted_keys = keys[hand_rows][order]
-        starts = np.flatnonzero(np.r_[True, sorted_keys[1:] != sorted_keys[:-1]])
-        ends = np.r_[starts[1:], len(sorted_keys)]
-        for s, e in zip(starts[ends - starts > 1], ends[ends - starts > 1], strict=True):
-            group = sorted({int(x) for x in hd[hand_rows[order[s:e]]]})
-            for i, a in enumerate(group):
-                for b in group[i + 1:]:
-                    shared[(a, b)] = shared.get((a, b), 0) + 1
-        pairs = [(a, b) for (a, b), k in shared.items() if k >= 2]
-        involved = {x for pair in pairs for x in pair}
+        groups, members = _shared_pairs(arr.hand_deal, keys, deal_rows)
+        involved = np.unique(members) if len(members) else members
         seats = int(arr.players[deal_rows].max())
         total = 52 * d
         ways = 2 ** HAND_SIZE if d == 2 else 1
@@ -624,20 +614,83 @@ def _repeat_tests(deals: DealSet, arr: _Arrays, rulesets: list[str], ruleset_ix:
                     - math.log(math.comb(total, HAND_SIZE))
                     - math.log(math.comb(total - HAND_SIZE, HAND_SIZE)))
         log_bound = math.log(math.comb(n, 2)) + log_pair
-        result.statistic = float(len(pairs))
-        result.p_value = 1.0 if not pairs else float(min(1.0, math.exp(log_bound)))
+        result.statistic = float(len(groups))
+        result.p_value = 1.0 if not groups else float(min(1.0, math.exp(log_bound)))
         result.observed = float(len(involved))
         result.effect = len(involved) / n
         ci = stats.binomtest(len(involved), n).proportion_ci(0.95)
         result.ci_low, result.ci_high = float(ci.low), float(ci.high)
-        exact = sum(1 for a, b in pairs if shared[(a, b)] == deals.players[a] == deals.players[b]
-                    and deals.starter[a] == deals.starter[b])
+        exact = _exact_repeats(arr, keys, involved)
         shown = ", ".join(f"{deals.game_id[a]}#{deals.hand_no[a]} = {deals.game_id[b]}#{deals.hand_no[b]}"
-                          for a, b in pairs[:5])
-        result.detail = (f"{len(pairs)} pairs of deals sharing 2+ hands ({exact} exact repeats)"
-                         + (f": {shown}" if shown else "") + "; p is a union bound")
+                          for a, b in groups[:5])
+        result.detail = (f"{len(involved)} deals in {len(groups)} groups sharing 2+ hands ({exact} exact "
+                         f"repeats of an earlier deal)" + (f": {shown}" if shown else "")
+                         + "; p is a union bound")
         out.append(result)
     return out
+
+
+def _deal_hands(hand_deal: np.ndarray, deal_rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The hand rows of `deal_rows` (a deal's hands are consecutive rows, deals in order):
+    the rows, each deal's first row among them and its count of hands."""
+    rows = np.flatnonzero(np.isin(hand_deal, deal_rows))
+    deal_of = hand_deal[rows]
+    firsts = np.flatnonzero(np.r_[True, deal_of[1:] != deal_of[:-1]]) if len(rows) else rows
+    counts = np.diff(np.r_[firsts, len(rows)])
+    return rows, firsts, counts
+
+
+def _shared_pairs(hand_deal: np.ndarray, keys: np.ndarray, deal_rows: np.ndarray
+                  ) -> tuple[list[tuple[int, int]], np.ndarray]:
+    """Groups of deals sharing an unordered pair of identical hands: one (first deal,
+    second deal) example a group, and every deal in a group (with repeats)."""
+    rows, firsts, counts = _deal_hands(hand_deal, deal_rows)
+    if not len(rows):
+        return [], np.zeros(0, dtype=np.int64)
+    # each deal's hand keys in ascending order, so a pair of hands is (smaller, larger)
+    deal_of = hand_deal[rows]
+    ordered = np.lexsort((keys[rows], deal_of))
+    sorted_keys = keys[rows][ordered]
+    low_parts, high_parts, deal_parts = [], [], []
+    for i in range(int(counts.max())):
+        for j in range(i + 1, int(counts.max())):
+            has = counts > j
+            low_parts.append(sorted_keys[firsts[has] + i])
+            high_parts.append(sorted_keys[firsts[has] + j])
+            deal_parts.append(deal_of[firsts[has]])
+    if not low_parts:
+        return [], np.zeros(0, dtype=np.int64)
+    low, high, deal = np.concatenate(low_parts), np.concatenate(high_parts), np.concatenate(deal_parts)
+    order = np.lexsort((deal, high, low))
+    low, high, deal = low[order], high[order], deal[order]
+    # one entry a (pair, deal): a deal holding the same pair twice (two decks) counts once
+    keep = np.r_[True, (low[1:] != low[:-1]) | (high[1:] != high[:-1]) | (deal[1:] != deal[:-1])]
+    low, high, deal = low[keep], high[keep], deal[keep]
+    starts = np.flatnonzero(np.r_[True, (low[1:] != low[:-1]) | (high[1:] != high[:-1])])
+    sizes = np.diff(np.r_[starts, len(low)])
+    repeated = sizes > 1
+    examples = [(int(deal[s]), int(deal[s + 1])) for s in starts[repeated]]
+    members = np.concatenate([deal[s:s + k] for s, k in zip(starts[repeated], sizes[repeated], strict=True)]) \
+        if repeated.any() else np.zeros(0, dtype=np.int64)
+    return examples, members
+
+
+def _exact_repeats(arr: _Arrays, keys: np.ndarray, involved: np.ndarray) -> int:
+    """Deals among `involved` equal to an earlier one in every hand and the starter."""
+    if len(involved) < 2:
+        return 0
+    rows, firsts, counts = _deal_hands(arr.hand_deal, involved)
+    deal_of = arr.hand_deal[rows]
+    ordered = np.lexsort((keys[rows], deal_of))
+    width = int(counts.max())
+    signature = np.full((len(firsts), width + 2), -1, dtype=np.int64)
+    for i in range(width):
+        has = counts > i
+        signature[has, i] = keys[rows][ordered][firsts[has] + i]
+    signature[:, width] = arr.starter[deal_of[firsts]]
+    signature[:, width + 1] = counts
+    distinct = np.unique(signature, axis=0)
+    return int(len(signature) - len(distinct))
 
 
 def _serial_tests(deals: DealSet, arr: _Arrays, rulesets: list[str], ruleset_ix: np.ndarray,

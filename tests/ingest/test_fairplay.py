@@ -68,6 +68,44 @@ def test_a_clock_seeded_shuffle_repeats_deals() -> None:
     assert fair.statistic == 0 and not fair.finding
 
 
+@pytest.mark.parametrize(("ruleset", "decks"), [("bazito", 1), ("persian", 2)])
+def test_repeats_are_the_pairs_of_deals_a_comparison_of_every_pair_finds(ruleset: str, decks: int) -> None:
+    """The linear search for deals sharing two hands against the definition, every pair
+    of deals compared: some deals copied whole (one three times), some sharing two hands,
+    some three, some one (not a repeat)."""
+    from collections import Counter
+
+    from ingest.fairplay import _Arrays, _exact_repeats, _hand_keys, _shared_pairs
+
+    records = list(simulate_deals(ruleset, 120, seed=5, decks=decks))
+    rng = np.random.default_rng(11)
+
+    def copy_hands(source: dict, target: dict, count: int) -> None:
+        seats = [s for s in target["hands"] if s in source["hands"]][:count]
+        for seat in seats:
+            target["hands"][seat] = list(source["hands"][seat])
+
+    for a, b in rng.choice(len(records), size=(12, 2), replace=False):
+        copy_hands(records[a], records[b], int(rng.integers(1, 4)))
+    for b in (30, 31, 32):  # one deal repeated three times
+        records[b] = {**records[7], "game": records[b]["game"], "hand": records[b]["hand"],
+                      "hands": {k: list(v) for k, v in records[7]["hands"].items()}}
+    deals = deals_from_records(records, ruleset=ruleset)
+    arr = _Arrays.of(deals)
+    keys = _hand_keys(arr.cards)
+    groups, members = _shared_pairs(arr.hand_deal, keys, np.arange(len(deals)))
+    hands = [Counter(keys[arr.hand_deal == d].tolist()) for d in range(len(deals))]
+    pairs = [(a, b) for a, b in itertools.combinations(range(len(deals)), 2)
+             if sum((hands[a] & hands[b]).values()) >= 2]
+    assert pairs, "the planted repeats are there"
+    assert set(members.tolist()) == {d for pair in pairs for d in pair}
+    assert all(sum((hands[a] & hands[b]).values()) >= 2 for a, b in groups)
+    signature = [(tuple(sorted(hands[d].elements())), deals.starter[d]) for d in range(len(deals))]
+    involved = np.unique(members)
+    expected = len(involved) - len({signature[d] for d in involved.tolist()})
+    assert _exact_repeats(arr, keys, involved) == expected >= 3
+
+
 def test_a_hand_carried_over_from_the_last_deal_is_serial_correlation() -> None:
     records = list(simulate_deals("bazito", 600, seed=3))
     for before, now in itertools.pairwise(records):
