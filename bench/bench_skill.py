@@ -234,6 +234,13 @@ def _kendall(a: Sequence[str], b: Sequence[str]) -> float:
     return agree / len(pairs)
 
 
+def _print_means(pool: Sequence[PlayedHand], bots: Sequence[str]) -> None:
+    for bot in bots:
+        m = mean_interval([h.points[bot] for h in pool])
+        assert m is not None
+        print(f"  {bot:9s} {m.estimate:6.2f}  [{m.low:6.2f}, {m.high:6.2f}]  (n={m.n})")
+
+
 def ratings_part(args: argparse.Namespace, cores: int) -> None:
     """The bots of known strength: truth, ratings (plain, deal-adjusted, rotation blocks),
     accuracy and its agreement with the rating."""
@@ -245,10 +252,7 @@ def ratings_part(args: argparse.Namespace, cores: int) -> None:
           f"{time.perf_counter() - started:.1f} s; rollout bot {args.bot_rollouts} rollouts a move, "
           f"deal values {args.deal_rollouts} rollouts")
     print("truth: mean points per hand (lower is better), 95% interval")
-    for bot in BOTS:
-        m = mean_interval([h.points[bot] for h in pool])
-        assert m is not None
-        print(f"  {bot:9s} {m.estimate:6.2f}  [{m.low:6.2f}, {m.high:6.2f}]  (n={m.n})")
+    _print_means(pool, BOTS)
     full_plain, full_adjusted = rate(_results(pool)), rate(_results(pool), adjusted=True)
     print("ratings on every hand (mu ± sigma): plain / deal-adjusted")
     for bot in BOTS:
@@ -358,10 +362,7 @@ def search_part(args: argparse.Namespace) -> None:
           f"{time.perf_counter() - started:.1f} s; {args.search_rollouts} playouts a legal move for both "
           f"searchers, 1 thread each; load average now {os.getloadavg()[0]:.2f}")
     print("  mean points per hand (lower is better), 95% interval")
-    for bot in SEARCH_BOTS:
-        m = mean_interval([h.points[bot] for h in pool])
-        assert m is not None
-        print(f"    {bot:9s} {m.estimate:6.2f}  [{m.low:6.2f}, {m.high:6.2f}]  (n={m.n})")
+    _print_means(pool, SEARCH_BOTS)
     for a, b in (("ismcts", "rollout"), ("ismcts", "greedy"), ("rollout", "greedy"), ("greedy", "greedy-2")):
         print(f"  paired by hand: {_paired(pool, a, b)}")
     for kind in ("ismcts", "rollout"):

@@ -74,13 +74,18 @@ def test_a_planted_winning_move_is_best_and_a_draw_a_significant_loss() -> None:
     assert draw["loss"] - 1.96 * draw["loss_se"] > 0
 
 
-def test_the_hidden_cards_as_they_lay_never_change_the_analysis() -> None:
+def _deals_sara_cannot_tell_apart() -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """Two deals with the same hand for sara: omid's and lale's hands swapped, reza's A♠
+    exchanged for 8♣ from the stock."""
     sara = ["9H", "3H", "2C", "4H", "5H", "JD", "KH"]
     a = {"sara": sara, "omid": ["3C", "4C", "5C", "6C", "QC", "KC", "AC"],
          "lale": ["3D", "4D", "5D", "6D", "QD", "KD", "AD"],
          "reza": ["3S", "4S", "5S", "6S", "QS", "KS", "AS"]}
-    # omid's and lale's hands swapped, reza's A♠ exchanged for 8♣ from the stock
-    b = {"sara": sara, "omid": a["lale"], "lale": a["omid"], "reza": [*a["reza"][:-1], "8C"]}
+    return a, {"sara": sara, "omid": a["lale"], "lale": a["omid"], "reza": [*a["reza"][:-1], "8C"]}
+
+
+def test_the_hidden_cards_as_they_lay_never_change_the_analysis() -> None:
+    a, b = _deals_sara_cannot_tell_apart()
     first = _run([_header("bazito"), _deal(a, "9S")]).analyse(rollouts=200, seed=9, threads=2)
     second = _run([_header("bazito"), _deal(b, "9S")]).analyse(rollouts=200, seed=9, threads=1)
     assert first is not None and first == second
@@ -162,11 +167,7 @@ def test_the_rollouts_release_the_interpreter() -> None:
 # -- the information-set MCTS option (search="ismcts")
 
 def test_ismcts_reads_only_the_information_set_and_is_reproduced_by_its_seed() -> None:
-    sara = ["9H", "3H", "2C", "4H", "5H", "JD", "KH"]
-    a = {"sara": sara, "omid": ["3C", "4C", "5C", "6C", "QC", "KC", "AC"],
-         "lale": ["3D", "4D", "5D", "6D", "QD", "KD", "AD"],
-         "reza": ["3S", "4S", "5S", "6S", "QS", "KS", "AS"]}
-    b = {"sara": sara, "omid": a["lale"], "lale": a["omid"], "reza": [*a["reza"][:-1], "8C"]}
+    a, b = _deals_sara_cannot_tell_apart()
     first = _run([_header("bazito"), _deal(a, "9S")]).analyse(rollouts=40, seed=9, threads=2, search="ismcts")
     second = _run([_header("bazito"), _deal(b, "9S")]).analyse(rollouts=40, seed=9, threads=1, search="ismcts")
     assert first is not None and first == second

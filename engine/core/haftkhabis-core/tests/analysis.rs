@@ -90,10 +90,9 @@ fn config(rollouts: usize, seed: u64, threads: usize) -> Config {
     }
 }
 
-#[test]
-fn a_planted_winning_move_is_found() {
-    // persian: sara holds only J♠ (a hand dealt short, applied as the table recorded it)
-    // and no match on 5♦: the wild J wins the hand at once; a draw does not
+/// Persian: sara holds only J♠ (a hand dealt short, applied as the table recorded it)
+/// and no match on 5♦: the wild J wins the hand at once; a draw does not.
+fn a_lone_jack_wins() -> Table {
     let mut t = table("persian", &PLAYERS);
     let hands = vec![
         ("sara", cards("JS")),
@@ -102,6 +101,12 @@ fn a_planted_winning_move_is_found() {
         ("reza", cards("3S 4S 5S 6S QS KS AS")),
     ];
     t.apply(&deal_event(&hands, Card::parse("5D"), "reza"));
+    t
+}
+
+#[test]
+fn a_planted_winning_move_is_found() {
+    let t = a_lone_jack_wins();
     let moves = legal_moves(&t);
     assert!(moves.contains(&Move::Draw), "{moves:?}");
     assert_eq!(
@@ -295,14 +300,7 @@ fn ismcts_makes_only_legal_moves() {
 
 #[test]
 fn ismcts_finds_a_planted_winning_move() {
-    let mut t = table("persian", &PLAYERS);
-    let hands = vec![
-        ("sara", cards("JS")),
-        ("omid", cards("3C 4C 5C 6C QC KC AC")),
-        ("lale", cards("3H 4H 5H 6H QH KH AH")),
-        ("reza", cards("3S 4S 5S 6S QS KS AS")),
-    ];
-    t.apply(&deal_event(&hands, Card::parse("5D"), "reza"));
+    let t = a_lone_jack_wins();
     let a = analyse(&t, &config(100, 7, 0), ISMCTS).expect("a decision");
     let best = &a.moves[a.best];
     assert!(matches!(best.mv, Move::Play { .. }), "{best:?}");
