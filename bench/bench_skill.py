@@ -344,10 +344,15 @@ def throughput_part(args: argparse.Namespace, cores: int) -> None:
     print(f"  one hand ({len(one.decisions)} decisions + 4 deal values, 500 rollouts a move): {per_hand:.2f} s")
 
 
-def _paired(pool: Sequence[PlayedHand], a: str, b: str) -> str:
+def _paired(pool: Sequence[PlayedHand], a: str, b: str, tests: int) -> str:
+    """a's points minus b's, paired by hand, with its 95% interval; significant at 5%
+    alone and after a Bonferroni correction over `tests` comparisons."""
     diffs = [h.points[a] - h.points[b] for h in pool]
     mean, se = statistics.fmean(diffs), statistics.stdev(diffs) / len(diffs) ** 0.5
-    return f"{a} - {b}: {mean:+.2f} ± {1.96 * se:.2f} points (95%; {'significant' if abs(mean) > 1.96 * se else 'not significant'})"
+    corrected = statistics.NormalDist().inv_cdf(1 - 0.05 / (2 * tests))
+    verdict = ("significant, also after Bonferroni" if abs(mean) > corrected * se else
+               "significant alone, not after Bonferroni" if abs(mean) > 1.96 * se else "not significant")
+    return f"{a} - {b}: {mean:+.2f} ± {1.96 * se:.2f} points (95%; {verdict} over {tests} comparisons)"
 
 
 def search_part(args: argparse.Namespace) -> None:
@@ -363,8 +368,9 @@ def search_part(args: argparse.Namespace) -> None:
           f"searchers, 1 thread each; load average now {os.getloadavg()[0]:.2f}")
     print("  mean points per hand (lower is better), 95% interval")
     _print_means(pool, SEARCH_BOTS)
-    for a, b in (("ismcts", "rollout"), ("ismcts", "greedy"), ("rollout", "greedy"), ("greedy", "greedy-2")):
-        print(f"  paired by hand: {_paired(pool, a, b)}")
+    comparisons = (("ismcts", "rollout"), ("ismcts", "greedy"), ("rollout", "greedy"), ("greedy", "greedy-2"))
+    for a, b in comparisons:
+        print(f"  paired by hand: {_paired(pool, a, b, len(comparisons))}")
     for kind in ("ismcts", "rollout"):
         times = DECISION_SECONDS.get(kind, [])
         if times:
