@@ -10,6 +10,7 @@ import typer
 
 from cli import terminal
 from cli.terminal import shown
+from engine.analysis import Search
 
 
 def register(app: typer.Typer) -> None:
@@ -33,6 +34,9 @@ def analyse(
         "--rollouts", metavar="K", min=10, help="Rollouts per legal move at each decision.")] = 500,
     seed: Annotated[int, typer.Option("--seed", min=0, help="The rollouts' seed (same seed, same figures).")] = 0,
     threads: Annotated[int, typer.Option("--threads", min=0, help="Rollout threads (0: every core).")] = 0,
+    search: Annotated[Search, typer.Option(
+        "--search", help="flat: every move played out K times (the default); ismcts: the same "
+        "playouts spent by an information-set tree search (docs/analysis.md).")] = Search.FLAT,
     json: Annotated[bool, typer.Option("--json", help="Write the analysis as one JSON object.")] = False,
 ) -> None:
     """Rate every decision of a game: each legal move's expected points at the hand's end
@@ -53,7 +57,8 @@ def analyse(
     try:
         replay = sources.from_warehouse(warehouse, game) if warehouse is not None else sources.from_logs(
             list(paths or []), game)
-        result = analyse_replay(replay, hand=hand, rollouts=rollouts, seed=seed, threads=threads)
+        result = analyse_replay(replay, hand=hand, rollouts=rollouts, seed=seed, threads=threads,
+                                search=search)
     except (sources.SourceError, AnalysisError) as exc:
         raise _fail(str(exc)) from None
     if json:
@@ -62,7 +67,7 @@ def analyse(
         return
     console = terminal.console(highlight=False, soft_wrap=True)
     console.print(f"[bold]{shown(result.game)}[/bold] — {len(result.decisions)} decisions, "
-                  f"{rollouts} rollouts a move, policy {result.policy}, seed {seed}")
+                  f"{rollouts} rollouts a move, search {result.search}, policy {result.policy}, seed {seed}")
     luck = {(row["hand"], row["player"]): row for row in result.luck()}
     current: int | None = None
     for decision in result.decisions:
@@ -79,6 +84,6 @@ def analyse(
         console.print(f"seq {decision.seq}: [{style}]{shown(decision.summary())}[/{style}]")
         best = decision.best_move
         console.print(f"    best {shown(best.text)}: {best.mean:.1f} ± {best.se:.1f} points, "
-                      f"wins {best.win_rate:.0%}; {len(decision.moves)} moves")
+                      f"wins {best.win_rate:.0%}, {best.visits} playouts; {len(decision.moves)} moves")
     mistakes = sum(d.mistake for d in result.decisions)
     console.print(f"clear mistakes (significant, ≥ 5 points): {mistakes} of {len(result.decisions)} decisions")

@@ -18,6 +18,7 @@ from rich.console import Console
 from cli import terminal
 from cli.terminal import shown
 from engine._core import DEFAULT_MAX_LINE_BYTES
+from engine.analysis import Search
 
 if TYPE_CHECKING:  # pyarrow, deltalake and duckdb load only when a command runs (issue 9)
     import pyarrow as pa
@@ -712,29 +713,30 @@ def stats_game(
 
 def stats_ratings(
     warehouse: WarehouseOption = DEFAULT_WAREHOUSE,
+    storage: StorageOption = None,
     rollouts: Annotated[int, typer.Option(
         "--rollouts", metavar="K", min=10,
         help="Rollouts per legal move for games not analysed yet (or analysed otherwise).")] = 100,
     seed: Annotated[int, typer.Option("--seed", min=0, help="The rollouts' seed.")] = 0,
+    search: Annotated[Search, typer.Option(
+        "--search", help="How decisions are valued: flat rollouts (default) or ismcts.")] = Search.FLAT,
     min_hands: Annotated[int, typer.Option("--min-hands", min=0,
                                            help="Only players with this many rated hands.")] = 0,
     fmt: FormatOption = Format.table,
 ) -> None:
     """Ratings with uncertainty (Plackett–Luce over hands, with and without the deal
     adjustment), accuracy (mean expected loss per decision, share of clear mistakes) and
-    luck per player. Games not analysed yet with this engine, policy, rollouts and seed are
-    analysed first and stored (<warehouse>/analyses/); the rest is read. docs/analysis.md."""
+    luck per player. Games not analysed yet with this engine, policy, search, rollouts and
+    seed are analysed first and stored (<warehouse>/analyses/, a folder or an S3 prefix);
+    the rest is read. docs/analysis.md."""
     import pyarrow as pa
 
-    from ingest import analyses, read
+    from ingest import analyses
 
     console = terminal.console(stderr=True, soft_wrap=True)
+    reader = _reader(warehouse, storage)
     try:
-        reader = read.connect(warehouse)
-    except read.WarehouseMissing as exc:
-        raise _fail(str(exc), 1) from None
-    try:
-        counts = analyses.refresh(reader, rollouts=rollouts, seed=seed)
+        counts = analyses.refresh(reader, rollouts=rollouts, seed=seed, search=search)
         rows = analyses.ratings_rows(analyses.stored(reader), min_hands=min_hands)
     except analyses.AnalysesUnavailable as exc:
         raise _fail(str(exc), 1) from None

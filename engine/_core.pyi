@@ -485,10 +485,13 @@ class MoveValueInfo(LegalMoveInfo):
     mean: float
     se: float
     win_rate: float
-    #: mean of (this move's outcome - the best move's) over paired rollouts, and its se
+    #: the playouts behind `mean` (flat: the rollouts; ismcts: the move's root visits)
+    visits: int
+    #: this move's mean - the best move's (flat: over paired rollouts; ismcts: of the two
+    #: means, unpaired), and its se
     loss: float
     loss_se: float
-    #: loss > 1.96 * loss_se
+    #: loss > 1.96 * loss_se, from 2 visits or more
     significant: bool
 
 @type_check_only
@@ -496,12 +499,17 @@ class DecisionAnalysisInfo(TypedDict):
     """A decision analysed by rollouts from the information set of the player to move."""
 
     player: str | None
+    #: flat: rollouts per move; ismcts: the search's iterations (rollouts x moves)
     rollouts: int
     seed: int
     policy: str
+    #: flat or ismcts
+    search: str
+    #: ismcts's root-parallel trees (None for flat)
+    trees: int | None
     truncated: int
     faults: int
-    #: the index in `moves` of the move with the lowest mean
+    #: the index in `moves` of the best move (flat: the lowest mean; ismcts: the most visited)
     best: int
     moves: list[MoveValueInfo]
 
@@ -550,7 +558,13 @@ class GameRun:
     def violations(self) -> list[ViolationInfo]: ...
     def steps(self) -> list[StepInfo]: ...
     def analyse(
-        self, *, rollouts: int = 1000, seed: int = 0, threads: int = 0
+        self,
+        *,
+        rollouts: int = 1000,
+        seed: int = 0,
+        threads: int = 0,
+        search: str = "flat",
+        trees: int | None = None,
     ) -> DecisionAnalysisInfo | None: ...
     def position_value(
         self, player: str, *, rollouts: int = 1000, seed: int = 0, threads: int = 0

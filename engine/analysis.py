@@ -7,6 +7,11 @@ what a player sees is `engine.player_view`'s, and the rollouts never read the hi
 as they lay). After each deal it estimates every player's expected outcome of the hand
 under the same policy (`_core.GameRun.position_value`): the deal's strength.
 
+Two searches value a decision's moves (`Search`): `flat` Monte Carlo (every legal move
+played out the same number of times in the same worlds, the default) and `ismcts`
+(single-observer information-set MCTS: the same number of playouts spent by a tree search
+whose worlds are drawn from the same information set). docs/analysis.md says which pays.
+
 Outcomes are points at the hand's end, lower is better (elimination play: the finishing
 place, 0 first). A move's *loss* is how many points worse its expected outcome is than the
 best move's, estimated over paired rollouts with its standard error. docs/analysis.md
@@ -17,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
+from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -35,6 +41,15 @@ CLEAR_MISTAKE_POINTS = 5.0
 TURN_KINDS = frozenset({"play", "draw", "pass"})
 
 
+class Search(StrEnum):
+    """How a decision's moves are valued (the core's `analysis::Search`)."""
+
+    #: every legal move played out `rollouts` times in shared worlds (paired estimates)
+    FLAT = "flat"
+    #: information-set MCTS spending the same playouts (rollouts x legal moves)
+    ISMCTS = "ismcts"
+
+
 class AnalysisError(ValueError):
     """The game cannot be analysed: no usable header, or no such hand."""
 
@@ -51,7 +66,8 @@ class MoveEstimate:
     mean: float  # expected points at the hand's end (lower is better)
     se: float
     win_rate: float
-    loss: float  # mean (this move - the best move) over paired rollouts
+    visits: int  # the playouts behind `mean` (flat: the rollouts; ismcts: root visits)
+    loss: float  # mean (this move - the best move): flat over paired rollouts, ismcts unpaired
     loss_se: float
     significant: bool  # loss > 1.96 loss_se
 
@@ -73,8 +89,9 @@ class Decision:
     moves: tuple[MoveEstimate, ...]
     best: int
     chosen: int | None  # None: the recorded move is not one of the legal moves
-    rollouts: int
+    rollouts: int  # flat: per move; ismcts: the search's iterations
     seed: int
+    search: Search = Search.FLAT
 
     @property
     def best_move(self) -> MoveEstimate:
@@ -131,6 +148,7 @@ class GameAnalysis:
     players: tuple[str, ...]
     rollouts: int
     seed: int
+    search: Search = Search.FLAT
     policy: str = POLICY
     engine_version: str = ENGINE_VERSION
     decisions: list[Decision] = field(default_factory=list)
@@ -162,7 +180,7 @@ class GameAnalysis:
     def to_json(self) -> dict[str, Any]:
         return {
             "game": self.game, "players": list(self.players), "rollouts": self.rollouts,
-            "seed": self.seed, "policy": self.policy, "engine_version": self.engine_version,
+            "seed": self.seed, "search": str(self.search), "policy": self.policy, "engine_version": self.engine_version,
             "decisions": [
                 {**{k: v for k, v in asdict(d).items() if k != "moves"},
                  "moves": [{**asdict(m), "notation": m.notation} for m in d.moves],
@@ -204,11 +222,13 @@ def analyse_lines(
     threads: int = 0,
     deals: bool = True,
     decisions: bool = True,
+    search: Search = Search.FLAT,
 ) -> GameAnalysis:
     """Analyse `game` from its lines (JSON objects in seq order, as replayed): every
     decision (of `hand` only, when given) and, with `deals`, every player's deal value.
     Decisions only where the player to move is the line's player and had two moves or
-    more."""
+    more. `search` values the decisions; deal values are always flat rollouts (there is no
+    choice to search)."""
     run = _core.GameRun(game)
     analysis: GameAnalysis | None = None
     current = 0
@@ -219,15 +239,16 @@ def analyse_lines(
             options = run.options()
             if options is not None and options["player"] == obj.get("player"):
                 seq = int(obj.get("seq", 0))
-                found = run.analyse(rollouts=rollouts, seed=decision_seed(seed, seq), threads=threads)
+                found = run.analyse(rollouts=rollouts, seed=decision_seed(seed, seq), threads=threads,
+                                    search=str(search))
                 if found is not None:
                     moves = tuple(MoveEstimate(**m) for m in found["moves"])
                     analysis.decisions.append(Decision(
                         seq, current, options["player"], moves, found["best"],
-                        _chosen(moves, obj), found["rollouts"], found["seed"]))
+                        _chosen(moves, obj), found["rollouts"], found["seed"], Search(found["search"])))
         run.feed(orjson.dumps(obj))
         if analysis is None and not run.invalid:
-            analysis = GameAnalysis(game, tuple(run.players), rollouts, seed)
+            analysis = GameAnalysis(game, tuple(run.players), rollouts, seed, Search(search))
         if analysis is None:
             continue
         if kind == "deal":

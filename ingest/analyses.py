@@ -1,31 +1,31 @@
 """The warehouse's stored analyses: each game's decisions and deals rated once, by rollouts.
 
 `refresh` analyses the games whose stored analysis is missing or stale — made from other
-lines (the game's `content_hash`), by another engine or rollout policy, or with other
-rollouts or seed — and keeps the rest, so a page view or `stats ratings` reads stored
-rows instead of recomputing. One Parquet file per game under `<warehouse>/analyses/`,
-written atomically (a temporary file, then a rename); the rows carry the key they were
-made with. `ratings_rows` turns them into one row per player (engine.skill).
-
-A folder warehouse only: an `s3://` warehouse has no stored analyses yet.
+lines (the game's `content_hash`), by another engine, rollout policy or search, or with
+other rollouts or seed — and keeps the rest, so a page view or `stats ratings` reads
+stored rows instead of recomputing. One Parquet file per game under
+`<warehouse>/analyses/`, a local folder or an `s3://` prefix alike: every file goes
+through the warehouse's `Location` (ingest.storage), written atomically (`AtomicOutput`:
+a temporary file renamed, or one object upload); the file's metadata carries the key it
+was made with. `ratings_rows` turns the rows into one row per player (engine.skill).
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
+import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from engine import ENGINE_VERSION
-from engine.analysis import POLICY, AnalysisError, analyse_replay
+from engine.analysis import POLICY, AnalysisError, Search, analyse_replay
 from engine.skill import HandResult, accuracy, luck, rate
 from ingest import read
+from ingest.storage import AtomicOutput, Location
 
 FOLDER = "analyses"
 SCHEMA = pa.schema([
@@ -51,11 +51,14 @@ SCHEMA = pa.schema([
     ("policy", pa.string()),
     ("rollouts", pa.int64()),
     ("seed", pa.int64()),
+    ("search", pa.string()),  # flat · ismcts (engine.analysis.Search)
 ])
+#: the schema metadata key holding the key a file was made with
+KEY = b"analysis_key"
 
 
 class AnalysesUnavailable(Exception):
-    """The warehouse cannot hold stored analyses (not a folder)."""
+    """The warehouse's stored analyses cannot be read or written (its storage failed)."""
 
 
 @dataclass(slots=True)
@@ -66,52 +69,62 @@ class RefreshCounts:
     failed: int = 0
 
 
-def _folder(reader: read.Reader) -> Path:
-    if not reader.location.local:
-        raise AnalysesUnavailable("stored analyses need a folder warehouse, not "
-                                  f"{reader.root}")
-    return Path(reader.root) / FOLDER
+def _folder(reader: read.Reader) -> str:
+    return reader.location.join(FOLDER)
 
 
-def _file(folder: Path, game: str) -> Path:
-    return folder / f"{hashlib.sha1(game.encode('utf-8')).hexdigest()}.parquet"
+def _file(folder: str, game: str) -> str:
+    return f"{folder}/{hashlib.sha1(game.encode('utf-8')).hexdigest()}.parquet"
 
 
-def _key(content_hash: str | None, rollouts: int, seed: int) -> dict[str, Any]:
+def _key(content_hash: str | None, rollouts: int, seed: int, search: Search) -> dict[str, Any]:
     return {"content_hash": content_hash, "engine_version": ENGINE_VERSION, "policy": POLICY,
-            "rollouts": rollouts, "seed": seed}
+            "rollouts": rollouts, "seed": seed, "search": str(search)}
 
 
-def _stored_key(path: Path) -> dict[str, Any] | None:
+def _stored_key(location: Location, uri: str) -> dict[str, Any] | None:
+    """The key the file at `uri` was made with (None: no such file, or not one of ours)."""
     try:
-        meta = pq.read_schema(path).metadata or {}
+        with location.filesystem.open_input_file(location.fs_path(uri)) as source:
+            meta = pq.read_schema(source).metadata or {}
     except (OSError, pa.ArrowInvalid):
         return None
-    raw = meta.get(b"analysis_key")
+    raw = meta.get(KEY)
     if raw is None:
         return None
-    import orjson
-
-    value = orjson.loads(raw)
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return None
     return value if isinstance(value, dict) else None
 
 
-def _write(path: Path, rows: list[dict[str, Any]], key: dict[str, Any]) -> None:
-    import orjson
+def _write(location: Location, uri: str, rows: list[dict[str, Any]], key: dict[str, Any]) -> None:
+    table = pa.Table.from_pylist(rows, schema=SCHEMA).replace_schema_metadata({KEY: orjson.dumps(key)})
+    out = AtomicOutput(location, uri)
+    try:
+        pq.write_table(table, out.stream)
+        out.commit()
+    except BaseException:
+        out.abort()
+        raise
 
-    table = pa.Table.from_pylist(rows, schema=SCHEMA).replace_schema_metadata(
-        {b"analysis_key": orjson.dumps(key)})
-    temp = path.with_suffix(f".tmp-{os.getpid()}")
-    pq.write_table(table, temp)
-    os.replace(temp, path)
+
+def _read(location: Location, uris: list[str]) -> pa.Table:
+    """The rows of the files at `uris`, in one read (parallel on S3)."""
+    if not uris:
+        return SCHEMA.empty_table()
+    table = pq.read_table([location.fs_path(u) for u in uris], filesystem=location.filesystem,
+                          schema=SCHEMA)
+    return table.replace_schema_metadata(None)
 
 
 def _rows(game: str, start: Any, key: dict[str, Any], reader: read.Reader, rollouts: int,
-          seed: int, threads: int) -> list[dict[str, Any]]:
+          seed: int, threads: int, search: Search) -> list[dict[str, Any]]:
     replay = read.game_replay(reader, game)
     if replay is None:
         return []
-    result = analyse_replay(replay, rollouts=rollouts, seed=seed, threads=threads)
+    result = analyse_replay(replay, rollouts=rollouts, seed=seed, threads=threads, search=search)
     common = {"game_id": game, "start_time": start, **key}
     rows: list[dict[str, Any]] = []
     for d in result.decisions:
@@ -130,53 +143,64 @@ def _rows(game: str, start: Any, key: dict[str, Any], reader: read.Reader, rollo
 
 
 def refresh(reader: read.Reader, *, rollouts: int = 100, seed: int = 0, threads: int = 0,
+            search: Search = Search.FLAT,
             on_game: Callable[[str, bool], None] | None = None) -> RefreshCounts:
     """Analyse every game of the snapshot whose stored analysis is missing or stale."""
+    location = reader.location
     folder = _folder(reader)
-    folder.mkdir(parents=True, exist_ok=True)
+    location.makedirs(folder)
     counts = RefreshCounts()
     games = reader.rows("SELECT game_id, content_hash, start_time FROM games ORDER BY start_time, game_id")
     for game, content_hash, start in games:
         counts.games += 1
-        key = _key(content_hash, rollouts, seed)
-        path = _file(folder, game)
-        if _stored_key(path) == key:
+        key = _key(content_hash, rollouts, seed, search)
+        uri = _file(folder, game)
+        if _stored_key(location, uri) == key:
             counts.kept += 1
             if on_game:
                 on_game(game, False)
             continue
         try:
-            rows = _rows(game, start, key, reader, rollouts, seed, threads)
+            rows = _rows(game, start, key, reader, rollouts, seed, threads, search)
         except AnalysisError:
             rows = []
             counts.failed += 1
-        _write(path, rows, key)
+        try:
+            _write(location, uri, rows, key)
+        except OSError as exc:
+            raise AnalysesUnavailable(f"cannot store the analysis of game {game!r} at {uri}: {exc}") from exc
         counts.analysed += 1
         if on_game:
             on_game(game, True)
+    location.synced()
     return counts
 
 
 def stored(reader: read.Reader) -> pa.Table:
     """Every stored analysis row of the snapshot's games (stale files of games no longer
     in the warehouse are left out)."""
+    location = reader.location
     folder = _folder(reader)
-    names = {_file(folder, g).name for (g,) in reader.rows("SELECT game_id FROM games")}
-    tables = [pq.read_table(p).replace_schema_metadata(None)
-              for p in sorted(folder.glob("*.parquet")) if p.name in names] if folder.exists() else []
-    return pa.concat_tables(tables) if tables else SCHEMA.empty_table()
+    wanted = {_file(folder, g) for (g,) in reader.rows("SELECT game_id FROM games")}
+    try:
+        present = {u for u in location.list(folder, suffix=".parquet") if not u.rsplit("/", 1)[-1].startswith(".")}
+        return _read(location, sorted(wanted & present))
+    except OSError as exc:
+        raise AnalysesUnavailable(f"cannot read the stored analyses at {folder}: {exc}") from exc
 
 
 def decision_at(reader: read.Reader, game: str, seq: int) -> dict[str, Any] | None:
     """The stored analysis of the decision at `seq` of `game` (None: not stored, or no
     decision there)."""
+    location = reader.location
+    uri = _file(_folder(reader), game)
     try:
-        path = _file(_folder(reader), game)
-    except AnalysesUnavailable:
+        if not location.exists(uri):
+            return None
+        rows = _read(location, [uri]).to_pylist()
+    except OSError:
         return None
-    if not path.exists():
-        return None
-    for row in pq.read_table(path).to_pylist():
+    for row in rows:
         if row["kind"] == "decision" and row["seq"] == seq:
             return row
     return None

@@ -42,7 +42,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match
 
 from engine import ENGINE_VERSION, _core
-from engine.analysis import AnalysisError, analyse_replay
+from engine.analysis import AnalysisError, Search, analyse_replay
 from engine.player_view import public_analysis
 from engine.report import render_hand_report
 from engine.violations import Code
@@ -639,6 +639,9 @@ def create_app(settings: Settings) -> FastAPI:
                  player: Annotated[str | None, Query(max_length=256, description=(
                      "only this player's decisions and deal (analyst, support; a player's "
                      "token always gets its own)"))] = None,
+                 search: Annotated[Search, Query(description=(
+                     "flat: every legal move played out `rollouts` times; ismcts: the same "
+                     "playouts spent by an information-set tree search"))] = Search.FLAT,
                  ) -> models.AnalysisView:
         """Move quality of one hand: at each decision, every legal move's expected points
         at the hand's end by rollouts from what the deciding player could know (never the
@@ -653,7 +656,7 @@ def create_app(settings: Settings) -> FastAPI:
         if replay is None:
             raise ApiError(404, "not_found", f"no game {game!r} in the warehouse")
         try:
-            result = analyse_replay(replay, hand=hand, rollouts=rollouts, seed=seed)
+            result = analyse_replay(replay, hand=hand, rollouts=rollouts, seed=seed, search=search)
         except AnalysisError as exc:
             raise ApiError(404, "not_found", str(exc)) from None
         return models.AnalysisView(hand=hand, **public_analysis(result, viewer))

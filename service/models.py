@@ -325,11 +325,12 @@ class AnalysisView(Model):
     hand: int
     rollouts: int
     seed: int
+    search: str = Field(description="flat or ismcts (docs/analysis.md)")
     policy: str
     engine_version: str
     viewer: str | None
     decisions: list[dict[str, Any]] = Field(description="per decision: seq, player, moves (each "
-                                            "with mean, se, loss, loss_se, significant), best, "
+                                            "with mean, se, visits, loss, loss_se, significant), best, "
                                             "chosen, loss, mistake, summary")
     deals: list[dict[str, Any]] = Field(description="per player: the deal's expected points and se")
     luck: list[dict[str, Any]] = Field(description="per player: luck and play (empty in a player's view)")

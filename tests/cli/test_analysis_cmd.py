@@ -53,3 +53,18 @@ def test_analyse_reads_the_game_from_a_warehouse_the_same(tmp_path: Path) -> Non
     logged = runner.invoke(app, ["analyse", GAME, str(BAZITO), *args])
     assert stored.exit_code == 0, stored.output
     assert orjson.loads(stored.stdout) == orjson.loads(logged.stdout)
+
+
+def test_analyse_by_ismcts_names_its_search_and_refuses_an_unknown_one() -> None:
+    args = ["analyse", GAME, str(BAZITO), "--hand", "1", "--rollouts", "10", "--seed", "4", "--json"]
+    result = runner.invoke(app, [*args, "--search", "ismcts"])
+    assert result.exit_code == 0, result.output
+    body = orjson.loads(result.stdout)
+    assert body["search"] == "ismcts" and body["decisions"]
+    for d in body["decisions"]:
+        assert d["search"] == "ismcts"
+        assert sum(m["visits"] for m in d["moves"]) == d["rollouts"] == 10 * len(d["moves"])
+    flat = orjson.loads(runner.invoke(app, args).stdout)
+    assert flat["search"] == "flat"
+    assert [d["seq"] for d in flat["decisions"]] == [d["seq"] for d in body["decisions"]]
+    assert runner.invoke(app, [*args, "--search", "mcts"]).exit_code == 2

@@ -17,7 +17,7 @@ import orjson
 import pytest
 
 from engine import _core
-from engine.analysis import analyse_lines, decision_seed
+from engine.analysis import Search, analyse_lines, decision_seed
 
 SAMPLE = Path(__file__).resolve().parents[2] / "data" / "sample"
 PLAYERS = ["sara", "omid", "lale", "reza"]
@@ -74,13 +74,18 @@ def test_a_planted_winning_move_is_best_and_a_draw_a_significant_loss() -> None:
     assert draw["loss"] - 1.96 * draw["loss_se"] > 0
 
 
-def test_the_hidden_cards_as_they_lay_never_change_the_analysis() -> None:
+def _deals_sara_cannot_tell_apart() -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """Two deals with the same hand for sara: omid's and lale's hands swapped, reza's A♠
+    exchanged for 8♣ from the stock."""
     sara = ["9H", "3H", "2C", "4H", "5H", "JD", "KH"]
     a = {"sara": sara, "omid": ["3C", "4C", "5C", "6C", "QC", "KC", "AC"],
          "lale": ["3D", "4D", "5D", "6D", "QD", "KD", "AD"],
          "reza": ["3S", "4S", "5S", "6S", "QS", "KS", "AS"]}
-    # omid's and lale's hands swapped, reza's A♠ exchanged for 8♣ from the stock
-    b = {"sara": sara, "omid": a["lale"], "lale": a["omid"], "reza": [*a["reza"][:-1], "8C"]}
+    return a, {"sara": sara, "omid": a["lale"], "lale": a["omid"], "reza": [*a["reza"][:-1], "8C"]}
+
+
+def test_the_hidden_cards_as_they_lay_never_change_the_analysis() -> None:
+    a, b = _deals_sara_cannot_tell_apart()
     first = _run([_header("bazito"), _deal(a, "9S")]).analyse(rollouts=200, seed=9, threads=2)
     second = _run([_header("bazito"), _deal(b, "9S")]).analyse(rollouts=200, seed=9, threads=1)
     assert first is not None and first == second
@@ -157,3 +162,43 @@ def test_the_rollouts_release_the_interpreter() -> None:
     # (held, it could tick only for a switch interval or two, 5 ms each: some 10^3-10^4 times;
     # released, it ticks the whole second or more the analysis takes: 10^5-10^7 times)
     assert ticks > 100_000, ticks
+
+
+# -- the information-set MCTS option (search="ismcts")
+
+def test_ismcts_reads_only_the_information_set_and_is_reproduced_by_its_seed() -> None:
+    a, b = _deals_sara_cannot_tell_apart()
+    first = _run([_header("bazito"), _deal(a, "9S")]).analyse(rollouts=40, seed=9, threads=2, search="ismcts")
+    second = _run([_header("bazito"), _deal(b, "9S")]).analyse(rollouts=40, seed=9, threads=1, search="ismcts")
+    assert first is not None and first == second
+    assert first["search"] == "ismcts" and first["trees"] == 2
+    assert first["rollouts"] == 40 * len(first["moves"]) == sum(m["visits"] for m in first["moves"])
+    flat = _run([_header("bazito"), _deal(a, "9S")]).analyse(rollouts=40, seed=9)
+    assert flat is not None and flat["search"] == "flat" and flat["trees"] is None
+    assert [m["text"] for m in flat["moves"]] == [m["text"] for m in first["moves"]]
+    other = _run([_header("bazito"), _deal(a, "9S")]).analyse(rollouts=40, seed=10, search="ismcts")
+    assert other is not None and other != first
+
+
+def test_an_unknown_search_is_a_clear_error() -> None:
+    run = _run([_header("bazito"), _deal({"sara": ["9H"], "omid": ["3C"], "lale": ["3D"],
+                                          "reza": ["3S"]}, "9S")])
+    with pytest.raises(ValueError, match="'flat' or 'ismcts'"):
+        run.analyse(rollouts=10, search="mcts")
+    with pytest.raises(ValueError, match="trees"):
+        run.analyse(rollouts=10, search="ismcts", trees=0)
+
+
+def test_a_sample_game_is_analysed_by_ismcts_with_legal_moves_only() -> None:
+    game, lines = _sample_game("bazito.jsonl")
+    first = analyse_lines(game, lines, hand=1, rollouts=10, seed=5, threads=1, deals=False,
+                          search=Search.ISMCTS)
+    again = analyse_lines(game, lines, hand=1, rollouts=10, seed=5, threads=2, deals=False,
+                          search=Search.ISMCTS)
+    assert first.decisions and first.to_json() == again.to_json()
+    assert first.search is Search.ISMCTS and first.to_json()["search"] == "ismcts"
+    for decision in first.decisions:
+        assert decision.search is Search.ISMCTS and decision.chosen is not None
+        best = decision.best_move
+        assert all(m.visits <= best.visits for m in decision.moves)
+        assert sum(m.visits for m in decision.moves) == decision.rollouts

@@ -258,6 +258,8 @@ def test_a_game_fed_line_by_line_is_its_declared_shapes() -> None:
             if found is not None:
                 seen += 1
                 check(found, _returns("GameRun", "analyse"), "GameRun.analyse")
+                check(analysed.analyse(rollouts=10, seed=1, search="ismcts"), _returns("GameRun", "analyse"),
+                      "GameRun.analyse(search='ismcts')")
                 check(analysed.position_value(player, rollouts=10), _returns("GameRun", "position_value"),
                       "GameRun.position_value")
         analysed.feed(line)

@@ -1,15 +1,18 @@
 """Issue 32: stored analyses are made once and recomputed only when their key changes
-(the game's lines, the engine, the policy, the rollouts or the seed); `stats ratings`
-reads them."""
+(the game's lines, the engine, the policy, the search, the rollouts or the seed); `stats
+ratings` reads them; an S3 warehouse (moto's server on loopback) stores and reads them as
+a folder does."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import orjson
 from typer.testing import CliRunner
 
 from cli.app import app
+from engine.analysis import Search
 from ingest import analyses, read
 from ingest.pipeline import ingest
 
@@ -68,3 +71,44 @@ def test_stats_ratings_prints_one_row_per_player(tmp_path: Path) -> None:
     for row in rows:
         assert row["games"] >= 1 and row["uncertainty"] > 0
         assert row["accuracy"] is None or row["accuracy_low"] <= row["accuracy"] <= row["accuracy_high"]
+
+
+def _rows(table: Any) -> list[dict[str, Any]]:
+    return sorted(table.to_pylist(), key=lambda r: (r["game_id"], r["kind"], r["seq"] or -1, r["player"]))
+
+
+def test_analyses_on_an_s3_warehouse_are_stored_once_and_read_as_on_a_folder(
+        moto: Any, tmp_path: Path) -> None:
+    local = _warehouse(tmp_path, games=3)
+    uri = f"s3://{moto.bucket()}/wh"
+    ingest([str(tmp_path / "few.jsonl")], uri, workers=1, storage_options=moto.options)
+    reader = read.connect(uri, moto.options)
+    try:
+        first = analyses.refresh(reader, rollouts=10, seed=1, search=Search.ISMCTS)
+        assert (first.games, first.analysed, first.kept, first.failed) == (3, 3, 0, 0)
+        bucket, prefix = uri.removeprefix("s3://").split("/", 1)
+        stored_keys = [k for k in moto.keys(bucket, f"{prefix}/{analyses.FOLDER}/")]
+        assert len(stored_keys) == 3 and all(k.endswith(".parquet") for k in stored_keys)
+        again = analyses.refresh(reader, rollouts=10, seed=1, search=Search.ISMCTS)
+        assert (again.analysed, again.kept) == (0, 3)
+        on_s3 = analyses.stored(reader)
+        decision = next(r for r in on_s3.to_pylist() if r["kind"] == "decision")
+        assert analyses.decision_at(reader, decision["game_id"], decision["seq"]) == decision
+        assert analyses.decision_at(reader, decision["game_id"], -5) is None
+        flat = analyses.refresh(reader, rollouts=10, seed=1)  # another search: another key
+        assert flat.analysed == 3
+    finally:
+        reader.close()
+    # the same rows a folder warehouse stores for the same games, key and seeds
+    folder = read.connect(local)
+    try:
+        analyses.refresh(folder, rollouts=10, seed=1, search=Search.ISMCTS)
+        assert {r["search"] for r in on_s3.to_pylist()} == {"ismcts"}
+        assert _rows(on_s3) == _rows(analyses.stored(folder))
+    finally:
+        folder.close()
+    result = CliRunner().invoke(app, ["stats", "ratings", "--warehouse", uri, "--rollouts", "10", "--seed", "1",
+                                      "--format", "json", *[a for k, v in moto.options.items()
+                                                            for a in ("--storage-option", f"{k}={v}")]])
+    assert result.exit_code == 0, result.output
+    assert len(orjson.loads(result.stdout)) >= 4

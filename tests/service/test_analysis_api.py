@@ -42,3 +42,24 @@ def test_a_players_token_sees_only_its_own_decisions(api: Server, api_keys: Keys
         assert client.get(URL, params={"rollouts": 20}).status_code == 403
     with api.client(api_keys["auditor"]) as client:
         assert client.get(URL, params={"rollouts": 20}).status_code == 403
+
+
+def test_the_ismcts_search_gives_a_player_the_figures_support_sees_for_them(
+        api: Server, api_keys: Keys) -> None:
+    params = {"rollouts": 10, "seed": 4, "search": "ismcts"}
+    with api.client(api_keys["ali"]) as client:
+        mine = client.get(URL, params=params)
+        assert mine.status_code == 200, mine.text
+        body = mine.json()
+        assert body["search"] == "ismcts" and body["decisions"]
+        assert {d["player"] for d in body["decisions"]} == {"ali"}
+        for d in body["decisions"]:
+            assert d["search"] == "ismcts"
+            visits = [m["visits"] for m in d["moves"]]
+            assert visits[d["best"]] == max(visits) and sum(visits) == d["rollouts"]
+    with api.client(api_keys["support"]) as client:
+        support = client.get(URL, params={**params, "player": "ali"}).json()
+        assert support["decisions"] == body["decisions"]  # no hidden input in the search either
+        flat = client.get(URL, params={**params, "search": "flat", "player": "ali"}).json()
+        assert flat["search"] == "flat" and flat["decisions"] != body["decisions"]
+        assert client.get(URL, params={**params, "search": "mcts"}).status_code == 422

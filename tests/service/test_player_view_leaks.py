@@ -124,11 +124,12 @@ def test_another_players_view_is_refused(leak_corpus: Corpus, server: Callable[[
         assert client.get(f"/v1/games/{replay.game}/steps/3/whatif").status_code == 403
 
 
+@pytest.mark.parametrize("search", ["flat", "ismcts"])
 def test_a_players_analysis_holds_only_what_they_saw(leak_corpus: Corpus, server: Callable[[], Server],
-                                                     tokens: tuple[Path, dict[str, str]]) -> None:
+                                                     tokens: tuple[Path, dict[str, str]], search: str) -> None:
     """Issue 32's analysis through a player's token, for every player of every game's first
-    hand: each decision against what its player had seen at its seq, the rest of the answer
-    (their deal) against what they saw in the hand."""
+    hand and both searches: each decision against what its player had seen at its seq, the
+    rest of the answer (their deal) against what they saw in the hand."""
     found: list[Leak] = []
     decisions = cards = 0
     for replay in leak_corpus.replays.values():
@@ -137,8 +138,9 @@ def test_a_players_analysis_holds_only_what_they_saw(leak_corpus: Corpus, server
         for player in replay.players:
             with _client(server(), tokens[1][player]) as client:
                 where = f"{replay.game} hand {hand} analysis"
-                view = _get(client, f"/v1/games/{replay.game}/hands/{hand}/analysis", rollouts=10).json()
-                assert view["viewer"] == player
+                view = _get(client, f"/v1/games/{replay.game}/hands/{hand}/analysis", rollouts=10,
+                            search=search).json()
+                assert view["viewer"] == player and view["search"] == search
                 for decision in view.pop("decisions"):
                     assert decision["player"] == player
                     decisions += 1

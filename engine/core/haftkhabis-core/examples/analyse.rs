@@ -2,14 +2,16 @@
 //! 2 and two hearts on K♥ (21 legal moves: each J declares one of four suits, the 2
 //! names one of three targets). Prints the time and the rollouts per second.
 //!
-//! `cargo run --release --example analyse [ROLLOUTS] [THREADS]` (defaults 2000 and every
-//! core); THREADS=1 gives the per-core figure.
+//! `cargo run --release --example analyse [ROLLOUTS] [THREADS] [flat|ismcts]` (defaults
+//! 2000, every core, flat); THREADS=1 gives the per-core figure. `ismcts` spends the same
+//! playouts (ROLLOUTS x the legal moves) on an information-set search of 2 trees.
 
 use std::time::Instant;
 
-use haftkhabis_core::analysis::{analyse_decision, Config};
+use haftkhabis_core::analysis::{analyse, Config, Search};
 use haftkhabis_core::cards::Card;
 use haftkhabis_core::event::{Common, Deal, Event, Header, Kind};
+use haftkhabis_core::ismcts::DEFAULT_TREES;
 use haftkhabis_core::json::Value;
 use haftkhabis_core::machine::{read_header, Table};
 
@@ -27,6 +29,13 @@ fn main() -> Result<(), String> {
         .next()
         .map_or(Ok(0), |a| a.parse())
         .map_err(|e| format!("THREADS: {e}"))?;
+    let search = match args.next().as_deref() {
+        None | Some("flat") => Search::Flat,
+        Some("ismcts") => Search::Ismcts {
+            trees: DEFAULT_TREES,
+        },
+        Some(other) => return Err(format!("SEARCH: flat or ismcts, not {other:?}")),
+    };
     let players = ["sara", "omid", "lale", "reza"];
     let header = Header {
         format: Some(Value::Str("haftkhabis/1".into())),
@@ -73,14 +82,18 @@ fn main() -> Result<(), String> {
         threads,
     };
     let start = Instant::now();
-    let analysis = analyse_decision(&table, &config).ok_or("no decision")?;
+    let analysis = analyse(&table, &config, search).ok_or("no decision")?;
     let seconds = start.elapsed().as_secs_f64();
     let moves = analysis.moves.len();
-    let playouts = moves * analysis.rollouts;
+    let playouts = match search {
+        Search::Flat => moves * analysis.rollouts,
+        Search::Ismcts { .. } => analysis.rollouts,
+    };
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     println!(
-        "{moves} legal moves x {rollouts} rollouts = {playouts} playouts in {seconds:.3} s \
+        "{}: {moves} legal moves x {rollouts} rollouts = {playouts} playouts in {seconds:.3} s \
          ({:.0} playouts/s; threads {}, cores {cores}; truncated {}, faults {})",
+        search.name(),
         playouts as f64 / seconds,
         if threads == 0 { cores } else { threads },
         analysis.truncated,

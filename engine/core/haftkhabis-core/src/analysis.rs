@@ -136,6 +136,8 @@ pub struct MoveValue {
     pub se: f64,
     /// the share of rollouts the player won the hand
     pub win_rate: f64,
+    /// the playouts behind `mean` (flat: the rollouts; ISMCTS: the move's visits)
+    pub visits: usize,
     /// the mean of (this move's outcome − the best move's) over the paired rollouts
     pub loss: f64,
     /// its standard error (paired: the rollouts share worlds)
@@ -144,20 +146,48 @@ pub struct MoveValue {
 
 impl MoveValue {
     /// The loss exceeds `Z` standard errors (5% two-sided, before any correction for
-    /// picking the best of many moves).
+    /// picking the best of many moves). A move seen in fewer than 2 playouts has no error
+    /// estimate and is never significant.
     pub fn significant(&self) -> bool {
-        self.loss > Z * self.loss_se && self.loss > 0.0
+        self.visits >= 2 && self.loss > Z * self.loss_se && self.loss > 0.0
+    }
+}
+
+/// How a decision's moves are valued.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Search {
+    /// flat Monte Carlo: every legal move played out `rollouts` times in the same worlds
+    /// (paired), the policy after it
+    #[default]
+    Flat,
+    /// single-observer information-set MCTS ([`crate::ismcts`]): the same number of
+    /// playouts in all (`rollouts` × the legal moves), spent by a search over `trees`
+    /// root-parallel trees merged at the root
+    Ismcts { trees: usize },
+}
+
+impl Search {
+    /// The name stored with an analysis: `flat` or `ismcts`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Search::Flat => "flat",
+            Search::Ismcts { .. } => "ismcts",
+        }
     }
 }
 
 /// A decision's analysis: every legal move's estimate, the best one first-class.
 #[derive(Clone, Debug, PartialEq)]
 pub struct DecisionAnalysis {
+    /// how the moves were valued
+    pub search: Search,
     /// the deciding player's seat
     pub seat: usize,
     pub moves: Vec<MoveValue>,
-    /// the index in `moves` of the move with the lowest mean
+    /// the index in `moves` of the best move: the lowest mean (flat), the most visited
+    /// (ISMCTS's robust child)
     pub best: usize,
+    /// flat: the rollouts per move; ISMCTS: the search's iterations over all its trees
     pub rollouts: usize,
     /// rollouts cut off at [`MAX_ROLLOUT_EVENTS`] (over all moves)
     pub truncated: usize,
@@ -180,11 +210,11 @@ pub struct PositionValue {
 
 /// What one rollout ended with.
 #[derive(Clone, Copy, Debug, Default)]
-struct Ending {
-    value: f64,
-    won: bool,
-    truncated: bool,
-    faults: usize,
+pub(crate) struct Ending {
+    pub(crate) value: f64,
+    pub(crate) won: bool,
+    pub(crate) truncated: bool,
+    pub(crate) faults: usize,
 }
 
 fn event(seq: u64, kind: Kind) -> Event {
@@ -226,7 +256,7 @@ fn faults(found: &[crate::violation::Violation]) -> usize {
 /// Make `mv` for the player to move, as a table would log it: a draw takes the stock's
 /// top (the pile turned with a `reshuffle` line first when the stock is empty). Returns
 /// the lines' faults, or None when the move cannot be made (a draw with no card anywhere).
-fn make_move(
+pub(crate) fn make_move(
     table: &mut Table,
     opts: TurnOptions,
     mv: &Move,
@@ -360,7 +390,7 @@ fn policy_move_for(table: &Table, opts: &TurnOptions) -> Option<Move> {
 }
 
 /// A draw can take a card now: the stock holds one, or the pile may be turned.
-fn drawable(table: &Table) -> bool {
+pub(crate) fn drawable(table: &Table) -> bool {
     table.stock_size() > 0
         || (table.settings.ruleset.reshuffles && !table.pile_under_top().is_empty())
 }
@@ -430,7 +460,7 @@ pub fn legal_moves(table: &Table) -> Vec<Move> {
 
 /// `seat`'s outcome of the hand once it is over: (value, won). Points play: their points
 /// (0 for the winner); elimination: their finishing place (0 first).
-fn outcome_of(table: &Table, seat: usize) -> Option<(f64, bool)> {
+pub(crate) fn outcome_of(table: &Table, seat: usize) -> Option<(f64, bool)> {
     let outcome = table.settled_outcome()?;
     let name = table.players().get(seat)?;
     let won = outcome.winners.iter().any(|w| w == name);
@@ -450,43 +480,66 @@ fn outcome_of(table: &Table, seat: usize) -> Option<(f64, bool)> {
     Some((points as f64, won))
 }
 
+/// Play the hand out from `world` by the policy, at most `budget` lines: the lines'
+/// faults, and whether the hand ended (the outcome is then `world`'s settled one).
+pub(crate) fn play_out(
+    world: &mut Table,
+    rng: &mut Rng,
+    seq: &mut u64,
+    budget: usize,
+) -> (usize, bool) {
+    let mut found = 0;
+    for _ in 0..budget {
+        if world.settled_outcome().is_some() {
+            return (found, true);
+        }
+        let Some(opts) = world.options() else {
+            break;
+        };
+        let Some(mv) = policy_move_for(world, &opts) else {
+            break;
+        };
+        match make_move(world, opts, &mv, seq, rng) {
+            Some(f) => found += f,
+            None => break,
+        }
+    }
+    (found, world.settled_outcome().is_some())
+}
+
+/// `seat`'s outcome of `world` once played out: the settled one, or (cut off) the points
+/// the seat holds.
+pub(crate) fn ending_of(world: &Table, seat: usize, faults: usize) -> Ending {
+    let ending = Ending {
+        faults,
+        ..Ending::default()
+    };
+    match outcome_of(world, seat) {
+        Some((value, won)) => Ending {
+            value,
+            won,
+            ..ending
+        },
+        None => truncated(world, seat, ending),
+    }
+}
+
 /// Play the hand out from `world` by the policy (after `first`, when given, for the
 /// player to move) and read `seat`'s outcome.
 fn rollout(mut world: Table, seat: usize, first: Option<&Move>, rng: &mut Rng) -> Ending {
     let mut seq = 1_000_000_000u64;
-    let mut ending = Ending::default();
+    let mut found = 0;
     if let Some(mv) = first {
         let Some(opts) = world.options() else {
-            return truncated(&world, seat, ending);
+            return truncated(&world, seat, Ending::default());
         };
         match make_move(&mut world, opts, mv, &mut seq, rng) {
-            Some(f) => ending.faults += f,
-            None => return truncated(&world, seat, ending),
+            Some(f) => found += f,
+            None => return truncated(&world, seat, Ending::default()),
         }
     }
-    for _ in 0..MAX_ROLLOUT_EVENTS {
-        if let Some((value, won)) = outcome_of(&world, seat) {
-            ending.value = value;
-            ending.won = won;
-            return ending;
-        }
-        let Some(opts) = world.options() else {
-            break;
-        };
-        let Some(mv) = policy_move_for(&world, &opts) else {
-            break;
-        };
-        match make_move(&mut world, opts, &mv, &mut seq, rng) {
-            Some(f) => ending.faults += f,
-            None => break,
-        }
-    }
-    if let Some((value, won)) = outcome_of(&world, seat) {
-        ending.value = value;
-        ending.won = won;
-        return ending;
-    }
-    truncated(&world, seat, ending)
+    let (more, _) = play_out(&mut world, rng, &mut seq, MAX_ROLLOUT_EVENTS);
+    ending_of(&world, seat, found + more)
 }
 
 /// A rollout that could not finish: the points `seat` holds stand for its outcome.
@@ -500,14 +553,14 @@ fn truncated(world: &Table, seat: usize, mut ending: Ending) -> Ending {
 }
 
 /// A world for rollout `index`: the cards `seat` has not seen, dealt again.
-fn world_for(table: &Table, seat: usize, seed: u64, index: u64) -> Option<Table> {
+pub(crate) fn world_for(table: &Table, seat: usize, seed: u64, index: u64) -> Option<Table> {
     let mut unseen = table.unseen_by(seat)?;
     let mut rng = Rng::stream(seed, index, 0);
     rng.shuffle(&mut unseen);
     table.determinized(seat, &unseen)
 }
 
-fn threads_for(config: &Config) -> usize {
+pub(crate) fn threads_for(config: &Config) -> usize {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let wanted = if config.threads == 0 {
         cores
@@ -518,7 +571,7 @@ fn threads_for(config: &Config) -> usize {
 }
 
 /// Run `work(i)` for every rollout index on the configured threads; results by index.
-fn run_indexed<T: Send + Default + Clone>(
+pub(crate) fn run_indexed<T: Send + Default + Clone>(
     config: &Config,
     work: impl Fn(usize) -> T + Sync,
 ) -> Vec<T> {
@@ -539,7 +592,7 @@ fn run_indexed<T: Send + Default + Clone>(
     out
 }
 
-fn mean_se(values: &[f64]) -> (f64, f64) {
+pub(crate) fn mean_se(values: &[f64]) -> (f64, f64) {
     let n = values.len();
     if n == 0 {
         return (0.0, 0.0);
@@ -552,9 +605,19 @@ fn mean_se(values: &[f64]) -> (f64, f64) {
     (mean, (var / n as f64).sqrt())
 }
 
-/// Analyse the decision of the player to move in `table`: every legal move's expected
-/// hand outcome from their information set. None when nobody is to move or there is
-/// only one move (no decision).
+/// Analyse the decision of the player to move in `table` by `search`: every legal move's
+/// expected hand outcome from their information set. None when nobody is to move or
+/// there is only one move (no decision).
+pub fn analyse(table: &Table, config: &Config, search: Search) -> Option<DecisionAnalysis> {
+    match search {
+        Search::Flat => analyse_decision(table, config),
+        Search::Ismcts { trees } => crate::ismcts::search_decision(table, config, trees),
+    }
+}
+
+/// Analyse the decision of the player to move in `table` by flat Monte Carlo: every legal
+/// move's expected hand outcome from their information set. None when nobody is to move
+/// or there is only one move (no decision).
 pub fn analyse_decision(table: &Table, config: &Config) -> Option<DecisionAnalysis> {
     let opts = table.options()?;
     let seat = table.seat(&opts.player)?;
@@ -609,6 +672,7 @@ pub fn analyse_decision(table: &Table, config: &Config) -> Option<DecisionAnalys
                 mean: means[m].0,
                 se: means[m].1,
                 win_rate: wins as f64 / n.max(1) as f64,
+                visits: n,
                 loss,
                 loss_se,
             }
@@ -617,6 +681,7 @@ pub fn analyse_decision(table: &Table, config: &Config) -> Option<DecisionAnalys
     let truncated = results.iter().flatten().filter(|e| e.truncated).count();
     let faults = results.iter().flatten().map(|e| e.faults).sum();
     Some(DecisionAnalysis {
+        search: Search::Flat,
         seat,
         moves: values,
         best,

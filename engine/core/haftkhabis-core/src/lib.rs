@@ -5,7 +5,8 @@
 //! [`machine`] → [`game`] (one game's replay) → [`validator`] (routing, with [`reader`]
 //! for files), which tells a sink what it learns: [`verdict`] writes verdicts, [`rows`]
 //! builds the warehouse's rows; [`spool`] routes an ingest's lines to its workers;
-//! [`analysis`] estimates move quality by rollouts on the machine. Nothing
+//! [`analysis`] estimates move quality by rollouts on the machine, [`ismcts`] by a
+//! search over the same rollouts. Nothing
 //! here knows Python; the `haftkhabis-py` crate is the thin binding.
 
 #[macro_use]
@@ -16,6 +17,7 @@ pub mod cards;
 pub mod event;
 pub mod fastline;
 pub mod game;
+pub mod ismcts;
 pub mod json;
 pub mod machine;
 pub mod notation;

@@ -1,8 +1,11 @@
 //! Move quality by rollouts (`analysis.rs`): a planted best move is found, the hidden cards
 //! as they lay never change an analysis, results do not depend on the threads, and the
-//! rollout policy never makes a move the machine flags.
+//! rollout policy never makes a move the machine flags; and the same for the
+//! information-set MCTS (`ismcts.rs`), which must also be reproducible by seed.
 
-use haftkhabis_core::analysis::{analyse_decision, legal_moves, position_value, Config, Move, Rng};
+use haftkhabis_core::analysis::{
+    analyse, analyse_decision, legal_moves, position_value, Config, Move, Rng, Search,
+};
 use haftkhabis_core::cards::{Card, Suit};
 use haftkhabis_core::event::{Common, Deal, Event, Header, Kind};
 use haftkhabis_core::json::Value;
@@ -87,10 +90,9 @@ fn config(rollouts: usize, seed: u64, threads: usize) -> Config {
     }
 }
 
-#[test]
-fn a_planted_winning_move_is_found() {
-    // persian: sara holds only J♠ (a hand dealt short, applied as the table recorded it)
-    // and no match on 5♦: the wild J wins the hand at once; a draw does not
+/// Persian: sara holds only J♠ (a hand dealt short, applied as the table recorded it)
+/// and no match on 5♦: the wild J wins the hand at once; a draw does not.
+fn a_lone_jack_wins() -> Table {
     let mut t = table("persian", &PLAYERS);
     let hands = vec![
         ("sara", cards("JS")),
@@ -99,6 +101,12 @@ fn a_planted_winning_move_is_found() {
         ("reza", cards("3S 4S 5S 6S QS KS AS")),
     ];
     t.apply(&deal_event(&hands, Card::parse("5D"), "reza"));
+    t
+}
+
+#[test]
+fn a_planted_winning_move_is_found() {
+    let t = a_lone_jack_wins();
     let moves = legal_moves(&t);
     assert!(moves.contains(&Move::Draw), "{moves:?}");
     assert_eq!(
@@ -122,27 +130,7 @@ fn a_planted_winning_move_is_found() {
 fn the_hidden_cards_as_they_lay_never_change_the_analysis() {
     // two tables sara cannot tell apart: omid and lale's hands swapped, and a card of
     // reza's exchanged with one of the stock (sara sees neither)
-    let sara = cards("9H 3H 2C 4H 5H JD KH");
-    let a_hands = vec![
-        ("sara", sara.clone()),
-        ("omid", cards("3C 4C 5C 6C QC KC AC")),
-        ("lale", cards("3D 4D 5D 6D QD KD AD")),
-        ("reza", cards("3S 4S 5S 6S QS KS AS")),
-    ];
-    let b_hands = vec![
-        ("sara", sara),
-        ("omid", cards("3D 4D 5D 6D QD KD AD")),
-        ("lale", cards("3C 4C 5C 6C QC KC AC")),
-        ("reza", cards("3S 4S 5S 6S QS KS 8C")),
-    ];
-    let mut a = table("bazito", &PLAYERS);
-    let mut b = table("bazito", &PLAYERS);
-    assert!(a
-        .apply(&deal_event(&a_hands, Card::parse("9S"), "reza"))
-        .is_empty());
-    assert!(b
-        .apply(&deal_event(&b_hands, Card::parse("9S"), "reza"))
-        .is_empty());
+    let (a, b) = tables_sara_cannot_tell_apart();
     assert_eq!(a.unseen_by(0), b.unseen_by(0));
     let first = analyse_decision(&a, &config(300, 11, 2)).expect("a decision");
     let second = analyse_decision(&b, &config(300, 11, 2)).expect("a decision");
@@ -217,4 +205,108 @@ fn a_jack_declares_every_suit_its_rules_allow() {
     // must play if able: no draw; 9♥ matches by rank
     assert!(!moves.contains(&Move::Draw));
     assert_eq!(moves.len(), 5);
+}
+
+const ISMCTS: Search = Search::Ismcts { trees: 2 };
+
+/// The two tables of `the_hidden_cards_as_they_lay_never_change_the_analysis`: sara sees
+/// the same in both; omid and lale's hands are swapped and a card of reza's exchanged
+/// with one of the stock.
+fn tables_sara_cannot_tell_apart() -> (Table, Table) {
+    let sara = cards("9H 3H 2C 4H 5H JD KH");
+    let a_hands = vec![
+        ("sara", sara.clone()),
+        ("omid", cards("3C 4C 5C 6C QC KC AC")),
+        ("lale", cards("3D 4D 5D 6D QD KD AD")),
+        ("reza", cards("3S 4S 5S 6S QS KS AS")),
+    ];
+    let b_hands = vec![
+        ("sara", sara),
+        ("omid", cards("3D 4D 5D 6D QD KD AD")),
+        ("lale", cards("3C 4C 5C 6C QC KC AC")),
+        ("reza", cards("3S 4S 5S 6S QS KS 8C")),
+    ];
+    let mut a = table("bazito", &PLAYERS);
+    let mut b = table("bazito", &PLAYERS);
+    assert!(a
+        .apply(&deal_event(&a_hands, Card::parse("9S"), "reza"))
+        .is_empty());
+    assert!(b
+        .apply(&deal_event(&b_hands, Card::parse("9S"), "reza"))
+        .is_empty());
+    (a, b)
+}
+
+#[test]
+fn ismcts_reads_the_information_set_only() {
+    let (a, b) = tables_sara_cannot_tell_apart();
+    assert_eq!(a.unseen_by(0), b.unseen_by(0));
+    let first = analyse(&a, &config(60, 11, 2), ISMCTS).expect("a decision");
+    let second = analyse(&b, &config(60, 11, 2), ISMCTS).expect("a decision");
+    assert_eq!(first, second);
+    assert_eq!(first.search, ISMCTS);
+    // from omid's seat the tables differ: a search there is not blind to the difference
+    // by construction, so the equality above is the information set's doing
+    assert_ne!(a.unseen_by(1), b.unseen_by(1));
+}
+
+#[test]
+fn ismcts_is_reproduced_by_its_seed_whatever_the_threads() {
+    let t = random_deal("bazito", 3);
+    let one = analyse(&t, &config(50, 5, 1), ISMCTS).expect("a decision");
+    let again = analyse(&t, &config(50, 5, 1), ISMCTS).expect("a decision");
+    let two = analyse(&t, &config(50, 5, 2), ISMCTS).expect("a decision");
+    assert_eq!(one, again);
+    assert_eq!(one, two);
+    let other_seed = analyse(&t, &config(50, 6, 1), ISMCTS).expect("a decision");
+    assert_ne!(
+        one.moves.iter().map(|m| m.visits).collect::<Vec<_>>(),
+        other_seed
+            .moves
+            .iter()
+            .map(|m| m.visits)
+            .collect::<Vec<_>>(),
+        "another seed searches other worlds"
+    );
+    // every iteration is counted once at the root
+    let visits: usize = one.moves.iter().map(|m| m.visits).sum();
+    assert_eq!(visits, one.rollouts);
+    assert_eq!(one.rollouts, 50 * one.moves.len());
+}
+
+#[test]
+fn ismcts_makes_only_legal_moves() {
+    let mut decisions = 0;
+    for ruleset in ["bazito", "persian", "pis-yedili"] {
+        for seed in 0..8 {
+            let t = random_deal(ruleset, seed);
+            let Some(a) = analyse(&t, &config(20, seed, 0), ISMCTS) else {
+                continue;
+            };
+            decisions += 1;
+            // the tree's and the playouts' lines: none the machine flags
+            assert_eq!(a.faults, 0, "{ruleset} seed {seed}");
+            assert_eq!(a.truncated, 0, "{ruleset} seed {seed}");
+            // the root's moves are exactly the legal moves, each tried
+            let listed: Vec<Move> = a.moves.iter().map(|m| m.mv.clone()).collect();
+            assert_eq!(listed, legal_moves(&t), "{ruleset} seed {seed}");
+            assert!(a.moves.iter().all(|m| m.visits >= 1), "{a:?}");
+            let best = &a.moves[a.best];
+            assert!(a.moves.iter().all(|m| m.visits <= best.visits));
+        }
+    }
+    assert!(decisions > 5, "only {decisions} decisions");
+}
+
+#[test]
+fn ismcts_finds_a_planted_winning_move() {
+    let t = a_lone_jack_wins();
+    let a = analyse(&t, &config(100, 7, 0), ISMCTS).expect("a decision");
+    let best = &a.moves[a.best];
+    assert!(matches!(best.mv, Move::Play { .. }), "{best:?}");
+    assert_eq!(best.mean, 0.0);
+    let draw = a.moves.iter().find(|m| m.mv == Move::Draw).expect("draw");
+    assert!(draw.mean > 0.0, "{draw:?}");
+    // the search spends its playouts on the winning moves, not on the draw
+    assert!(draw.visits < best.visits, "{a:?}");
 }

@@ -4,7 +4,7 @@
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
-use haftkhabis_core::analysis::{DecisionAnalysis, Move, PositionValue, POLICY};
+use haftkhabis_core::analysis::{DecisionAnalysis, Move, PositionValue, Search, POLICY};
 use haftkhabis_core::json::Text;
 
 /// A move (`LegalMoveInfo`).
@@ -43,6 +43,14 @@ pub fn decision<'py>(
     d.set_item("rollouts", a.rollouts)?;
     d.set_item("seed", a.seed)?;
     d.set_item("policy", POLICY)?;
+    d.set_item("search", a.search.name())?;
+    d.set_item(
+        "trees",
+        match a.search {
+            Search::Flat => None,
+            Search::Ismcts { trees } => Some(trees),
+        },
+    )?;
     d.set_item("truncated", a.truncated)?;
     d.set_item("faults", a.faults)?;
     d.set_item("best", a.best)?;
@@ -52,6 +60,7 @@ pub fn decision<'py>(
         item.set_item("mean", m.mean)?;
         item.set_item("se", m.se)?;
         item.set_item("win_rate", m.win_rate)?;
+        item.set_item("visits", m.visits)?;
         item.set_item("loss", m.loss)?;
         item.set_item("loss_se", m.loss_se)?;
         item.set_item("significant", m.significant())?;

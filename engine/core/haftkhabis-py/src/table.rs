@@ -8,11 +8,11 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
-use haftkhabis_core::analysis;
 use haftkhabis_core::game::{self, RunOptions};
 use haftkhabis_core::json::{self, Text};
 use haftkhabis_core::notation;
 use haftkhabis_core::violation::{Code, Violation};
+use haftkhabis_core::{analysis, ismcts};
 
 use crate::convert;
 use crate::error::CoreError;
@@ -184,25 +184,42 @@ impl GameRun {
         convert::violations(py, self.run.violations())
     }
 
-    /// The decision of the player to move, analysed by rollouts from their information
-    /// set (`haftkhabis_core::analysis`): every legal move's expected hand outcome. None
-    /// when nobody is to move or there is only one move. The interpreter is released
-    /// while the rollouts run on `threads` threads (0: every core).
-    #[pyo3(signature = (*, rollouts=1000, seed=0, threads=0))]
+    /// The decision of the player to move, analysed from their information set
+    /// (`haftkhabis_core::analysis`): every legal move's expected hand outcome. `search`
+    /// is `flat` (every move played out `rollouts` times) or `ismcts` (the same playouts
+    /// spent by an information-set tree search over `trees` root-parallel trees, by
+    /// default `ismcts::DEFAULT_TREES`). None
+    /// when nobody is to move or there is only one move; ValueError for another search.
+    /// The interpreter is released while the rollouts run on `threads` threads (0: every
+    /// core).
+    #[pyo3(signature = (*, rollouts=1000, seed=0, threads=0, search="flat", trees=None))]
     fn analyse<'py>(
         &self,
         py: Python<'py>,
         rollouts: usize,
         seed: u64,
         threads: usize,
+        search: &str,
+        trees: Option<usize>,
     ) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let trees = trees.unwrap_or(ismcts::DEFAULT_TREES);
         let table = self.table()?;
+        let search = match search {
+            "flat" => analysis::Search::Flat,
+            "ismcts" if trees >= 1 => analysis::Search::Ismcts { trees },
+            "ismcts" => return Err(PyValueError::new_err("trees must be 1 or more")),
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "search is 'flat' or 'ismcts', not {other:?}"
+                )))
+            }
+        };
         let config = analysis::Config {
             rollouts,
             seed,
             threads,
         };
-        match py.detach(|| analysis::analyse_decision(table, &config)) {
+        match py.detach(|| analysis::analyse(table, &config, search)) {
             Some(a) => Ok(Some(crate::analysis::decision(py, &a, table.players())?)),
             None => Ok(None),
         }
