@@ -130,6 +130,7 @@ def _as_file(parts: list[pa.Table], schema: pa.Schema) -> pa.Table:
 def build_tiles(base_root: Path, target: Path, hands: int) -> None:
     """Fill `target` with tiles of the base up to `hands` hands."""
     from engine import ENGINE_VERSION
+    from ingest import summaries
     from ingest.schema import TABLES
     from ingest.store import PartWriter, Warehouse, new_token
 
@@ -145,44 +146,53 @@ def build_tiles(base_root: Path, target: Path, hands: int) -> None:
         shutil.rmtree(target)
     store = Warehouse(target)
     store.ensure()
-    versions = {name: 0 for name in TABLES}
-    started = datetime.now(UTC)
-    clock = time.monotonic()
-    games_ids = tables["games"]["game_id"]
-    starts = tables["games"]["start_time"]
-    for name, data in tables.items():
-        spec = TABLES[name]
-        index = pc.index_in(data["game_id"], value_set=games_ids)
-        writer = PartWriter(store, name, prefix=f"b000001-{new_token()}")
-        pending: dict[tuple[str, ...], list[pa.Table]] = {}
-        pending_rows: dict[tuple[str, ...], int] = {}
-        for k in range(tiles):
-            # a year of games: tile k moves by k mod 12 months (30 days) and a few days more
-            delta = timedelta(days=30 * (k % 12) + (k // 12) % 28)
-            months = pc.fill_null(pc.strftime(pc.add(starts, pa.scalar(delta)), format="%Y-%m"), "unknown")
-            for key, part in _split(_retag(data, f".r{k:04d}", delta, months, index), spec.partition_by):
-                pending.setdefault(key, []).append(part)
-                pending_rows[key] = pending_rows.get(key, 0) + part.num_rows
-                if pending_rows[key] >= 131_072:  # ingest's row-group size
-                    writer.add_table(key, _as_file(pending.pop(key), spec.file_schema))
-                    pending_rows[key] = 0
-        for key, parts in pending.items():
-            if parts:
-                writer.add_table(key, _as_file(parts, spec.file_schema))
-        written = writer.close()
-        versions[name] = store.commit(name, written, [], 1, "bench-tiles")
-        print(f"  {name}: {data.num_rows * tiles:,} rows in {len(written)} files ({time.monotonic() - clock:.0f}s)")
-        del pending
-        gc.collect()
-    versions["quarantine"] = store.table("quarantine").version()
-    games = tables["games"].num_rows * tiles
-    row = {
-        "id": 1, "kind": "bench-tiles", "started": started, "ended": datetime.now(UTC), "files": [],
-        "lines": tables["events"].num_rows * tiles, "games_new": games, "games_updated": 0,
-        "games_unchanged": 0, "violations": tables["violations"].num_rows * tiles, "errors": 0,
-        "workers": 1, "engine_version": ENGINE_VERSION,
-    }
-    store.commit_batch(row, versions)
+    # a writer like ingest: the lock held throughout, so a reader opening the warehouse
+    # meanwhile reads its (empty) snapshot instead of healing it (deleting the open parts)
+    with store.lock():
+        store.recover()
+        versions = {name: 0 for name in TABLES}
+        started = datetime.now(UTC)
+        clock = time.monotonic()
+        games_ids = tables["games"]["game_id"]
+        starts = tables["games"]["start_time"]
+        for name, data in tables.items():
+            spec = TABLES[name]
+            index = pc.index_in(data["game_id"], value_set=games_ids)
+            writer = PartWriter(store, name, prefix=f"b000001-{new_token()}")
+            pending: dict[tuple[str, ...], list[pa.Table]] = {}
+            pending_rows: dict[tuple[str, ...], int] = {}
+            for k in range(tiles):
+                # a year of games: tile k moves by k mod 12 months (30 days) and a few days more
+                delta = timedelta(days=30 * (k % 12) + (k // 12) % 28)
+                months = pc.fill_null(pc.strftime(pc.add(starts, pa.scalar(delta)), format="%Y-%m"), "unknown")
+                for key, part in _split(_retag(data, f".r{k:04d}", delta, months, index), spec.partition_by):
+                    pending.setdefault(key, []).append(part)
+                    pending_rows[key] = pending_rows.get(key, 0) + part.num_rows
+                    if pending_rows[key] >= 131_072:  # ingest's row-group size
+                        writer.add_table(key, _as_file(pending.pop(key), spec.file_schema))
+                        pending_rows[key] = 0
+            for key, parts in pending.items():
+                if parts:
+                    writer.add_table(key, _as_file(parts, spec.file_schema))
+            written = writer.close()
+            versions[name] = store.commit(name, written, [], 1, "bench-tiles")
+            print(f"  {name}: {data.num_rows * tiles:,} rows in {len(written)} files ({time.monotonic() - clock:.0f}s)")
+            del pending
+            gc.collect()
+        versions["quarantine"] = store.table("quarantine").version()
+        # the summary ingest keeps with every batch (the leaderboard and profiles read it):
+        # computed whole here, as ingest does for a warehouse's first batch
+        clock = time.monotonic()
+        versions["player_stats"] = summaries.commit(store, summaries.recompute(store, versions), 1, "b000001-bench")
+        print(f"  player_stats: recomputed and committed ({time.monotonic() - clock:.0f}s)")
+        games = tables["games"].num_rows * tiles
+        row = {
+            "id": 1, "kind": "bench-tiles", "started": started, "ended": datetime.now(UTC), "files": [],
+            "lines": tables["events"].num_rows * tiles, "games_new": games, "games_updated": 0,
+            "games_unchanged": 0, "violations": tables["violations"].num_rows * tiles, "errors": 0,
+            "workers": 1, "engine_version": ENGINE_VERSION,
+        }
+        store.commit_batch(row, versions)
     (target / "BENCH.json").write_text(json.dumps({
         "base_games": tables["games"].num_rows, "base_hands": base_hands, "tiles": tiles,
         "games": games, "hands": base_hands * tiles, "events": tables["events"].num_rows * tiles,
