@@ -7,7 +7,8 @@ Session-state keys are prefixed by the page that owns the view (`replay_…`, `c
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date, datetime
 from functools import partial
@@ -369,6 +370,54 @@ def query_int(params: Any, name: str) -> int | None:
         return int(value) if value is not None else None
     except (TypeError, ValueError):
         return None
+
+
+# ------------------------------------------------------------------------ the run marker
+
+#: session state: how many script runs this session has made, whole or a fragment's (the
+#: run marker's number)
+RUNS = "app_runs"
+#: session state: True while the entry script runs the page whole (False between runs,
+#: so a fragment's rerun knows it is one)
+WHOLE_RUN = "app_whole_run"
+
+
+def run_marker_html(run: int) -> str:
+    return f'<span data-hk-run="{run}" hidden></span>'
+
+
+def whole_run_started() -> int:
+    """The entry script starts a run of the whole page: its number."""
+    st.session_state[WHOLE_RUN] = True
+    return _count_run()
+
+
+def whole_run_ended() -> None:
+    st.session_state[WHOLE_RUN] = False
+
+
+@contextmanager
+def fragment_run() -> Iterator[None]:
+    """The body of an `st.fragment` that a browser (and the tests) must see drawn whole
+    when it reruns alone: it then counts as a run of the session and draws the run
+    marker as its last element, as the entry script does for a whole run. Inside a whole
+    run it draws none (the entry script's marker, drawn after the page, says the run is
+    whole; one drawn here would say so before the rest of the page is drawn)."""
+    alone = not st.session_state.get(WHOLE_RUN, False)
+    try:
+        yield
+    except Exception:
+        if alone:
+            st.html(run_marker_html(_count_run()))
+        raise
+    if alone:
+        st.html(run_marker_html(_count_run()))
+
+
+def _count_run() -> int:
+    run = int(st.session_state.get(RUNS, 0)) + 1
+    st.session_state[RUNS] = run
+    return run
 
 
 class PageDone(Exception):
