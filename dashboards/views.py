@@ -277,19 +277,39 @@ def move_label(step: ReplayStep, *, current: bool = False) -> str:
     return f":red[{label}]" if step.flagged and not current else label
 
 
+#: the move list's lines: those around the current step. A button a line, redrawn at every
+#: step, cost a browser ~0.35 s of CPU a step for an 81-line hand and ~0.75 s for the
+#: longest (bench/bench_dashboard.py browser); the slider and the keys reach every line.
+MOVE_WINDOW = 41
+#: of which before the current step (more after it: stepping goes forward)
+MOVES_BEFORE = 10
+
+
+def move_window(count: int, at: int) -> tuple[int, int]:
+    """The slice [start, end) of `count` lines that the move list shows around line `at`:
+    `MOVE_WINDOW` lines (all of them when fewer), `MOVES_BEFORE` of them before `at`
+    unless the hand ends first."""
+    start = max(0, min(at - MOVES_BEFORE, count - MOVE_WINDOW))
+    return start, min(count, start + MOVE_WINDOW)
+
+
 def move_list(replay: GameReplay, keys: ReplayKeys, current: ReplayStep) -> None:
-    """Every line of the hand, numbered by seq, with its verdict; click one to go there.
-    Flagged lines are red; the filter keeps one player's moves (the rest stay a click away)."""
+    """The hand's lines around the current step, numbered by seq, with their verdicts;
+    click one to go there. Flagged lines are red; the filter keeps one player's moves
+    (the rest stay a click away)."""
     steps = replay.hand_steps(current.hand)
     actors = list(replay.players) or sorted({s.actor for s in steps if s.actor})
     st.markdown(f"**Moves of hand {current.hand}**" if current.hand != SETUP_HAND else "**Header lines**")
     chosen = st.multiselect("Moves by", actors, key=keys.movers, placeholder="Every player",
                             label_visibility="collapsed")
     shown = [s for s in steps if not chosen or s.actor in chosen or s is current]
+    start, end = move_window(len(shown), next(i for i, s in enumerate(shown) if s is current))
     flagged = sum(1 for s in steps if s.flagged)
-    st.caption(f"{len(shown)} of {len(steps)} lines · {flagged} flagged · ← → step, N next violation")
+    listed = "" if end - start == len(shown) else \
+        f" · seq {shown[start].seq}–{shown[end - 1].seq} listed (the slider reaches the rest)"
+    st.caption(f"{len(shown)} of {len(steps)} lines{listed} · {flagged} flagged · ← → step, N next violation")
     with st.container(height=560, border=True, key=f"{keys.prefix}_moves"):
-        for s in shown:
+        for s in shown[start:end]:
             st.button(move_label(s, current=s is current), key=keys.move(s), on_click=go_to, args=(keys, s),
                       width="stretch",
                       type="primary" if s is current else "tertiary",
