@@ -332,8 +332,47 @@ def _serve(warehouse: Path) -> tuple[Any, str]:
         time.sleep(0.2)  # polling a starting server
 
 
+#: in the page: the time of the next click or key press (the page's clock), for a step
+#: timed from the user's action rather than from Playwright's (which first waits for the
+#: element to be visible, stable and enabled)
+ARM = """() => { window.hkActed = null;
+  for (const kind of ['click', 'keydown'])
+    document.addEventListener(kind, () => { window.hkActed ??= performance.now(); }, {capture: true, once: true}); }"""
+#: SETTLED, answering the page's clock when it holds (null until then)
+SETTLED_AT = SETTLED.replace("return run > after", "return (run > after").replace(
+    "=== null;\n}", "=== null) ? performance.now() : null;\n}")
+
+
+def _cpu_seconds(root: int) -> float:
+    """CPU seconds (user + system) used so far by process `root` and its descendants
+    (Linux /proc): with other work on the machine, wall times stretch with the load and
+    CPU seconds much less, so both are printed."""
+    tick = os.sysconf("SC_CLK_TCK")
+    children: dict[int, list[int]] = {}
+    used: dict[int, float] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        pid = int(stat.parent.name)
+        children.setdefault(int(fields[1]), []).append(pid)
+        used[pid] = (int(fields[11]) + int(fields[12])) / tick
+    total, todo = 0.0, [root]
+    while todo:
+        pid = todo.pop()
+        total += used.get(pid, 0.0)
+        todo += children.get(pid, [])
+    return total
+
+
+def _quantile(values: list[float], q: float) -> float:
+    return sorted(values)[round(q * (len(values) - 1))]
+
+
 def measure_browser(warehouse: Path, steps: int, sessions: int) -> dict[str, Any]:
-    """Each view's time to a whole page in chromium, per session; the replay's steps."""
+    """Each view's time to a whole page in chromium, per session, with the CPU seconds the
+    browser and the dashboard server spent on it; the replay's steps."""
     from urllib.parse import urlencode
 
     from playwright.sync_api import sync_playwright
@@ -351,44 +390,82 @@ def measure_browser(warehouse: Path, steps: int, sessions: int) -> dict[str, Any
     values = {"game": game, "player": player}
     views = [*VIEWS, ("replay (deep link)", "replay", {"game": "{game}", "hand": str(hand), "step": "1"})]
     results: dict[str, Any] = {"warehouse": str(warehouse), "mode": "browser", "game": game, "player": player,
-                               "pages": {}}
+                               "load_before": os.getloadavg(), "pages": {}, "cpu": {}}
+    info = warehouse / "BENCH.json"
+    if info.exists():
+        results["size"] = json.loads(info.read_text())
     proc, base = _serve(warehouse)
+    me = os.getpid()
+
+    def cpu() -> tuple[float, float]:
+        """(browser, server) CPU seconds so far: everything under this process but the
+        server is chromium and Playwright's driver."""
+        server = _cpu_seconds(proc.pid)
+        return _cpu_seconds(me) - server - time.process_time(), server
+
     try:
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=CHROMIUM)
             for label, page_name, params in views:
-                times = []
+                times, used = [], []
                 for _ in range(sessions):
                     page = browser.new_page(viewport={"width": 1440, "height": 1000})
                     page.set_default_timeout(300_000)
                     query = urlencode({k: v.format(**values) for k, v in params.items()})
+                    before = cpu()
                     started = time.perf_counter()
                     page.goto(f"{base}/{URL_PATHS[page_name]}" + (f"?{query}" if query else ""))
                     page.wait_for_function(SETTLED, arg=0)
                     page.wait_for_function(DRAWN)
                     times.append(time.perf_counter() - started)
+                    after = cpu()
+                    used.append((after[0] - before[0], after[1] - before[1]))
                     if page_name == "replay" and len(times) == sessions:
-                        clicks = []
-                        for _ in range(steps):
-                            before = int(page.evaluate(LAST_RUN))
-                            started = time.perf_counter()
-                            page.get_by_role("button", name="Next ▶").click()
-                            page.wait_for_function(SETTLED, arg=before)
-                            clicks.append(time.perf_counter() - started)
-                        results["replay_steps_s"] = clicks
+                        results.update(_steps(page, steps, cpu))
                     page.close()
                 results["pages"][label] = times
+                results["cpu"][label] = used
                 rest = ", ".join(f"{t * 1000:.0f}" for t in times[1:])
-                print(f"  {label:<24} server cold {times[0] * 1000:6.0f} ms   later sessions {rest} ms")
+                print(f"  {label:<24} server cold {times[0] * 1000:6.0f} ms   later sessions {rest} ms   "
+                      f"(CPU: browser {used[-1][0]:.2f} s, server {used[0][1]:.2f} s cold, {used[-1][1]:.2f} s later)")
             browser.close()
     finally:
         proc.terminate()  # by its PID
         proc.wait(timeout=20)
     clicks = results.get("replay_steps_s") or []
     if clicks:
-        print(f"  {'replay, one step':<24} mean {statistics.mean(clicks) * 1000:.0f} ms, median "
-              f"{statistics.median(clicks) * 1000:.0f} ms, max {max(clicks) * 1000:.0f} ms ({len(clicks)} steps)")
+        used = results["replay_steps_cpu"]
+        print(f"  {'replay, one step':<24} p50 {_quantile(clicks, 0.5) * 1000:.0f} ms, p95 "
+              f"{_quantile(clicks, 0.95) * 1000:.0f} ms, max {max(clicks) * 1000:.0f} ms ({len(clicks)} steps: "
+              f"the Next button clicked, then the → key, alternately; from the click or key press to the "
+              f"run drawn); CPU a step, p50: browser {_quantile([u[0] for u in used], 0.5) * 1000:.0f} ms, "
+              f"server {_quantile([u[1] for u in used], 0.5) * 1000:.0f} ms")
+    results["load_after"] = os.getloadavg()
+    print(f"  load average {results['load_before'][0]:.1f} before, {results['load_after'][0]:.1f} after "
+          f"({os.cpu_count()} CPUs)")
     return results
+
+
+def _steps(page: Any, steps: int, cpu: Any) -> dict[str, Any]:
+    """`steps` steps forward, each timed in the page from the user's action (a click on
+    Next, or the → key) to its run drawn whole."""
+    clicks, used = [], []
+    next_button = page.get_by_role("button", name="Next ▶")
+    for i in range(steps):
+        before = int(page.evaluate(LAST_RUN))
+        page.evaluate(ARM)
+        spent = cpu()
+        if i % 2:
+            page.get_by_role("heading", name="Replay").click()  # focus off the buttons first
+            page.evaluate(ARM)
+            page.keyboard.press("ArrowRight")
+        else:
+            next_button.click()
+        drawn = page.wait_for_function(SETTLED_AT, arg=before).json_value()
+        clicks.append((drawn - page.evaluate("window.hkActed")) / 1000)
+        now = cpu()
+        used.append((now[0] - spent[0], now[1] - spent[1]))
+    return {"replay_steps_s": clicks, "replay_steps_cpu": used}
 
 
 def main() -> None:
