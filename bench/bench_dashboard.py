@@ -11,7 +11,10 @@ copies of the base ("tiles") fill it up to the target: each tile's game ids get 
 tiles are written with ingest's own Parquet part writer and committed as Delta versions and
 a `batches` row, so `ingest.queries.open_warehouse` reads it like any other. Simulating and
 ingesting a million hands for real would take hours on a small machine; the tiles give the
-same row counts and partition layout, with fewer distinct games' *contents*.
+same row counts and partition layout, with fewer distinct games' *contents* (and the base's
+players, ~1,270, each with ~300 times their hands). The `player_stats` summary is computed
+whole from the tiled tables, as ingest does for a first batch. The warehouse is written
+under `bench/out/` (ignored by git) and reused by `run` and `browser`.
 
 `run` times, per page: a first render with empty query caches (the warehouse already
 open: opening it is timed on its own), and a rerun with warm caches; then a replay deep
@@ -22,10 +25,14 @@ warehouse, Debian's chromium through Playwright, each view opened in a new sessi
 first render for that session: Streamlit's caches are the server's, so a view's first
 session after the server started is marked *server cold*) until the page is whole — the
 app's run marker (`data-hk-run`, drawn last) is there, nothing is stale, every chart and
-table has drawn — then the replay's "Next" clicks, each until its run is drawn. It prints
-the figures; nothing is asserted.
+table has drawn — then the replay's steps (the Next button and the → key, alternately), each timed in the
+page from the click or key press to its run drawn, printed as p50/p95. Beside each wall
+time it prints the CPU seconds the browser (chromium and Playwright's driver) and the
+dashboard server spent, and the load average: on a shared machine wall times stretch
+with the load, CPU seconds much less. It prints the figures; nothing is asserted.
 
-    .venv/bin/python bench/bench_dashboard.py browser --warehouse data/warehouse
+    .venv/bin/python bench/bench_dashboard.py browser --warehouse bench/out/wh-1000000
+    .venv/bin/python bench/bench_dashboard.py browser --warehouse data/warehouse --sessions 2
 """
 
 from __future__ import annotations
