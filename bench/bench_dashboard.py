@@ -350,10 +350,10 @@ SETTLED_AT = SETTLED.replace("return run > after", "return (run > after").replac
     "=== null;\n}", "=== null) ? performance.now() : null;\n}")
 
 
-def _cpu_seconds(root: int) -> float:
-    """CPU seconds (user + system) used so far by process `root` and its descendants
-    (Linux /proc): with other work on the machine, wall times stretch with the load and
-    CPU seconds much less, so both are printed."""
+def _cpu_seconds(root: int) -> dict[int, float]:
+    """CPU seconds (user + system) used so far by process `root` and each of its
+    descendants, by PID (Linux /proc): with other work on the machine, wall times stretch
+    with the load and CPU seconds much less, so both are printed."""
     tick = os.sysconf("SC_CLK_TCK")
     children: dict[int, list[int]] = {}
     used: dict[int, float] = {}
@@ -365,12 +365,18 @@ def _cpu_seconds(root: int) -> float:
         pid = int(stat.parent.name)
         children.setdefault(int(fields[1]), []).append(pid)
         used[pid] = (int(fields[11]) + int(fields[12])) / tick
-    total, todo = 0.0, [root]
+    found, todo = {}, [root]
     while todo:
         pid = todo.pop()
-        total += used.get(pid, 0.0)
+        found[pid] = used.get(pid, 0.0)
         todo += children.get(pid, [])
-    return total
+    return found
+
+
+def _spent(before: dict[int, float], after: dict[int, float]) -> float:
+    """CPU seconds between two `_cpu_seconds`, over the processes alive at the end (a
+    closed page's renderer that exits meanwhile takes its seconds with it: not counted)."""
+    return sum(seconds - before.get(pid, 0.0) for pid, seconds in after.items())
 
 
 def _quantile(values: list[float], q: float) -> float:
@@ -404,11 +410,11 @@ def measure_browser(warehouse: Path, steps: int, sessions: int) -> dict[str, Any
     proc, base = _serve(warehouse)
     me = os.getpid()
 
-    def cpu() -> tuple[float, float]:
-        """(browser, server) CPU seconds so far: everything under this process but the
-        server is chromium and Playwright's driver."""
+    def cpu() -> tuple[dict[int, float], dict[int, float]]:
+        """(browser, server) CPU seconds so far, by process: everything under this process
+        but itself and the server is chromium and Playwright's driver."""
         server = _cpu_seconds(proc.pid)
-        return _cpu_seconds(me) - server - time.process_time(), server
+        return {pid: t for pid, t in _cpu_seconds(me).items() if pid not in server and pid != me}, server
 
     try:
         with sync_playwright() as playwright:
@@ -426,7 +432,7 @@ def measure_browser(warehouse: Path, steps: int, sessions: int) -> dict[str, Any
                     page.wait_for_function(DRAWN)
                     times.append(time.perf_counter() - started)
                     after = cpu()
-                    used.append((after[0] - before[0], after[1] - before[1]))
+                    used.append((_spent(before[0], after[0]), _spent(before[1], after[1])))
                     if page_name == "replay" and len(times) == sessions:
                         results.update(_steps(page, steps, cpu))
                     page.close()
@@ -471,7 +477,7 @@ def _steps(page: Any, steps: int, cpu: Any) -> dict[str, Any]:
         drawn = page.wait_for_function(SETTLED_AT, arg=before).json_value()
         clicks.append((drawn - page.evaluate("window.hkActed")) / 1000)
         now = cpu()
-        used.append((now[0] - spent[0], now[1] - spent[1]))
+        used.append((_spent(spent[0], now[0]), _spent(spent[1], now[1])))
     return {"replay_steps_s": clicks, "replay_steps_cpu": used}
 
 
