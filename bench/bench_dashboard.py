@@ -383,9 +383,12 @@ def _quantile(values: list[float], q: float) -> float:
     return sorted(values)[round(q * (len(values) - 1))]
 
 
-def measure_browser(warehouse: Path, steps: int, sessions: int) -> dict[str, Any]:
+def measure_browser(warehouse: Path, steps: int, sessions: int, returning: bool = False) -> dict[str, Any]:
     """Each view's time to a whole page in chromium, per session, with the CPU seconds the
-    browser and the dashboard server spent on it; the replay's steps."""
+    browser and the dashboard server spent on it; the replay's steps. Each session is a
+    new browser profile (a first visit: Streamlit's ~3 MB of scripts fetched and compiled),
+    or with `returning` one profile for all, its HTTP cache kept (a returning user's
+    browser; each view still a new session)."""
     from urllib.parse import urlencode
 
     from playwright.sync_api import sync_playwright
@@ -402,7 +405,8 @@ def measure_browser(warehouse: Path, steps: int, sessions: int) -> dict[str, Any
     reader.close()
     values = {"game": game, "player": player}
     views = [*VIEWS, ("replay (deep link)", "replay", {"game": "{game}", "hand": str(hand), "step": "1"})]
-    results: dict[str, Any] = {"warehouse": str(warehouse), "mode": "browser", "game": game, "player": player,
+    results: dict[str, Any] = {"warehouse": str(warehouse), "mode": "browser", "returning": returning,
+                               "game": game, "player": player,
                                "load_before": os.getloadavg(), "pages": {}, "cpu": {}}
     info = warehouse / "BENCH.json"
     if info.exists():
@@ -419,10 +423,17 @@ def measure_browser(warehouse: Path, steps: int, sessions: int) -> dict[str, Any
     try:
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=CHROMIUM)
+            profile = browser.new_context(viewport={"width": 1440, "height": 1000}) if returning else None
+            if profile is not None:  # the scripts in its cache before the first view is timed
+                warm = profile.new_page()
+                warm.goto(f"{base}/{URL_PATHS['check_log']}")
+                warm.wait_for_function(SETTLED, arg=0)
+                warm.close()
             for label, page_name, params in views:
                 times, used = [], []
                 for _ in range(sessions):
-                    page = browser.new_page(viewport={"width": 1440, "height": 1000})
+                    page = profile.new_page() if profile is not None else \
+                        browser.new_page(viewport={"width": 1440, "height": 1000})
                     page.set_default_timeout(300_000)
                     query = urlencode({k: v.format(**values) for k, v in params.items()})
                     before = cpu()
@@ -495,6 +506,8 @@ def main() -> None:
     real.add_argument("--warehouse", type=Path, default=ROOT / "data" / "warehouse")
     real.add_argument("--steps", type=int, default=20)
     real.add_argument("--sessions", type=int, default=3, help="sessions per view (the first is server cold)")
+    real.add_argument("--returning", action="store_true",
+                      help="one browser profile for every view, its HTTP cache kept (a returning user)")
     real.add_argument("--json", type=Path, default=None, help="also write the figures here")
     args = parser.parse_args()
     if args.command == "build":
@@ -505,7 +518,7 @@ def main() -> None:
         print(f"built {target} in {time.monotonic() - started:.0f}s")
     elif args.command == "browser":
         print(f"timing the dashboard in chromium on {args.warehouse}")
-        results = measure_browser(args.warehouse, args.steps, args.sessions)
+        results = measure_browser(args.warehouse, args.steps, args.sessions, args.returning)
         if args.json:
             args.json.write_text(json.dumps(results, indent=2, default=str))
     else:
