@@ -19,6 +19,7 @@ import gc
 import logging
 import os
 import threading
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import asdict, dataclass, field
@@ -468,13 +469,31 @@ def create_app(settings: Settings) -> FastAPI:
 
     # ------------------------------------------------------------------ ingest
 
+    #: committed batches' rows, the latest few: a batch's row never changes once committed,
+    #: and each of its hundreds of pushes' receipts shows its part of it
+    batch_rows: OrderedDict[int, dict[str, Any]] = OrderedDict()
+    batch_rows_lock = threading.Lock()
+
+    def batch_row(number: int) -> dict[str, Any] | None:
+        with batch_rows_lock:
+            row = batch_rows.get(number)
+        if row is None:
+            try:
+                row = read.batch_row(gateway.reader(), number)
+            except WarehouseUnavailable:
+                return None
+            if row is None:
+                return None
+            with batch_rows_lock:
+                batch_rows[number] = row
+                while len(batch_rows) > 64:
+                    batch_rows.popitem(last=False)
+        return row
+
     def receipt_status(receipt: Receipt) -> models.BatchStatus:
         outcome = None
         if receipt.batch is not None:
-            try:
-                row = read.batch_row(gateway.reader(), receipt.batch)
-            except WarehouseUnavailable:
-                row = None
+            row = batch_row(receipt.batch)
             outcome = views.batch_outcome(row, receipt.id) if row else None
         return models.BatchStatus(
             id=receipt.id, status=receipt.status,  # type: ignore[arg-type]
@@ -539,10 +558,7 @@ def create_app(settings: Settings) -> FastAPI:
         if receipt is not None:
             return receipt_status(receipt)
         if batch_id.isascii() and batch_id.isdigit() and len(batch_id) < 19:
-            try:
-                row = read.batch_row(gateway.reader(), int(batch_id))
-            except WarehouseUnavailable:
-                row = None
+            row = batch_row(int(batch_id))
             if row is not None:
                 return models.BatchStatus(id=batch_id, status="committed", batch=row["id"],
                                           received_at=row["started"], started_at=row["started"],
