@@ -214,24 +214,14 @@ class PairData:
     def _sevens(self, rows: pl.DataFrame, stack: list[str]) -> None:
         """A 7 playable, the next player not on one card, and something else allowed
         (another card, or a draw that is no foul): did they put the total on them?"""
-        rank = pl.element().str.slice(0, 1)
-        has = pl.col("playable").list.eval(rank.is_in(stack)).list.any()
-        other_card = pl.col("playable").list.eval(~rank.is_in(stack)).list.any()
-        free_draw = pl.col("may_draw") & ~pl.col("obliged")
-        picked = rows.filter(has & (other_card | free_draw) & (pl.col("next_cards") > 1))
-        played = (pl.col("type") == "play") & pl.col("card").str.slice(0, 1).is_in(stack)
-        self._add_rows("sevens_spared", picked.with_columns(other=pl.col("next_player")), played)
+        moments, attacked = _moments(rows, stack, pl.col("next_cards") > 1)
+        self._add_rows("sevens_spared", moments, attacked)
 
     def _soft(self, rows: pl.DataFrame, attack: list[str]) -> None:
         """The next player on one card, a 7 or a skipping card playable, and something
         else allowed: did they hold it back?"""
-        rank = pl.element().str.slice(0, 1)
-        has = pl.col("playable").list.eval(rank.is_in(attack)).list.any()
-        other_card = pl.col("playable").list.eval(~rank.is_in(attack)).list.any()
-        free_draw = pl.col("may_draw") & ~pl.col("obliged")
-        picked = rows.filter(has & (other_card | free_draw) & (pl.col("next_cards") == 1))
-        held_back = ~((pl.col("type") == "play") & pl.col("card").str.slice(0, 1).is_in(attack))
-        self._add_rows("soft_play", picked.with_columns(other=pl.col("next_player")), held_back)
+        moments, attacked = _moments(rows, attack, pl.col("next_cards") == 1)
+        self._add_rows("soft_play", moments, ~attacked)
 
     def _jacks(self, rows: pl.DataFrame) -> None:
         """A J that declared a suit: for each other player in the hand, did the suit suit
@@ -249,6 +239,18 @@ class PairData:
         suited = ((pl.col("bits") // (2 ** pl.col("suit_index"))) % 2).cast(pl.Float64)
         chance = (_popcount(both) / _popcount(pl.col("suit_choices"))).cast(pl.Float64)
         self._add_rows("jacks_suited", exploded, suited, chance, pl.col("suit_index"))
+
+
+def _moments(rows: pl.DataFrame, ranks: list[str], when: pl.Expr) -> tuple[pl.DataFrame, pl.Expr]:
+    """The decisions (`when`) where a card of `ranks` was playable and something else was
+    allowed (another card, or a draw that is no foul), the next player as the other; and
+    whether the move was a card of `ranks`."""
+    rank = pl.element().str.slice(0, 1)
+    has = pl.col("playable").list.eval(rank.is_in(ranks)).list.any()
+    other_card = pl.col("playable").list.eval(~rank.is_in(ranks)).list.any()
+    free_draw = pl.col("may_draw") & ~pl.col("obliged")
+    moments = rows.filter(has & (other_card | free_draw) & when).with_columns(other=pl.col("next_player"))
+    return moments, (pl.col("type") == "play") & pl.col("card").str.slice(0, 1).is_in(ranks)
 
 
 def _popcount(bits: pl.Expr) -> pl.Expr:
@@ -402,9 +404,6 @@ class _Universe:
         self.table = table
         self.names = names
 
-    def pair(self, game: np.ndarray, i: np.ndarray, j: np.ndarray) -> np.ndarray:
-        return self.table[self.table_offsets[game] + i * self.sizes[game] + j]
-
     def relabelling(self, rng: np.random.Generator) -> np.ndarray:
         """A random permutation of each game's seats: the new local index of each slot."""
         order = np.lexsort((rng.random(len(self.slots)), self.slot_game))
@@ -423,44 +422,46 @@ class _Universe:
         return together, games_of[a] * games_of[b] * spread
 
 
-@dataclass
 class _Signals:
-    """The decision rows as arrays, by signal."""
+    """The decision rows as arrays, grouped by signal, with what every relabelling needs
+    computed once: each row's seats as positions in the universe's slots, and its game's
+    pair table."""
 
-    signal: np.ndarray
-    game: np.ndarray
-    actor: np.ndarray
-    other: np.ndarray
-    outcome: np.ndarray
-    expected: np.ndarray
-
-    @classmethod
-    def of(cls, data: PairData) -> _Signals:
+    def __init__(self, data: PairData, universe: _Universe) -> None:
         rows = data.arrays()
-        return cls(rows["signal"], rows["game"], rows["actor"], rows["other"], rows["outcome"], rows["expected"])
+        order = np.argsort(rows["signal"], kind="stable")
+        self.bounds = np.searchsorted(rows["signal"][order], np.arange(len(BEHAVIOUR) + 1))
+        game = rows["game"][order]
+        base = universe.offsets[game]
+        self.actor_slot = base + rows["actor"][order]
+        self.other_slot = base + rows["other"][order]
+        self.base = base
+        self.table_base = universe.table_offsets[game]
+        self.size = universe.sizes[game]
+        self.outcome = rows["outcome"][order]
+        self.expected = rows["expected"][order]
 
-    def scores(self, universe: _Universe, labels: np.ndarray, pairs: int
+    def scores(self, universe: _Universe, labels: np.ndarray, pairs: int, *, counts: bool = False
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Per behaviour signal and pair (arrays signals × pairs): decisions, Σx, Σe and
-        z (nan where the variance is under MIN_VARIANCE), with each game's seats relabelled
-        by `labels` (the new local index of each slot)."""
+        """Per behaviour signal and pair (arrays signals × pairs): decisions (with
+        `counts`), Σx, Σe and z (nan where the variance is under MIN_VARIANCE), with each
+        game's seats relabelled by `labels` (the new local index of each slot)."""
         shape = (len(BEHAVIOUR), pairs)
         count, observed, expected, z = (np.zeros(shape), np.zeros(shape), np.zeros(shape), np.full(shape, np.nan))
-        base = universe.offsets[self.game]
-        actor = labels[base + self.actor]
-        other = labels[base + self.other]
-        pair = universe.pair(self.game, actor, other)
+        actor = labels[self.actor_slot]
+        pair = universe.table[self.table_base + actor * self.size + labels[self.other_slot]]
         for s, name in enumerate(BEHAVIOUR):
-            rows = self.signal == s
-            if not rows.any():
+            low, high = self.bounds[s], self.bounds[s + 1]
+            if low == high:
                 continue
-            x, e, p = self.outcome[rows], self.expected[rows], pair[rows]
+            x, e, p = self.outcome[low:high], self.expected[low:high], pair[low:high]
             if name in _OWN_RATE:
-                who = universe.slots[base[rows] + actor[rows]]
+                who = universe.slots[self.base[low:high] + actor[low:high]]
                 n = np.bincount(who, minlength=universe.names)
                 rate = np.bincount(who, weights=x, minlength=universe.names) / np.maximum(n, 1)
                 e = rate[who]
-            count[s] = np.bincount(p, minlength=pairs)
+            if counts:
+                count[s] = np.bincount(p, minlength=pairs)
             observed[s] = np.bincount(p, weights=x, minlength=pairs)
             expected[s] = np.bincount(p, weights=e, minlength=pairs)
             variance = np.bincount(p, weights=e * (1 - e), minlength=pairs)
@@ -492,12 +493,12 @@ def audit_pairs(data: PairData, level: float = 0.01, permutations: int = PERMUTA
     pairs = len(universe.keys)
     if not pairs:
         return empty
-    rows = _Signals.of(data)
+    rows = _Signals(data, universe)
     together, chance = universe.co_seating()
     co_z = (together - chance) / np.sqrt(np.maximum(chance, 1e-9))
     co_term = np.clip(co_z, -CO_SEATING_CLIP, CO_SEATING_CLIP)
     identity = np.arange(len(universe.slots)) - universe.offsets[universe.slot_game]
-    count, observed, expected, z = rows.scores(universe, identity, pairs)
+    count, observed, expected, z = rows.scores(universe, identity, pairs, counts=True)
     score = _combined(co_term, z)
     rng = np.random.default_rng(seed)
     null_max = []
