@@ -238,7 +238,9 @@ class PairData:
         both = pl.col("bits") & pl.col("suit_choices")
         suited = ((pl.col("bits") // (2 ** pl.col("suit_index"))) % 2).cast(pl.Float64)
         chance = (_popcount(both) / _popcount(pl.col("suit_choices"))).cast(pl.Float64)
-        self._add_rows("jacks_suited", exploded, suited, chance, pl.col("suit_index"))
+        # an other who held every suit the J could declare, or none, says nothing (x = e)
+        informative = exploded.filter((chance > 0) & (chance < 1))
+        self._add_rows("jacks_suited", informative, suited, chance, pl.col("suit_index"))
 
 
 def _moments(rows: pl.DataFrame, ranks: list[str], when: pl.Expr) -> tuple[pl.DataFrame, pl.Expr]:
@@ -390,6 +392,9 @@ class _Universe:
         self.slots = np.asarray([n for p in data.game_players for n in p], dtype=np.int64)
         self.slot_game = np.repeat(np.arange(len(sizes)), sizes)
         self.table_offsets = np.r_[0, np.cumsum(sizes * sizes)[:-1]].astype(np.int64)
+        # per table size: the slots of its games, a row a game
+        self._by_size = [(int(k), self.offsets[sizes == k][:, None] + np.arange(k))
+                         for k in np.unique(sizes) if k > 0]
         # every (game, i, j) seat pair: its players' pair key
         game_of = np.repeat(np.arange(len(sizes)), sizes * sizes)
         within = np.arange(int((sizes * sizes).sum())) - np.repeat(self.table_offsets, sizes * sizes)
@@ -405,9 +410,13 @@ class _Universe:
         self.names = names
 
     def relabelling(self, rng: np.random.Generator) -> np.ndarray:
-        """A random permutation of each game's seats: the new local index of each slot."""
-        order = np.lexsort((rng.random(len(self.slots)), self.slot_game))
-        return order - self.offsets[self.slot_game]
+        """A random permutation of each game's seats: the new local index of each slot
+        (the games of each table size permuted together, a row each)."""
+        labels = np.empty(len(self.slots), dtype=np.int64)
+        for size, slots in self._by_size:
+            seats = np.broadcast_to(np.arange(size, dtype=np.int64), slots.shape).copy()
+            labels[slots] = rng.permuted(seats, axis=1)
+        return labels
 
     def co_seating(self) -> tuple[np.ndarray, np.ndarray]:
         """Per pair: games together, and the games together expected from each one's

@@ -78,9 +78,8 @@ def test_each_signal_reads_its_moments(tiny: Path) -> None:
                                             ("lale", "reza", 4): (1.0, pytest.approx(math.nan, nan_ok=True)),
                                             ("reza", "sara", 5): (0.0, pytest.approx(math.nan, nan_ok=True))}
     # the J's suit suits lale (1, against 1 suit in 4) and not reza (0, 1 in 4); sara holds
-    # every suit, so any suit suits her (1 against 1: no information)
-    assert _rows(data, "jacks_suited") == {("omid", "sara", 3): (1.0, 1.0), ("omid", "lale", 3): (1.0, 0.25),
-                                           ("omid", "reza", 3): (0.0, 0.25)}
+    # every suit, so any suit suits her: no information, no decision
+    assert _rows(data, "jacks_suited") == {("omid", "lale", 3): (1.0, 0.25), ("omid", "reza", 3): (0.0, 0.25)}
     # nobody was next on one card; no 2 gave a gift
     assert _rows(data, "soft_play") == {} and _rows(data, "twos_spared") == {}
 
