@@ -1,7 +1,7 @@
 """The warehouse's tables: every Arrow schema, with the schema version.
 
 Every writer (the ingest workers, the committer, `compact`) and every reader (`queries`,
-the dashboard) takes its columns from here. The five game tables are the engine's: their
+the dashboard) takes its columns from here. The six game tables are the engine's: their
 columns (name, type, nullability) are declared once, where the engine fills them
 (`engine/core/haftkhabis-py/src/ingest.rs`), and read here from
 `engine._core.warehouse_columns()`; this module declares what only Python writes (the
