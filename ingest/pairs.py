@@ -53,7 +53,7 @@ _SIGN = {"twos_spared": -1.0, "sevens_spared": -1.0, "jacks_suited": 1.0, "soft_
 #: decisions of that kind (recomputed under each relabelling); the others carry their own
 _OWN_RATE = frozenset({"sevens_spared", "soft_play"})
 #: a signal counts for a pair when the variance of its decisions' outcomes reaches this
-#: (about 8 decisions at an even chance; 5 expected 2s among three candidates)
+#: (about 8 decisions at an even chance; 9 2s given among three candidates)
 MIN_VARIANCE = 2.0
 PERMUTATIONS = 200
 #: steps shown per signal of a case
