@@ -1,15 +1,25 @@
 """The pair audit on known truth (issue 31): prints the case queue's false-positive rate at
-honest tables and its power against a colluding pair; asserts nothing.
+honest tables, its power against a colluding pair, and the run time of the pair scores;
+asserts nothing.
 
-Games are simulated whole (bazito, 4 seats drawn from 6 names, 3 hands a game, fault-free)
-and ingested into a warehouse of their own under bench/out/, once per collusion strength;
-the audit (`ingest.pairs`) then runs on disjoint sets of `--games` games, so the
-repetitions are independent. At honest tables a repetition is a false positive when the
-queue holds any pair; with the colluding pair (sara and omid spare each other from their
-2s with probability p), it is a detection when the queue holds that pair.
+Games are simulated whole (bazito, 4 seats drawn from a club of 6 names, 3 hands a game,
+fault-free) and ingested into a warehouse of their own under bench/out/, once per
+collusion strength (`SimConfig(colluders=("sara", "omid"), collusion=p)`: with
+probability p at each chance the pair spare each other 2s and 7 totals, declare the
+other's suit with a J and hold back a 7 or a skip when the other is next on one card);
+the audit (`ingest.pairs`) then runs on disjoint sets of games, so repetitions are
+independent.
+
+- fpr: honest pools (collusion 0), audits of `--fpr-games` games each; a false positive
+  is a queue holding any pair; the rate with its Clopper–Pearson interval, at each level.
+- power: per strength and audit size (games), the share of audits whose queue holds the
+  pair; the fewest games at which it reaches 0.9.
+- time: the pair scores (`audit_pairs`, every signal, `--permutations` relabellings) on
+  the decisions of `--time-hands` hands, made by tiling an ingested pool (each copy its own
+  games and its own club of players), and the warehouse read at the pool's scale.
 
     .venv/bin/python bench/bench_pairs.py
-    .venv/bin/python bench/bench_pairs.py --pool 1200 --games 100 200 --permutations 100
+    .venv/bin/python bench/bench_pairs.py --skip power time --fpr-pools 4
 """
 
 from __future__ import annotations
@@ -24,96 +34,190 @@ from pathlib import Path
 from scipy import stats
 
 from engine.simulate import SimConfig, write_simulation
-from ingest.pairs import GiftSet, audit_pairs
+from ingest.pairs import PairData, PairRows, audit_pairs, read_pair_rows
 
 OUT = Path(__file__).parent / "out"
 NAMES = ("sara", "omid", "lale", "reza", "neda", "kian")
 PAIR = ("sara", "omid")
+HANDS = 3
 
 
-def pool_rows(collusion: float, games: int, seed: int) -> list[tuple[object, ...]]:
-    """The gift rows of a simulated and ingested pool (cached under bench/out/)."""
+def pool(collusion: float, games: int, seed: int) -> PairRows:
+    """The pair audit's rows of a simulated and ingested pool (cached under bench/out/)."""
     from ingest.pipeline import ingest
     from ingest.read import connect
 
-    folder = OUT / f"pairs-{collusion}-{games}-{seed}"
+    folder = OUT / f"pairs6-{collusion}-{games}-{seed}"
     if not (folder / "wh").exists():
         folder.mkdir(parents=True, exist_ok=True)
         log = folder / "games.jsonl"
         with log.open("wb") as out:
-            write_simulation(SimConfig("bazito", games=games, seed=seed, match={"hands": 3}, names=NAMES,
+            write_simulation(SimConfig("bazito", games=games, seed=seed, match={"hands": HANDS}, names=NAMES,
                                        colluders=PAIR, collusion=collusion), out)
         ingest([str(log)], str(folder / "wh"), workers=1)
     reader = connect(folder / "wh")
     try:
-        return reader.rows(
-            "SELECT e.game_id, g.players, e.hand, e.seq, e.player, e.gift_to, list(hp.player)"
-            " FROM events e JOIN games g ON g.game_id = e.game_id"
-            " JOIN hand_players hp ON hp.game_id = e.game_id AND hp.hand = e.hand"
-            " WHERE e.gift_to IS NOT NULL AND e.gift_to <> e.player AND NOT e.set_aside"
-            " GROUP BY ALL ORDER BY e.game_id, e.seq")
+        return read_pair_rows(reader)
     finally:
         reader.close()
 
 
-def subsets(rows: list[tuple[object, ...]], size: int) -> list[GiftSet]:
-    games = sorted({r[0] for r in rows})
-    chunks = [set(games[i:i + size]) for i in range(0, len(games) - size + 1, size)]
-    out = []
-    for chunk in chunks:
-        gifts = GiftSet()
-        index: dict[str, int] = {}
-        game_index: dict[str, int] = {}
-        for game, players, hand, seq, giver, target, seated in rows:
-            if game in chunk:
-                gifts.add_gift(game, players, hand, seq, giver, target, seated, index,  # type: ignore[arg-type]
-                               game_index)
-        out.append(gifts)
-    return out
+def chunks(rows: PairRows, size: int, limit: int | None = None) -> list[set[str]]:
+    games = sorted(g for g, _ in rows.games)
+    out = [set(games[i:i + size]) for i in range(0, len(games) - size + 1, size)]
+    return out[:limit] if limit else out
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--level", type=float, default=0.05)
-    parser.add_argument("--pool", type=int, default=2400, help="games simulated per strength")
-    parser.add_argument("--games", type=int, nargs="*", default=[50, 100, 200, 400])
-    parser.add_argument("--strengths", type=float, nargs="*", default=[1.0, 0.6, 0.3])
-    parser.add_argument("--permutations", type=int, default=100)
-    parser.add_argument("--seed", type=int, default=31, help="the pools' simulation seed")
-    args = parser.parse_args()
-    print(f"load average at start: {os.getloadavg()[0]:.2f}; level {args.level}; "
-          f"{args.permutations} relabellings an audit")
-    record: dict[str, object] = {"level": args.level, "started": datetime.now(UTC).isoformat()}
+def interval(k: int, n: int) -> str:
+    ci = stats.binomtest(k, n).proportion_ci(0.95, method="exact")
+    return f"{k}/{n} = {k / n:.2%} [{ci.low:.2%}, {ci.high:.2%}]"
+
+
+def fpr(args: argparse.Namespace, record: dict[str, object]) -> None:
+    levels = sorted({args.level, 0.05})
+    flagged = dict.fromkeys(levels, 0)
+    audits = 0
+    took = 0.0
+    for p in range(args.fpr_pools):
+        rows = pool(0.0, args.pool, args.seed + 1000 + p)
+        for i, games in enumerate(chunks(rows, args.fpr_games)):
+            started = time.perf_counter()
+            report = audit_pairs(rows.data(games), max(levels), args.permutations, seed=i)
+            took += time.perf_counter() - started
+            audits += 1
+            for level in levels:
+                flagged[level] += any(c.p_value <= level for c in report.cases)
+    print(f"\n## False-positive rate: honest tables, audits of {args.fpr_games} games ({args.fpr_games * HANDS} "
+          f"hands), {args.permutations} relabellings, {audits} audits from {args.fpr_pools} pools of {args.pool}")
+    print("| level | audits with any case | 95 % interval (Clopper–Pearson) |")
+    print("|---:|---:|---|")
+    for level in levels:
+        print(f"| {level:g} | {flagged[level]}/{audits} | {interval(flagged[level], audits)} |")
+    print(f"({took / max(audits, 1):.2f} s an audit)")
+    record["fpr"] = {"games": args.fpr_games, "audits": audits, "flagged": {str(k): v for k, v in flagged.items()},
+                     "permutations": args.permutations}
+
+
+def power(args: argparse.Namespace, record: dict[str, object]) -> None:
+    print(f"\n## Power at level {args.level}: audits whose queue holds the pair (and any other pair)")
+    print("| collusion p | games an audit | hands | audits | pair in the queue | any other pair | s an audit |")
+    print("|---:|---:|---:|---:|---:|---:|---:|")
     table = []
-    print("| collusion p | games an audit | audits | queue holds the pair (power) | any other pair (FPR) | s an audit |")
-    print("|---:|---:|---:|---:|---:|---:|")
-    for strength in [0.0, *args.strengths]:
-        started = time.perf_counter()
-        rows = pool_rows(strength, args.pool, args.seed)
-        prepared = time.perf_counter() - started
+    needed: dict[float, int | None] = {}
+    for strength in args.strengths:
+        rows = pool(strength, args.pool, args.seed)
+        needed[strength] = None
         for size in args.games:
-            sets = subsets(rows, size)
-            if not sets:
+            sets = chunks(rows, size, args.power_reps)
+            if len(sets) < 5:
                 continue
             started = time.perf_counter()
             found = other = 0
-            for i, gifts in enumerate(sets):
-                report = audit_pairs(gifts, args.level, args.permutations, seed=i)
+            for i, games in enumerate(sets):
+                report = audit_pairs(rows.data(games), args.level, args.permutations, seed=i)
                 pairs = {frozenset((c.a, c.b)) for c in report.cases}
                 found += frozenset(PAIR) in pairs
                 other += bool(pairs - {frozenset(PAIR)})
             took = (time.perf_counter() - started) / len(sets)
             n = len(sets)
-            power = f"{found}/{n}" if strength else "—"
-            ci = stats.binomtest(other, n).proportion_ci(0.95)
-            fpr = f"{other}/{n} [{ci.low:.1%}, {ci.high:.1%}]"
-            print(f"| {strength:g} | {size} | {n} | {power} | {fpr} | {took:.2f} |", flush=True)
+            ci = stats.binomtest(found, n).proportion_ci(0.95, method="exact")
+            print(f"| {strength:g} | {size} | {size * HANDS} | {n} | {found}/{n} [{ci.low:.0%}, {ci.high:.0%}] "
+                  f"| {other}/{n} | {took:.2f} |", flush=True)
             table.append({"collusion": strength, "games": size, "audits": n, "detected": found,
-                          "other_cases": other, "seconds": took, "pool_seconds": prepared})
-    record["table"] = table
+                          "other_cases": other, "seconds": took})
+            if needed[strength] is None and found >= 0.9 * n:
+                needed[strength] = size
+                if not args.full:
+                    break
+    print("\n| collusion p | fewest games (of the grid) with the pair in the queue ≥ 90 % | hands |")
+    print("|---:|---:|---:|")
+    for strength, size in needed.items():
+        print(f"| {strength:g} | {size if size else f'> {max(args.games)}'} | {size * HANDS if size else ''} |")
+    record["power"] = table
+
+
+def tiled(data: PairData, copies: int) -> PairData:
+    """`copies` of a pool's decisions, each copy with its own games and its own players
+    (what a warehouse of many clubs would give the audit), built from the pool's arrays."""
+    out = PairData()
+    rows = data.arrays()
+    for copy in range(copies):
+        first = len(out.game_ids)
+        for g, players in enumerate(data.game_players):
+            out.add_game(f"{data.game_ids[g]}.{copy}", [f"{data.names[n]}.{copy}" for n in players])
+        chunk = dict(rows)
+        chunk["game"] = rows["game"] + first
+        out._chunks.append(chunk)  # the arrays as they are: the copy's games are numbered in order
+    out.gifts = data.gifts * copies
+    return out
+
+
+def timing(args: argparse.Namespace, record: dict[str, object]) -> None:
+    from ingest.read import connect
+
+    pool(0.0, args.pool, args.seed + 1000)  # an honest pool, cached by the fpr runs (or made now)
+    folder = OUT / f"pairs6-0.0-{args.pool}-{args.seed + 1000}"
+    started = time.perf_counter()
+    reader = connect(folder / "wh")
+    try:
+        rows = read_pair_rows(reader)
+    finally:
+        reader.close()
+    read = time.perf_counter() - started
+    started = time.perf_counter()
+    data = rows.data()
+    arrays = time.perf_counter() - started
+    pool_hands = args.pool * HANDS
+    copies = max(1, round(args.time_hands / pool_hands))
+    big = tiled(data, copies)
+    decisions = len(big.arrays()["signal"])
+    started, cpu = time.perf_counter(), time.process_time()
+    report = audit_pairs(big, args.level, args.permutations)
+    scores, scores_cpu = time.perf_counter() - started, time.process_time() - cpu
+    hands = copies * pool_hands
+    print(f"\n## Run time (load average {os.getloadavg()[0]:.2f})")
+    print("| what | scale | s (wall) |")
+    print("|---|---:|---:|")
+    print(f"| reading the pool's rows from its warehouse (`read_pair_rows`) | {pool_hands:,} hands | {read:.2f} |")
+    print(f"| turning them into the audit's arrays (`PairRows.data`) | {pool_hands:,} hands | {arrays:.2f} |")
+    print(f"| the pair scores (`audit_pairs`, {args.permutations} relabellings, {report.pairs_scored:,} pairs, "
+          f"{decisions:,} decisions) | {hands:,} hands ({copies} copies) | {scores:.1f} "
+          f"({scores_cpu:.1f} s of CPU) |")
+    print(f"| reading + arrays, linear in hands (extrapolated) | {hands:,} hands | "
+          f"{(read + arrays) * hands / pool_hands:.0f} |")
+    record["time"] = {"pool_hands": pool_hands, "read": read, "arrays": arrays, "hands": hands,
+                      "decisions": decisions, "pairs": report.pairs_scored, "scores": scores, "scores_cpu": scores_cpu,
+                      "permutations": args.permutations}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--level", type=float, default=0.01)
+    parser.add_argument("--pool", type=int, default=2400, help="games simulated per pool")
+    parser.add_argument("--seed", type=int, default=31, help="the pools' simulation seed")
+    parser.add_argument("--permutations", type=int, default=200)
+    parser.add_argument("--fpr-games", type=int, default=30, help="games an honest audit")
+    parser.add_argument("--fpr-pools", type=int, default=3, help="honest pools of --pool games")
+    parser.add_argument("--games", type=int, nargs="*", default=[12, 25, 50, 100, 200, 400])
+    parser.add_argument("--strengths", type=float, nargs="*", default=[1.0, 0.6, 0.3, 0.15])
+    parser.add_argument("--power-reps", type=int, default=24, help="audits a grid point, at most")
+    parser.add_argument("--full", action="store_true", help="every size, not only up to the first ≥ 90 %%")
+    parser.add_argument("--time-hands", type=int, default=1_000_000)
+    parser.add_argument("--skip", nargs="*", default=[], choices=["fpr", "power", "time"])
+    args = parser.parse_args()
+    print(f"load average at start: {os.getloadavg()[0]:.2f}; level {args.level}; "
+          f"{args.permutations} relabellings an audit")
+    record: dict[str, object] = {"level": args.level, "started": datetime.now(UTC).isoformat()}
+    if "power" not in args.skip:
+        power(args, record)
+    if "fpr" not in args.skip:
+        fpr(args, record)
+    if "time" not in args.skip:
+        timing(args, record)
+    record["load_end"] = os.getloadavg()[0]
     OUT.mkdir(exist_ok=True)
     path = OUT / f"pairs-{datetime.now(UTC):%Y%m%dT%H%M%SZ}.json"
-    path.write_text(json.dumps(record, indent=1))
+    path.write_text(json.dumps(record, indent=1, default=float))
     print(f"\nrecord: {path}")
 
 

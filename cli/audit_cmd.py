@@ -1,6 +1,6 @@
 """`haftkhabis audit deals`: is the shuffle fair? The warehouse's deals against a uniform
 shuffle (ingest/fairplay.py; docs/fairplay.md). `haftkhabis audit pairs`: who plays
-together? The case queue of pairs who spare each other (ingest/pairs.py). Exit 0 when nothing is found at the
+together? The case queue of pairs who do each other favours (ingest/pairs.py). Exit 0 when nothing is found at the
 chosen false-discovery level, 1 when something is (as `validate` does for violations),
 2 on a usage error."""
 
@@ -30,7 +30,8 @@ T = TypeVar("T")
 
 
 def register(app: typer.Typer) -> None:
-    audit = typer.Typer(help="Fair play: audits of the warehouse's deals.", no_args_is_help=True)
+    audit = typer.Typer(help="Fair play: audits of the warehouse's deals and of who plays together.",
+                        no_args_is_help=True)
     audit.command("deals")(audit_deals_command)
     audit.command("pairs")(audit_pairs_command)
     app.add_typer(audit, name="audit")
@@ -115,32 +116,36 @@ def audit_pairs_command(
     fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.table,
     storage: StorageOption = None,
 ) -> None:
-    """The case queue: pairs whose 2s spare each other more than a fair choice would, with
-    a permutation null (players relabelled within each game); exit 1 when there is a case."""
-    from ingest.pairs import audit_pairs, gifts_from_warehouse
+    """The case queue: pairs who do each other favours (co-seating, 2s and 7 totals
+    spared, J suits that suit the other, soft play) more than a permutation null (players
+    relabelled within each game) allows at the level; exit 1 when there is a case."""
+    from ingest.pairs import audit_pairs, pairs_from_warehouse
 
-    gifts = _read(gifts_from_warehouse, warehouse, storage, build, since, ruleset)
-    report = audit_pairs(gifts, fdr, permutations)
+    data = _read(pairs_from_warehouse, warehouse, storage, build, since, ruleset)
+    report = audit_pairs(data, fdr, permutations)
     if fmt is not Format.table:
         typer.echo(orjson.dumps(report.to_json(), option=orjson.OPT_INDENT_2).decode())
     else:
         from rich.table import Table
 
         console = terminal.console(wide=True)
-        console.print(f"{report.gifts:,} 2s given; {report.pairs_scored} pairs with enough 2s expected "
-                      f"between them; {report.permutations} relabellings; level {report.level:g}")
+        read = ", ".join(f"{n:,} {name}" for name, n in report.decisions.items())
+        console.print(f"{report.games:,} games; decisions read: {read}; {report.pairs_scored} pairs scored; "
+                      f"{report.permutations} relabellings; level {report.level:g} (family-wise)")
         if not report.pairs_scored:
             console.print("not enough games for any pair")
         elif not report.cases:
             console.print("no case at this level")
         else:
             table = Table(title=f"{len(report.cases)} cases")
-            for column in ("pair", "2s to the partner", "expected", "score", "p (family-wise)", "first step"):
+            for column in ("pair", "score", "p (family-wise)", "driving signals (z)", "first step"):
                 table.add_column(column)
             for case in report.cases:
-                steps = report.steps.get((case.a, case.b)) or [{}]
-                table.add_row(shown(f"{case.a} + {case.b}"), str(case.gifts_to_partner), f"{case.expected:.1f}",
-                              f"{case.score:.2f}", f"{case.p_value:.3g}", shown(str(steps[0].get("replay", ""))))
+                steps = report.steps.get((case.a, case.b), [])
+                drivers = ", ".join(f"{name} {case.signals[name].z:.1f}" for name in case.drivers)
+                first = next((s["replay"] for name in case.drivers for s in steps if s["signal"] == name), "")
+                table.add_row(shown(f"{case.a} + {case.b}"), f"{case.score:.2f}", f"{case.p_value:.3g}",
+                              drivers, shown(first))
             console.print(table)
     raise typer.Exit(1 if report.cases else 0)
 

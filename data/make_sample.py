@@ -9,8 +9,9 @@ data/sample-fairplay/ holds the fair-play demo (docs/fairplay.md): fault-free ba
 of a server build, `hk-server/2.5.0-beta`, whose shuffle gives the player in seat 0 one
 extra special card in half the deals (the simulator's `ShuffleBias`), beside games of the
 same season dealt fairly by `hk-server/2.4.0`, and a club of six regulars among whom sara
-and omid spare each other from their 2s (the simulator's colluding pair). Kept apart from data/sample so that the
-sample's figures (README, tests) stay as they are.
+and omid play as partners (the simulator's colluding pair: 2s and 7 totals spared, J suits
+that suit the other, soft play). Kept apart from data/sample so that the sample's figures
+(README, tests) stay as they are.
 """
 
 from __future__ import annotations
@@ -47,8 +48,9 @@ FAIRPLAY_RUNS: list[tuple[str, SimConfig]] = [
                                          shuffle=ShuffleBias("extra_special", rate=0.5, seat=0))),
     ("bazito-fair.jsonl.gz", SimConfig("bazito", games=80, seed=506, match={"hands": 5},
                                        build="hk-server/2.4.0")),
-    # a fair shuffle, but a club of six regulars of whom sara and omid spare each other from
-    # their 2s four times in five
+    # a fair shuffle, but a club of six regulars of whom sara and omid do each other the
+    # simulator's favours four times in five (2s and 7 totals spared, the other's suit
+    # declared, an attack held back when the other could go out)
     ("bazito-club.jsonl.gz", SimConfig("bazito", games=150, seed=507, match={"hands": 3},
                                        build="hk-server/2.4.0",
                                        names=("sara", "omid", "lale", "reza", "neda", "kian"),

@@ -209,8 +209,11 @@ class SimConfig:
     shuffle: ShuffleBias | None = None  # a rigged shuffle planted on purpose (None: fair)
     build: str | None = None  # every game's server_build (None: drawn from BUILDS)
     names: tuple[str, ...] | None = None  # the players drawn for each table (None: NAMES)
-    # a colluding pair (planted truth for the pair audit): each spares the other from its
-    # 2s' gifts with probability `collusion` when someone else could take it
+    # a colluding pair (planted truth for the pair audit): at each chance, with probability
+    # `collusion`, each spares the other from its 2s' gifts when someone else could take
+    # it, does not put a 7 total on the other when it could do something else (draw the
+    # total itself, or play another card), holds back a 7 or a skipping card when the
+    # other is next and on one card, and declares with a J a suit the other holds
     colluders: tuple[str, str] | None = None
     collusion: float = 0.0
 
@@ -816,7 +819,8 @@ class _GameSim:
             # any legal move; a card three times in four when there is one to play
             others = [_Action("draw")] * can_draw + [_Action("pass")] * opts.may_pass
             if plays and (not others or rng.random() < 0.75):
-                return self._play_action(hand, opts, rng.choice(plays), held, greedy=False)
+                return self._collude(hand, opts, self._play_action(hand, opts, rng.choice(plays), held,
+                                                                   greedy=False), can_draw)
             return rng.choice(others) if others else None
         # greedy: play whenever it can, the card it most wants rid of
         if plays:
@@ -825,7 +829,7 @@ class _GameSim:
             if only_wild_jacks and len(held) > 3 and rng.random() < 0.5:
                 return _Action("draw")  # keep the J as a later wild card
             card = max(plays, key=lambda c: (self._shed_value(hand, opts, c, held), rng.random()))
-            return self._play_action(hand, opts, card, held, greedy=True)
+            return self._collude(hand, opts, self._play_action(hand, opts, card, held, greedy=True), can_draw)
         if can_draw:
             if opts.phase == "drawn" and opts.may_pass and rng.random() < 0.65:
                 return _Action("pass")  # pis-yedili: one voluntary draw is enough
@@ -833,6 +837,50 @@ class _GameSim:
         if opts.may_pass:
             return _Action("pass")
         return None
+
+    def _partner(self, player: str) -> str | None:
+        """The other of the colluding pair, when `player` is one of them."""
+        pair = self.config.colluders
+        if pair is None or player not in pair:
+            return None
+        return pair[1] if player == pair[0] else pair[0]
+
+    @staticmethod
+    def _next_player(hand: _HandView, player: str) -> str | None:
+        """The next player in the current direction among those still in the hand."""
+        active = hand.active
+        if player not in active or len(active) < 2:
+            return None
+        step = 1 if hand.state["direction"] == "clockwise" else -1
+        return active[(active.index(player) + step) % len(active)]
+
+    def _attacks(self, card: str) -> bool:
+        """A card whose effect lands on the next player: a 7's total or a skip."""
+        return self.rules.effects[card[0]] in ("stack", "skip")
+
+    def _collude(self, hand: _HandView, opts: _Options, action: _Action, can_draw: bool) -> _Action:
+        """A colluder's move (`SimConfig.colluders`): with probability `collusion`, the
+        card chosen is not one that lands a 7 total or a skip on the partner when they
+        are next and something else may be done (another card, or a draw that is no
+        foul). Honest players' moves, and a colluder's when no partner is next, are not
+        touched (and draw nothing from the game's random stream)."""
+        partner = self._partner(opts.player)
+        if partner is None or action.kind != "play" or action.card is None:
+            return action
+        if self._next_player(hand, opts.player) != partner or not self._attacks(action.card):
+            return action
+        if action.card[0] != "7" and len(hand.hands.get(partner, ())) != 1:
+            return action  # a skip only matters when the partner could go out
+        if self.rng.random() >= self.config.collusion:
+            return action
+        held = hand.hands[opts.player]
+        others = [c for c in opts.playable if not self._attacks(c)]
+        if others:
+            card = max(others, key=lambda c: (self._shed_value(hand, opts, c, held), self.rng.random()))
+            return self._play_action(hand, opts, card, held, greedy=True)
+        if can_draw:
+            return _Action("draw")  # e.g. draw the 7 total rather than pass it on
+        return action
 
     def _shed_value(self, hand: _HandView, opts: _Options, card: str, held: list[str]) -> float:
         rules = self.rules
@@ -865,6 +913,11 @@ class _GameSim:
             return None
         allowed = [s for s in SUITS
                    if not (self.rules.jack_suit_must_differ and s == hand.current_suit)]
+        partner = self._partner(opts.player)
+        if partner is not None and partner in hand.active and self.rng.random() < self.config.collusion:
+            theirs = [c[1] for c in hand.hands.get(partner, ()) if c[0] != "J" and c[1] in allowed]
+            if theirs:  # a suit the partner can follow
+                return max(allowed, key=lambda s: (theirs.count(s), self.rng.random()))
         if not greedy:
             return self.rng.choice(allowed)
         rest = list(held)

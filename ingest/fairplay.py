@@ -145,11 +145,11 @@ def deals_from_records(records: Iterable[Mapping[str, Any]], *, ruleset: str, bu
     return deals
 
 
-def game_filter(build: str | None, since: str | None,
-                ruleset: str | None) -> tuple[list[str], list[Any]]:
-    """The audits' filters as SQL conditions on `events e JOIN games g` and their
-    parameters: a server build (`unknown` for a header that names none), games started at
-    or after `since` (an ISO date or moment), a ruleset."""
+def game_filter(build: str | None, since: str | None, ruleset: str | None,
+                rows: str = "e") -> tuple[list[str], list[Any]]:
+    """The audits' filters as SQL conditions on `events e JOIN games g` (or on the table
+    aliased `rows`) and their parameters: a server build (`unknown` for a header that
+    names none), games started at or after `since` (an ISO date or moment), a ruleset."""
     where: list[str] = []
     params: list[Any] = []
     if build is not None:
@@ -159,7 +159,7 @@ def game_filter(build: str | None, since: str | None,
         where.append("g.start_time >= CAST(? AS TIMESTAMPTZ)")
         params.append(since)
     if ruleset is not None:
-        where.append("e.ruleset = ?")
+        where.append(f"{rows}.ruleset = ?")
         params.append(ruleset)
     return where, params
 

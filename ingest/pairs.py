@@ -1,119 +1,368 @@
-"""The pair audit: who is playing together? One collusion signal so far, the 2s' gifts
-(a gift makes its target draw a card): a pair who spare each other give each other fewer
-2s than a fair choice among the others seated in the hand would. Its calibration does not
-rest on a model of how honest players choose: the null is estimated by permutation,
-relabelling the players of each game at random ("shuffling partners") and taking the
-highest pair score of each relabelled warehouse, so a case's p-value is family-wise over
-every pair scored, and the case queue at level α holds no honest pair with probability at
-least 1 − α when players' identities are exchangeable within a game.
+"""The pair audit: who is playing together? Per pair of players, signals of one doing the
+other favours, each compared with what the same player does for the others at the same
+kind of moment, combined into one score whose null is estimated by permutation.
+
+The signals (docs/fairplay.md says what each assumes):
+
+- `co_seating`: games played together against chance given each one's activity;
+- `twos_spared`: 2s' gifts (a gift makes its target draw) one did not give the other;
+- `sevens_spared`: a 7 total one could have put on the other, next, and did not;
+- `jacks_suited`: a J's declared suit that the other holds, against the suits it could
+  declare;
+- `soft_play`: a 7 or a skipping card held back while the other, next, held one card.
+
+Every per-move fact comes from the warehouse: the engine's `gift_to` in `events` and its
+`decisions` table (what the player to move could play, whether a draw was free, who was
+next and how many cards they held, the suits the others held when a J declared), so the
+audit reads no log line again.
+
+Each behaviour signal is a sum over decisions (the player who decided, the other player it
+touched, an outcome x, its expectation e): z = ±(Σx − Σe) / √Σe(1 − e), signed so that
+positive means a favour. A pair's score is the Stouffer sum of its signals' z over the
+signals with enough decisions. Its calibration does not rest on a model of how honest
+players choose: the null is estimated by permutation, relabelling the players of each game
+at random ("shuffling partners") and taking the highest pair score of each relabelled
+warehouse, so a case's p-value is family-wise over every pair scored, and the case queue
+at level α holds no honest pair with probability at least 1 − α when players' identities
+are exchangeable within a game. Co-seating does not change under that relabelling: it
+weighs a pair's score but is held fixed by the null (a pair of friends who sit together
+makes no case by sitting together).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import polars as pl
 
+from engine.rulesets import RULESETS
 from ingest.fairplay import game_filter
 
-#: a pair is scored when, in the hands they shared, at least this many 2s were expected to
-#: go from one to the other under a fair choice
-MIN_EXPECTED = 5.0
+#: the signals, in the order the reports list them
+SIGNALS: tuple[str, ...] = ("co_seating", "twos_spared", "sevens_spared", "jacks_suited", "soft_play")
+#: the signals of what players do (the permutation moves them); co-seating stays fixed
+BEHAVIOUR: tuple[str, ...] = SIGNALS[1:]
+#: a favour is a low outcome (a 2 or a 7 total not given) or a high one (a suit held, a
+#: card held back)
+_SIGN = {"twos_spared": -1.0, "sevens_spared": -1.0, "jacks_suited": 1.0, "soft_play": 1.0}
+#: the signals whose expectation is the deciding player's own rate over all their
+#: decisions of that kind (recomputed under each relabelling); the others carry their own
+_OWN_RATE = frozenset({"sevens_spared", "soft_play"})
+#: a signal counts for a pair when the variance of its decisions' outcomes reaches this
+#: (about 8 decisions at an even chance; 9 2s given among three candidates)
+MIN_VARIANCE = 2.0
 PERMUTATIONS = 200
+#: steps shown per signal of a case
+STEPS_PER_SIGNAL = 6
+_SUITS = "CDHS"
+#: the ranks that land on the next player in some ruleset (a 7's total, a skip): the
+#: decisions the 7 and soft-play signals read
+_ATTACK_RANKS = sorted({rank for rules in RULESETS.values() for rank, effect in rules.effects.items()
+                        if effect in ("stack", "skip")})
+#: co-seating's z enters a pair's score clipped to this: it may tip a pair that behaves
+#: as partners, it cannot carry one (sitting together says more about friends and
+#: time zones than about collusion)
+CO_SEATING_CLIP = 2.0
+
+
+_COLUMNS = ("signal", "game", "hand", "seq", "actor", "other", "outcome", "expected", "aux")
+_TYPES = {"outcome": np.float64, "expected": np.float64}
 
 
 @dataclass
-class GiftSet:
-    """The 2s whose gift applied, as arrays: per gift its game, giver and target, and the
-    players seated in that hand besides the giver (the candidates), all as indexes into
-    the game's own player list; and each game's players (indexes into `names`)."""
+class PairData:
+    """What the pair audit reads, as arrays: each game's players (indexes into `names`,
+    seat order) and one row per decision of a behaviour signal: its signal (an index into
+    BEHAVIOUR), game, hand and seq, the deciding player and the player it touched (indexes
+    into their game's player list), the outcome x, its expectation e (nan: the deciding
+    player's own rate), and `aux` (a 2's target as a name index, a J's suit 0-3)."""
 
     names: list[str] = field(default_factory=list)
     game_ids: list[str] = field(default_factory=list)
-    game_players: list[list[int]] = field(default_factory=list)  # per game: name indexes
-    # one row per gift and candidate
-    row_game: list[int] = field(default_factory=list)
-    row_giver: list[int] = field(default_factory=list)  # local index in the game
-    row_candidate: list[int] = field(default_factory=list)
-    row_hit: list[bool] = field(default_factory=list)
-    row_chance: list[float] = field(default_factory=list)  # 1 / candidates
-    gifts: list[tuple[int, int, int, int, int]] = field(default_factory=list)  # game, hand, seq, giver, target
+    game_players: list[list[int]] = field(default_factory=list)
+    gifts: int = 0  # 2s whose gift applied
+    _names: dict[str, int] = field(default_factory=dict, repr=False)
+    _games: dict[str, int] = field(default_factory=dict, repr=False)
+    _local: list[dict[str, int]] = field(default_factory=list, repr=False)
+    _rows: list[tuple[float, ...]] = field(default_factory=list, repr=False)
+    _chunks: list[dict[str, np.ndarray]] = field(default_factory=list, repr=False)
+    _arrays: dict[str, np.ndarray] | None = field(default=None, repr=False)
+    _seat_frame: pl.DataFrame | None = field(default=None, repr=False)
 
-    def add_gift(self, game: str, players: Sequence[str], hand: int, seq: int, giver: str, target: str,
-                 seated: Sequence[str], index: dict[str, int], game_index: dict[str, int]) -> None:
-        g = game_index.get(game)
-        if g is None:
-            g = game_index[game] = len(self.game_ids)
-            self.game_ids.append(game)
-            local = []
-            for name in players:
-                if name not in index:
-                    index[name] = len(self.names)
-                    self.names.append(name)
-                local.append(index[name])
-            self.game_players.append(local)
-        order = list(players)
-        if giver not in order or target not in order:
+    def add_game(self, game: str, players: Sequence[str]) -> int:
+        """Register a game and its players (seat order); its index."""
+        g = self._games.get(game)
+        if g is not None:
+            return g
+        g = self._games[game] = len(self.game_ids)
+        self.game_ids.append(game)
+        local: dict[str, int] = {}
+        indexes: list[int] = []
+        for name in players:
+            if name in local:  # a name seated twice is one player
+                continue
+            local[name] = len(indexes)
+            if name not in self._names:
+                self._names[name] = len(self.names)
+                self.names.append(name)
+            indexes.append(self._names[name])
+        self.game_players.append(indexes)
+        self._local.append(local)
+        self._seat_frame = None
+        return g
+
+    def local(self, game: int, name: str) -> int | None:
+        return self._local[game].get(name)
+
+    def add(self, signal: str, game: int, hand: int, seq: int, actor: int, other: int,
+            outcome: float, expected: float = math.nan, aux: int = -1) -> None:
+        """One decision (game, actor and other as `add_game` and `local` give them)."""
+        self._rows.append((BEHAVIOUR.index(signal), game, hand, seq, actor, other, outcome, expected, aux))
+        self._arrays = None
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """Every decision row, one array a column (`_COLUMNS`)."""
+        if self._arrays is None:
+            parts = list(self._chunks)
+            if self._rows:
+                columns = list(zip(*self._rows, strict=True))
+                parts.append({c: np.asarray(v, dtype=_TYPES.get(c, np.int64))
+                              for c, v in zip(_COLUMNS, columns, strict=True)})
+            self._arrays = {c: np.concatenate([p[c] for p in parts]) if parts
+                            else np.zeros(0, dtype=_TYPES.get(c, np.int64)) for c in _COLUMNS}
+        return self._arrays
+
+    def decisions(self) -> dict[str, int]:
+        """Decision rows per behaviour signal."""
+        counts = np.bincount(self.arrays()["signal"], minlength=len(BEHAVIOUR))
+        return {name: int(counts[s]) for s, name in enumerate(BEHAVIOUR)}
+
+    def add_gift(self, game: str, players: Sequence[str], hand: int, seq: int, giver: str,
+                 target: str, seated: Sequence[str]) -> None:
+        """A 2 whose gift applied: a decision for each player in the hand besides the
+        giver (the candidates), the target's outcome 1, the others' 0, each expected
+        1 / candidates."""
+        g = self.add_game(game, players)
+        a, t = self.local(g, giver), self.local(g, target)
+        candidates = sorted({c for c in (self.local(g, p) for p in seated if p != giver) if c is not None})
+        if a is None or t is None or t not in candidates:
             return
-        candidates = [order.index(p) for p in seated if p != giver and p in order]
-        if order.index(target) not in candidates:
-            return
-        a = order.index(giver)
+        self.gifts += 1
         for c in candidates:
-            self.row_game.append(g)
-            self.row_giver.append(a)
-            self.row_candidate.append(c)
-            self.row_hit.append(c == order.index(target))
-            self.row_chance.append(1.0 / len(candidates))
-        self.gifts.append((g, hand, seq, a, order.index(target)))
+            self.add("twos_spared", g, hand, seq, a, c, float(c == t), 1.0 / len(candidates),
+                     self.game_players[g][t])
+
+    def add_decisions(self, frame: pl.DataFrame) -> None:
+        """The rows of the warehouse's `decisions` (joined to the line's type, card and
+        suit, and the game's ruleset and players) that make a decision of a signal."""
+        if frame.is_empty():
+            return
+        for ruleset, rows in frame.group_by("ruleset"):
+            rules = RULESETS.get(str(ruleset[0]))
+            if rules is None:
+                continue
+            stack = [r for r, e in rules.effects.items() if e == "stack"]
+            attack = [r for r, e in rules.effects.items() if e in ("stack", "skip")]
+            self._sevens(rows, stack)
+            self._soft(rows, attack)
+            self._jacks(rows)
+
+    def _seats(self) -> pl.DataFrame:
+        """(game_id, name, g, local) for every registered seat."""
+        if self._seat_frame is not None:
+            return self._seat_frame
+        self._seat_frame = pl.DataFrame({
+            "game_id": [self.game_ids[g] for g, local in enumerate(self._local) for _ in local],
+            "name": [n for local in self._local for n in local],
+            "g": [g for g, local in enumerate(self._local) for _ in local],
+            "local": [i for local in self._local for i in local.values()],
+        }, schema={"game_id": pl.String, "name": pl.String, "g": pl.Int64, "local": pl.Int64})
+        return self._seat_frame
+
+    def _add_rows(self, signal: str, rows: pl.DataFrame, outcome: pl.Expr,
+                  expected: pl.Expr | None = None, aux: pl.Expr | None = None) -> None:
+        for game, players in rows.select("game_id", "players").unique("game_id").iter_rows():
+            if game not in self._games:
+                self.add_game(game, players)
+        seats = self._seats()
+        table = (rows.select("game_id", "hand", "seq", "player", "other", outcome.alias("outcome"),
+                             (expected if expected is not None else pl.lit(math.nan)).alias("expected"),
+                             (aux if aux is not None else pl.lit(-1)).alias("aux"))
+                 .join(seats.rename({"name": "player", "local": "actor"}), on=["game_id", "player"])
+                 .join(seats.drop("g").rename({"name": "other", "local": "other_local"}),
+                       on=["game_id", "other"])
+                 .filter(pl.col("actor") != pl.col("other_local")))
+        if table.is_empty():
+            return
+        self._chunks.append({
+            "signal": np.full(table.height, BEHAVIOUR.index(signal), dtype=np.int64),
+            "game": table["g"].to_numpy().astype(np.int64),
+            "hand": table["hand"].to_numpy().astype(np.int64),
+            "seq": table["seq"].to_numpy().astype(np.int64),
+            "actor": table["actor"].to_numpy().astype(np.int64),
+            "other": table["other_local"].to_numpy().astype(np.int64),
+            "outcome": table["outcome"].cast(pl.Float64).to_numpy(),
+            "expected": table["expected"].cast(pl.Float64).to_numpy(),
+            "aux": table["aux"].cast(pl.Int64).to_numpy(),
+        })
+        self._arrays = None
+
+    def _sevens(self, rows: pl.DataFrame, stack: list[str]) -> None:
+        """A 7 playable, the next player not on one card, and something else allowed
+        (another card, or a draw that is no foul): did they put the total on them?"""
+        moments, attacked = _moments(rows, stack, pl.col("next_cards") > 1)
+        self._add_rows("sevens_spared", moments, attacked)
+
+    def _soft(self, rows: pl.DataFrame, attack: list[str]) -> None:
+        """The next player on one card, a 7 or a skipping card playable, and something
+        else allowed: did they hold it back?"""
+        moments, attacked = _moments(rows, attack, pl.col("next_cards") == 1)
+        self._add_rows("soft_play", moments, ~attacked)
+
+    def _jacks(self, rows: pl.DataFrame) -> None:
+        """A J that declared a suit: for each other player in the hand, did the suit suit
+        their hand (a non-J card of it), against the share of the suits it could declare
+        that they held?"""
+        picked = rows.filter(pl.col("suit_choices").is_not_null() & (pl.col("type") == "play")
+                             & pl.col("suit").is_in(list(_SUITS)))
+        if picked.is_empty():
+            return
+        exploded = picked.with_columns(held=pl.col("suits_held")).explode("held").filter(
+            pl.col("held").is_not_null()).with_columns(
+            other=pl.col("held").struct.field("key"), bits=pl.col("held").struct.field("value"),
+            suit_index=pl.col("suit").replace_strict({s: i for i, s in enumerate(_SUITS)}, return_dtype=pl.Int64))
+        both = pl.col("bits") & pl.col("suit_choices")
+        suited = ((pl.col("bits") // (2 ** pl.col("suit_index"))) % 2).cast(pl.Float64)
+        chance = (_popcount(both) / _popcount(pl.col("suit_choices"))).cast(pl.Float64)
+        # an other who held every suit the J could declare, or none, says nothing (x = e)
+        informative = exploded.filter((chance > 0) & (chance < 1))
+        self._add_rows("jacks_suited", informative, suited, chance, pl.col("suit_index"))
 
 
-def gifts_from_warehouse(reader: Any, *, build: str | None = None, since: str | None = None,
-                         ruleset: str | None = None) -> GiftSet:
-    """Every 2 whose gift applied (the engine's `gift_to`), with the players dealt into its
-    hand; `reader` an `ingest.read.Reader`."""
+def _moments(rows: pl.DataFrame, ranks: list[str], when: pl.Expr) -> tuple[pl.DataFrame, pl.Expr]:
+    """The decisions (`when`) where a card of `ranks` was playable and something else was
+    allowed (another card, or a draw that is no foul), the next player as the other; and
+    whether the move was a card of `ranks`."""
+    rank = pl.element().str.slice(0, 1)
+    has = pl.col("playable").list.eval(rank.is_in(ranks)).list.any()
+    other_card = pl.col("playable").list.eval(~rank.is_in(ranks)).list.any()
+    free_draw = pl.col("may_draw") & ~pl.col("obliged")
+    moments = rows.filter(has & (other_card | free_draw) & when).with_columns(other=pl.col("next_player"))
+    return moments, (pl.col("type") == "play") & pl.col("card").str.slice(0, 1).is_in(ranks)
+
+
+def _popcount(bits: pl.Expr) -> pl.Expr:
+    return sum(((bits // (2 ** i)) % 2 for i in range(4)), pl.lit(0))
+
+
+@dataclass
+class PairRows:
+    """What the pair audit reads of the warehouse, as read: each game's players, every 2
+    whose gift applied with the players dealt into its hand, and the `decisions` rows that
+    can make a decision of a signal (with their line's type, card and suit)."""
+
+    games: list[tuple[str, list[str]]]
+    gifts: list[tuple[Any, ...]]
+    decisions: pl.DataFrame
+
+    def data(self, games: Collection[str] | None = None) -> PairData:
+        """The audit's arrays, of every game read or of `games` only."""
+        data = PairData()
+        for game, players in self.games:
+            if games is None or game in games:
+                data.add_game(game, players)
+        for game, players, hand, seq, giver, target, seated in self.gifts:
+            if players and (games is None or game in games):
+                data.add_gift(game, players, hand, seq, giver, target, seated)
+        decisions = self.decisions
+        if games is not None:
+            decisions = decisions.filter(pl.col("game_id").is_in(list(games)))
+        data.add_decisions(decisions)
+        return data
+
+
+def read_pair_rows(reader: Any, *, build: str | None = None, since: str | None = None,
+                   ruleset: str | None = None) -> PairRows:
+    """The rows the pair audit reads (`reader` an `ingest.read.Reader`): the games, the
+    engine's `gift_to` in `events` with `hand_players`, and the engine's `decisions`."""
+    where, params = game_filter(build, since, ruleset, rows="g")
+    games = reader.rows("SELECT g.game_id, g.players FROM games g"
+                        f" WHERE {' AND '.join([*where, 'g.players IS NOT NULL'])} ORDER BY g.game_id", params)
     where, params = game_filter(build, since, ruleset)
-    where += ["e.gift_to IS NOT NULL", "e.gift_to <> e.player", "NOT e.set_aside"]
-    rows = reader.rows(
+    gifts = reader.rows(
         "SELECT e.game_id, g.players, e.hand, e.seq, e.player, e.gift_to, list(hp.player) AS seated"
         " FROM events e JOIN games g ON g.game_id = e.game_id AND g.ruleset = e.ruleset AND g.month = e.month"
         " JOIN hand_players hp ON hp.game_id = e.game_id AND hp.hand = e.hand"
         " AND hp.ruleset = e.ruleset AND hp.month = e.month"
-        f" WHERE {' AND '.join(where)}"
+        f" WHERE {' AND '.join([*where, 'e.gift_to IS NOT NULL', 'e.gift_to <> e.player', 'NOT e.set_aside'])}"
         " GROUP BY e.game_id, g.players, e.hand, e.seq, e.player, e.gift_to ORDER BY e.game_id, e.seq", params)
-    gifts = GiftSet()
-    index: dict[str, int] = {}
-    game_index: dict[str, int] = {}
-    for game, players, hand, seq, giver, target, seated in rows:
-        if players:
-            gifts.add_gift(game, players, hand, seq, giver, target, seated, index, game_index)
-    return gifts
+    where, params = game_filter(build, since, ruleset, rows="d")
+    decisions = reader.frame(
+        "SELECT d.game_id, g.players, d.ruleset, d.hand, d.seq, d.player, d.playable, d.obliged, d.may_draw,"
+        " d.next_player, d.next_cards, map_entries(d.suits_held) AS suits_held, d.suit_choices,"
+        " e.type, e.card, e.suit"
+        " FROM decisions d JOIN games g ON g.game_id = d.game_id AND g.ruleset = d.ruleset AND g.month = d.month"
+        " JOIN events e ON e.game_id = d.game_id AND e.seq = d.seq AND e.ruleset = d.ruleset"
+        " AND e.month = d.month AND NOT e.set_aside"
+        f" WHERE {' AND '.join([*where, 'g.players IS NOT NULL'])}"
+        " AND (d.suit_choices IS NOT NULL OR list_has_any(list_transform(d.playable, lambda c: c[1]), ?))"
+        " ORDER BY d.game_id, d.seq", [*params, _ATTACK_RANKS])
+    return PairRows(games, gifts, decisions)
+
+
+def pairs_from_warehouse(reader: Any, *, build: str | None = None, since: str | None = None,
+                         ruleset: str | None = None) -> PairData:
+    """What the pair audit reads of the warehouse, as its arrays (`read_pair_rows`)."""
+    return read_pair_rows(reader, build=build, since=since, ruleset=ruleset).data()
+
+
+# ------------------------------------------------------------------------------ scoring
+
+
+@dataclass
+class SignalScore:
+    decisions: int
+    observed: float
+    expected: float
+    z: float | None  # None: too few decisions for this pair
+
+    def to_json(self) -> dict[str, Any]:
+        return {"decisions": self.decisions, "observed": self.observed, "expected": self.expected, "z": self.z}
 
 
 @dataclass
 class PairScore:
     a: str
     b: str
-    gifts_to_partner: int  # observed 2s from one to the other
-    expected: float  # under a fair choice among the candidates
-    score: float  # (expected - observed) / sd: positive when they spare each other
+    score: float  # the Stouffer sum of the signals' z: positive when they favour each other
     p_value: float  # family-wise, from the permutation null of the highest score
     case: bool
+    signals: dict[str, SignalScore]
+
+    @property
+    def drivers(self) -> list[str]:
+        """The signals behind the score: those with z of at least 1, largest first."""
+        scored = [(s.z, name) for name, s in self.signals.items() if s.z is not None and s.z >= 1.0]
+        return [name for _, name in sorted(scored, reverse=True)]
 
     def to_json(self) -> dict[str, Any]:
-        return {"players": [self.a, self.b], "gifts_to_partner": self.gifts_to_partner,
-                "expected": self.expected, "score": self.score, "p_value": self.p_value,
-                "case": self.case, "signals": {"twos_spared": self.score}}
+        return {"players": [self.a, self.b], "score": self.score, "p_value": self.p_value, "case": self.case,
+                "signals": {name: s.z for name, s in self.signals.items() if s.z is not None},
+                "drivers": self.drivers,
+                "detail": {name: s.to_json() for name, s in self.signals.items()}}
 
 
 @dataclass
 class PairReport:
     level: float
     permutations: int
+    games: int
     gifts: int
+    decisions: dict[str, int]
     pairs_scored: int
     pairs: list[PairScore]
     null_max: list[float]
@@ -124,81 +373,208 @@ class PairReport:
         return [p for p in self.pairs if p.case]
 
     def to_json(self) -> dict[str, Any]:
-        return {"level": self.level, "permutations": self.permutations, "gifts": self.gifts,
-                "pairs_scored": self.pairs_scored,
-                "signals": ["twos_spared"],
+        return {"level": self.level, "permutations": self.permutations, "games": self.games,
+                "gifts": self.gifts, "decisions": self.decisions, "pairs_scored": self.pairs_scored,
+                "signals": list(SIGNALS),
                 "cases": [{**p.to_json(), "steps": self.steps.get((p.a, p.b), [])} for p in self.cases],
                 "pairs": [p.to_json() for p in self.pairs]}
 
 
-def _scores(pair_key: np.ndarray, hit: np.ndarray, chance: np.ndarray
-            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Per pair key: observed gifts, expected, the score, and the key, for the pairs whose
-    expected count reaches MIN_EXPECTED."""
-    keys, inverse = np.unique(pair_key, return_inverse=True)
-    observed = np.bincount(inverse, weights=hit, minlength=len(keys))
-    expected = np.bincount(inverse, weights=chance, minlength=len(keys))
-    variance = np.bincount(inverse, weights=chance * (1 - chance), minlength=len(keys))
-    ok = (expected >= MIN_EXPECTED) & (variance > 0)
-    score = (expected[ok] - observed[ok]) / np.sqrt(variance[ok])
-    return observed[ok], expected[ok], score, keys[ok]
+class _Universe:
+    """Every pair of players who sat in a game together, numbered, and per game a k × k
+    table of the pair numbers of its seats (what a relabelling maps a decision to)."""
+
+    def __init__(self, data: PairData) -> None:
+        names = len(data.names)
+        sizes = np.asarray([len(p) for p in data.game_players], dtype=np.int64)
+        self.sizes = sizes
+        self.offsets = np.r_[0, np.cumsum(sizes)[:-1]].astype(np.int64)
+        self.slots = np.asarray([n for p in data.game_players for n in p], dtype=np.int64)
+        self.slot_game = np.repeat(np.arange(len(sizes)), sizes)
+        self.table_offsets = np.r_[0, np.cumsum(sizes * sizes)[:-1]].astype(np.int64)
+        # per table size: the slots of its games, a row a game
+        self._by_size = [(int(k), self.offsets[sizes == k][:, None] + np.arange(k))
+                         for k in np.unique(sizes) if k > 0]
+        # every (game, i, j) seat pair: its players' pair key
+        game_of = np.repeat(np.arange(len(sizes)), sizes * sizes)
+        within = np.arange(int((sizes * sizes).sum())) - np.repeat(self.table_offsets, sizes * sizes)
+        k = sizes[game_of]
+        i, j = within // np.maximum(k, 1), within % np.maximum(k, 1)
+        a = self.slots[self.offsets[game_of] + i]
+        b = self.slots[self.offsets[game_of] + j]
+        key = np.minimum(a, b) * names + np.maximum(a, b)
+        self.keys, inverse = np.unique(key[i != j], return_inverse=True)
+        table = np.full(len(key), -1, dtype=np.int64)
+        table[np.flatnonzero(i != j)] = inverse
+        self.table = table
+        self.names = names
+
+    def relabelling(self, rng: np.random.Generator) -> np.ndarray:
+        """A random permutation of each game's seats: the new local index of each slot
+        (the games of each table size permuted together, a row each)."""
+        labels = np.empty(len(self.slots), dtype=np.int64)
+        for size, slots in self._by_size:
+            seats = np.broadcast_to(np.arange(size, dtype=np.int64), slots.shape).copy()
+            labels[slots] = rng.permuted(seats, axis=1)
+        return labels
+
+    def co_seating(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per pair: games together, and the games together expected from each one's
+        activity alone (each game's k(k − 1) ordered seat pairs spread in proportion to
+        the product of the two players' games)."""
+        games_of = np.bincount(self.slots, minlength=self.names).astype(float)
+        total = games_of.sum()
+        ordered = float((self.sizes * (self.sizes - 1)).sum())
+        spread = ordered / max(total * total - float((games_of ** 2).sum()), 1.0)
+        together = np.bincount(self.table[self.table >= 0], minlength=len(self.keys)) / 2.0
+        a, b = self.keys // self.names, self.keys % self.names
+        return together, games_of[a] * games_of[b] * spread
 
 
-def audit_pairs(gifts: GiftSet, level: float = 0.01, permutations: int = PERMUTATIONS,
+class _Signals:
+    """The decision rows as arrays, grouped by signal, with what every relabelling needs
+    computed once: each row's seats as positions in the universe's slots, and its game's
+    pair table."""
+
+    def __init__(self, data: PairData, universe: _Universe) -> None:
+        rows = data.arrays()
+        order = np.argsort(rows["signal"], kind="stable")
+        self.bounds = np.searchsorted(rows["signal"][order], np.arange(len(BEHAVIOUR) + 1))
+        game = rows["game"][order]
+        base = universe.offsets[game]
+        self.actor_slot = base + rows["actor"][order]
+        self.other_slot = base + rows["other"][order]
+        self.base = base
+        self.table_base = universe.table_offsets[game]
+        self.size = universe.sizes[game]
+        self.outcome = rows["outcome"][order]
+        self.expected = rows["expected"][order]
+
+    def scores(self, universe: _Universe, labels: np.ndarray, pairs: int, *, counts: bool = False
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Per behaviour signal and pair (arrays signals × pairs): decisions (with
+        `counts`), Σx, Σe and z (nan where the variance is under MIN_VARIANCE), with each
+        game's seats relabelled by `labels` (the new local index of each slot)."""
+        shape = (len(BEHAVIOUR), pairs)
+        count, observed, expected, z = (np.zeros(shape), np.zeros(shape), np.zeros(shape), np.full(shape, np.nan))
+        actor = labels[self.actor_slot]
+        pair = universe.table[self.table_base + actor * self.size + labels[self.other_slot]]
+        for s, name in enumerate(BEHAVIOUR):
+            low, high = self.bounds[s], self.bounds[s + 1]
+            if low == high:
+                continue
+            x, e, p = self.outcome[low:high], self.expected[low:high], pair[low:high]
+            if name in _OWN_RATE:
+                who = universe.slots[self.base[low:high] + actor[low:high]]
+                n = np.bincount(who, minlength=universe.names)
+                rate = np.bincount(who, weights=x, minlength=universe.names) / np.maximum(n, 1)
+                e = rate[who]
+            if counts:
+                count[s] = np.bincount(p, minlength=pairs)
+            observed[s] = np.bincount(p, weights=x, minlength=pairs)
+            expected[s] = np.bincount(p, weights=e, minlength=pairs)
+            variance = np.bincount(p, weights=e * (1 - e), minlength=pairs)
+            ok = variance >= MIN_VARIANCE
+            z[s, ok] = _SIGN[name] * (observed[s, ok] - expected[s, ok]) / np.sqrt(variance[ok])
+        return count, observed, expected, z
+
+
+def _combined(co_z: np.ndarray, z: np.ndarray) -> np.ndarray:
+    """The Stouffer sum over co-seating and the behaviour signals a pair has enough
+    decisions for; nan for a pair with none of the latter."""
+    known = ~np.isnan(z)
+    signals = known.sum(axis=0)
+    total = np.where(known, z, 0.0).sum(axis=0) + co_z
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(signals > 0, total / np.sqrt(signals + 1), np.nan)
+
+
+def audit_pairs(data: PairData, level: float = 0.01, permutations: int = PERMUTATIONS,
                 seed: int = 0) -> PairReport:
-    """Score every pair with enough 2s expected between them; the permutation null of the
-    highest score gives each pair's family-wise p-value; the cases are those at most
-    `level`."""
-    if not gifts.row_game:
-        return PairReport(level, permutations, len(gifts.gifts), 0, [], [], {})
-    names = len(gifts.names)
-    game = np.asarray(gifts.row_game, dtype=np.int64)
-    giver = np.asarray(gifts.row_giver, dtype=np.int64)
-    candidate = np.asarray(gifts.row_candidate, dtype=np.int64)
-    hit = np.asarray(gifts.row_hit, dtype=float)
-    chance = np.asarray(gifts.row_chance, dtype=float)
-    sizes = np.asarray([len(p) for p in gifts.game_players], dtype=np.int64)
-    offsets = np.r_[0, np.cumsum(sizes)[:-1]]
-    slots = np.asarray([n for p in gifts.game_players for n in p], dtype=np.int64)
-    slot_game = np.repeat(np.arange(len(sizes)), sizes)
-
-    def pair_keys(labels: np.ndarray) -> np.ndarray:
-        a = labels[offsets[game] + giver]
-        b = labels[offsets[game] + candidate]
-        return np.minimum(a, b) * names + np.maximum(a, b)
-
-    observed, expected, score, keys = _scores(pair_keys(slots), hit, chance)
+    """Score every pair with enough decisions of at least one behaviour signal; the
+    permutation null of the highest score gives each pair's family-wise p-value; the cases
+    are those at most `level`."""
+    decisions = data.decisions()
+    empty = PairReport(level, permutations, len(data.game_ids), data.gifts, decisions, 0, [], [], {})
+    if not sum(decisions.values()) or not data.game_ids:
+        return empty
+    universe = _Universe(data)
+    pairs = len(universe.keys)
+    if not pairs:
+        return empty
+    rows = _Signals(data, universe)
+    together, chance = universe.co_seating()
+    co_z = (together - chance) / np.sqrt(np.maximum(chance, 1e-9))
+    co_term = np.clip(co_z, -CO_SEATING_CLIP, CO_SEATING_CLIP)
+    identity = np.arange(len(universe.slots)) - universe.offsets[universe.slot_game]
+    count, observed, expected, z = rows.scores(universe, identity, pairs, counts=True)
+    score = _combined(co_term, z)
     rng = np.random.default_rng(seed)
     null_max = []
     for _ in range(permutations):
-        # relabel each game's players at random: a permutation within each game's slots
-        order = np.lexsort((rng.random(len(slots)), slot_game))
-        _, _, permuted, _ = _scores(pair_keys(slots[order]), hit, chance)
-        null_max.append(float(permuted.max()) if len(permuted) else -math.inf)
+        permuted = _combined(co_term, rows.scores(universe, universe.relabelling(rng), pairs)[3])
+        null_max.append(float(np.nanmax(permuted)) if np.isfinite(permuted).any() else -math.inf)
     null = np.sort(np.asarray(null_max))
-    pairs = []
-    for o, e, z, k in zip(observed, expected, score, keys, strict=True):
-        exceed = len(null) - int(np.searchsorted(null, z, side="left"))
-        p = (1 + exceed) / (permutations + 1)
-        a, b = gifts.names[int(k) // names], gifts.names[int(k) % names]
-        pairs.append(PairScore(a, b, int(o), float(e), float(z), p, p <= level))
-    pairs.sort(key=lambda s: -s.score)
-    steps = {(c.a, c.b): _steps(gifts, c.a, c.b) for c in pairs if c.case}
-    return PairReport(level, permutations, len(gifts.gifts), len(pairs), pairs, null_max, steps)
-
-
-def _steps(gifts: GiftSet, a: str, b: str, limit: int = 20) -> list[dict[str, Any]]:
-    """The 2s one of the pair gave to someone else while the partner sat in the hand: the
-    steps that show the signal (game, hand, seq: a replay's deep link)."""
     out = []
-    for g, hand, seq, giver, target in gifts.gifts:
-        players = [gifts.names[n] for n in gifts.game_players[g]]
-        if a in players and b in players and players[giver] in (a, b):
-            partner = b if players[giver] == a else a
-            if players[target] != partner:
-                out.append({"game": gifts.game_ids[g], "hand": hand, "seq": seq, "giver": players[giver],
-                            "target": players[target], "spared": partner,
-                            "replay": f"replay?game={gifts.game_ids[g]}&hand={hand}&seq={seq}"})
-                if len(out) >= limit:
-                    break
+    for p in np.flatnonzero(~np.isnan(score)):
+        exceed = len(null) - int(np.searchsorted(null, score[p], side="left"))
+        p_value = (1 + exceed) / (permutations + 1)
+        key = int(universe.keys[p])
+        signals = {"co_seating": SignalScore(int(together[p]), float(together[p]), float(chance[p]),
+                                             float(co_z[p]))}
+        for s, name in enumerate(BEHAVIOUR):
+            signals[name] = SignalScore(int(count[s, p]), float(observed[s, p]), float(expected[s, p]),
+                                        None if np.isnan(z[s, p]) else float(z[s, p]))
+        out.append(PairScore(data.names[key // universe.names], data.names[key % universe.names],
+                             float(score[p]), p_value, p_value <= level, signals))
+    out.sort(key=lambda s: -s.score)
+    steps = _all_steps(data, [c for c in out if c.case])
+    return PairReport(level, permutations, len(data.game_ids), data.gifts, decisions, len(out), out,
+                      null_max, steps)
+
+
+def _all_steps(data: PairData, cases: list[PairScore]) -> dict[tuple[str, str], list[dict[str, Any]]]:
+    """The steps that show each case's signals: per signal, the decisions where one of the
+    pair did the other the favour (a 2 or a 7 total not given, a suit that suits them, a
+    card held back), in game and seq order, with the replay's deep link."""
+    if not cases:
+        return {}
+    rows = data.arrays()
+    names = len(data.names)
+    slots = np.asarray([n for p in data.game_players for n in p], dtype=np.int64)
+    offsets = np.r_[0, np.cumsum([len(p) for p in data.game_players])[:-1]].astype(np.int64)
+    base = offsets[rows["game"]]
+    actor, other = slots[base + rows["actor"]], slots[base + rows["other"]]
+    key = np.minimum(actor, other) * names + np.maximum(actor, other)
+    wanted = {data._names[c.a] * names + data._names[c.b] if data._names[c.a] < data._names[c.b]
+              else data._names[c.b] * names + data._names[c.a]: (c.a, c.b) for c in cases}
+    out: dict[tuple[str, str], list[dict[str, Any]]] = {pair: [] for pair in wanted.values()}
+    shown: dict[tuple[tuple[str, str], str], int] = {}
+    picked = np.flatnonzero(np.isin(key, np.fromiter(wanted, dtype=np.int64)))
+    for r in sorted(picked.tolist(), key=lambda r: (data.game_ids[int(rows["game"][r])], int(rows["seq"][r]))):
+        name = BEHAVIOUR[int(rows["signal"][r])]
+        pair = wanted[int(key[r])]
+        x, e = float(rows["outcome"][r]), float(rows["expected"][r])
+        favour = x == 0 if _SIGN[name] < 0 else (x == 1 and (math.isnan(e) or e < 1))
+        if not favour or shown.get((pair, name), 0) >= STEPS_PER_SIGNAL:
+            continue
+        g, aux = int(rows["game"][r]), int(rows["aux"][r])
+        player, partner = data.names[int(actor[r])], data.names[int(other[r])]
+        game, hand, seq = data.game_ids[g], int(rows["hand"][r]), int(rows["seq"][r])
+        what = _what(name, partner, data.names[aux] if name == "twos_spared" else _SUITS[aux] if aux >= 0 else "")
+        out[pair].append({"signal": name, "game": game, "hand": hand, "seq": seq, "player": player,
+                          "partner": partner, "what": what,
+                          "replay": f"replay?game={game}&hand={hand}&seq={seq}"})
+        shown[(pair, name)] = shown.get((pair, name), 0) + 1
     return out
+
+
+def _what(signal: str, partner: str, detail: str) -> str:
+    """A step in words (`detail`: a 2's target, a J's suit)."""
+    if signal == "twos_spared":
+        return f"gave the 2 to {detail}, not {partner}"
+    if signal == "sevens_spared":
+        return f"did not put the 7 total on {partner}, next"
+    if signal == "jacks_suited":
+        return f"declared {detail}, a suit {partner} held"
+    return f"held back a 7 or a skip with {partner} next on one card"

@@ -947,9 +947,9 @@ def pair_audit(reader: Reader, build: str | None = None, ruleset: str | None = N
     as `PairReport.to_json()` gives it, with the null's highest scores (`null_max`)."""
     from ingest import pairs
 
-    gifts = pairs.gifts_from_warehouse(reader, build=build, ruleset=ruleset,
-                                       since=None if since is None else since.isoformat())
-    report = pairs.audit_pairs(gifts, level, permutations)
+    data = pairs.pairs_from_warehouse(reader, build=build, ruleset=ruleset,
+                                      since=None if since is None else since.isoformat())
+    report = pairs.audit_pairs(data, level, permutations)
     return {**report.to_json(), "null_max": report.null_max}
 
 

@@ -1,7 +1,7 @@
 """The warehouse's tables: every Arrow schema, with the schema version.
 
 Every writer (the ingest workers, the committer, `compact`) and every reader (`queries`,
-the dashboard) takes its columns from here. The five game tables are the engine's: their
+the dashboard) takes its columns from here. The six game tables are the engine's: their
 columns (name, type, nullability) are declared once, where the engine fills them
 (`engine/core/haftkhabis-py/src/ingest.rs`), and read here from
 `engine._core.warehouse_columns()`; this module declares what only Python writes (the
@@ -23,11 +23,13 @@ from engine._core import warehouse_columns
 #: bump on any change of a table's columns (the engine's included); the warehouse records
 #: it in `batches`. 5 added the `cases` table: a build reading version 4 would not carry
 #: the cases' version in the `batches` rows it writes (and so drop them from the
-#: snapshot), so it must refuse 5
-SCHEMA_VERSION = 5
-#: the versions this build reads: a version-4 warehouse has no `cases` yet (read as empty;
-#: its next writer creates the table and writes version 5)
-READABLE_SCHEMAS = frozenset({4, 5})
+#: snapshot), so it must refuse 5. 6 added the engine's `decisions` table (what each
+#: player faced at each of their moves, for the pair audit), for the same reason
+SCHEMA_VERSION = 6
+#: the versions this build reads: a version-4 warehouse has no `cases` yet, a version-4
+#: or -5 one no `decisions` (read as empty; its next writer creates the table and writes
+#: version 6; games ingested before have no decisions until they are ingested again)
+READABLE_SCHEMAS = frozenset({4, 5, 6})
 
 #: the partition value when a game's ruleset is not one the engine knows
 UNKNOWN_RULESET = "unknown"
@@ -78,6 +80,7 @@ HANDS = _engine_table("hands")
 HAND_PLAYERS = _engine_table("hand_players")
 EVENTS = _engine_table("events")
 VIOLATIONS = _engine_table("violations")
+DECISIONS = _engine_table("decisions")
 
 QUARANTINE = pa.schema([
     pa.field("file", pa.string(), nullable=False),
@@ -193,6 +196,7 @@ TABLES: dict[str, TableSpec] = {
         TableSpec("hand_players", HAND_PLAYERS, PARTITION_COLUMNS),
         TableSpec("events", EVENTS, PARTITION_COLUMNS),
         TableSpec("violations", VIOLATIONS, PARTITION_COLUMNS),
+        TableSpec("decisions", DECISIONS, PARTITION_COLUMNS),
         TableSpec("quarantine", QUARANTINE, ()),
         TableSpec("player_stats", PLAYER_STATS, ()),
         TableSpec("cases", CASES, ()),
@@ -211,6 +215,6 @@ DATA_TABLES: tuple[str, ...] = (*GAME_TABLES, "quarantine")
 CASE_TABLES: tuple[str, ...] = ("cases",)
 #: tables added after warehouses were first written (schema 4 had none of them): a
 #: warehouse without one reads it as empty, and its next writer creates it
-LATER_TABLES: tuple[str, ...] = ("cases",)
+LATER_TABLES: tuple[str, ...] = ("cases", "decisions")
 #: every table but `batches`, whose rows record their versions (the committed snapshot)
 SNAPSHOT_TABLES: tuple[str, ...] = (*DATA_TABLES, *SUMMARY_TABLES, *CASE_TABLES)

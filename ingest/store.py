@@ -90,7 +90,7 @@ ROWS_PER_GROUP = 131_072
 #: sized by how wide each table's rows are, so a worker's buffers stay near 100 MiB
 #: whatever the input's size
 ROW_BUFFER = {"events": 65_536, "hand_players": 65_536, "hands": 32_768, "games": 16_384,
-              "violations": 16_384, "quarantine": 4_096, "batches": 1_024, "cases": 1_024}
+              "violations": 16_384, "decisions": 32_768, "quarantine": 4_096, "batches": 1_024, "cases": 1_024}
 ROWS_PER_FILE = 4_000_000
 #: batches a writer keeps apart in one partition before it gathers them into one: every
 #: batch's arrays and buffers carry their own bookkeeping (a few KiB), so the batches of a

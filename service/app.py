@@ -789,14 +789,16 @@ def create_app(settings: Settings) -> FastAPI:
                                                   "family-wise permutation p-value is at most this")] = 0.01,
                     permutations: Annotated[int, Query(ge=19, le=1000)] = 200,
                     ) -> models.PairAudit:
-        """Who is playing together? Pairs who spare each other from their 2s, against a
-        permutation null (players relabelled within each game), and the case queue with
-        the steps that show each case (docs/fairplay.md)."""
+        """Who is playing together? Per pair: co-seating, 2s and 7 totals spared, J suits
+        that suit the other, soft play, combined into one score against a permutation
+        null (players relabelled within each game), and the case queue with the signals
+        that drive each case and the steps that show them; no card is shown
+        (docs/fairplay.md)."""
         from ingest import pairs
 
-        gifts = pairs.gifts_from_warehouse(reader(), build=build, ruleset=ruleset,
-                                           since=None if start is None else start.isoformat())
-        return models.PairAudit.model_validate(pairs.audit_pairs(gifts, level, permutations).to_json())
+        data = pairs.pairs_from_warehouse(reader(), build=build, ruleset=ruleset,
+                                          since=None if start is None else start.isoformat())
+        return models.PairAudit.model_validate(pairs.audit_pairs(data, level, permutations).to_json())
 
     @app.get("/v1/violations", response_model=models.Page[models.ViolationRow], tags=["aggregates"],
              responses=READ_ERRORS)

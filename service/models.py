@@ -577,25 +577,34 @@ class DealAudit(Model):
 
 
 class PairStep(Model):
-    """A 2 one of the pair gave to someone else while the partner sat in the hand."""
+    """A decision where one of the pair did the other a favour (no card is shown)."""
 
+    signal: str = Field(description="the signal it shows (twos_spared, sevens_spared, jacks_suited, soft_play)")
     game: str
     hand: int
     seq: int
-    giver: str
-    target: str
-    spared: str
+    player: str = Field(description="who decided")
+    partner: str = Field(description="the other of the pair, whom the decision favoured")
+    what: str
     replay: str = Field(description="the dashboard's replay deep link (relative)")
+
+
+class PairSignal(Model):
+    decisions: int = Field(description="decisions of this signal between the two (co_seating: games together)")
+    observed: float
+    expected: float = Field(description="under the player's own behaviour towards the others (co_seating: "
+                                        "from each one's activity)")
+    z: float | None = Field(description="signed so that positive is a favour; null: too few decisions")
 
 
 class PairCase(Model):
     players: list[str]
-    gifts_to_partner: int
-    expected: float
-    score: float = Field(description="(expected - observed) / sd: positive when they spare each other")
+    score: float = Field(description="the Stouffer sum of the signals' z (co-seating clipped to ±2)")
     p_value: float = Field(description="family-wise, from the permutation null")
     case: bool
-    signals: dict[str, float]
+    signals: dict[str, float] = Field(description="each signal's z, where the pair has enough decisions")
+    drivers: list[str] = Field(description="the signals with z >= 1, largest first")
+    detail: dict[str, PairSignal]
     steps: list[PairStep] = []
 
 
@@ -604,7 +613,9 @@ class PairAudit(Model):
 
     level: float
     permutations: int
+    games: int
     gifts: int
+    decisions: dict[str, int] = Field(description="decisions read per behaviour signal")
     pairs_scored: int
     signals: list[str]
     cases: list[PairCase]

@@ -58,5 +58,9 @@ def test_audit_pairs_names_the_colluding_pair(tmp_path: Path) -> None:
     cases = orjson.loads(result.stdout)["cases"]
     assert [set(c["players"]) for c in cases] == [set(PAIR)]
     assert cases[0]["steps"] and cases[0]["signals"]["twos_spared"] > 0
+    assert set(cases[0]["drivers"]) >= {"twos_spared", "sevens_spared", "jacks_suited"}
+    assert {step["signal"] for step in cases[0]["steps"]} >= set(cases[0]["drivers"]) - {"co_seating", "soft_play"}
+    table = runner.invoke(app, ["audit", "pairs", "--warehouse", str(root), "--fdr", "0.05", "--permutations", "100"])
+    assert table.exit_code == 1 and "1 cases" in table.stdout and "replay?game=" in table.stdout
     none = runner.invoke(app, ["audit", "pairs", "--warehouse", str(root), "--build", "no-such"])
     assert none.exit_code == 0 and "not enough games" in none.stdout

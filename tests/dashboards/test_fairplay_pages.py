@@ -51,6 +51,9 @@ def test_the_collusion_page_shows_the_case_with_its_replays(monkeypatch: pytest.
     at.selectbox(key="collusion_level").set_value(0.05).run()
     assert not at.exception
     assert {m.label: m.value for m in at.metric}["Cases"] == "1"
-    assert any(set(PAIR) <= set(e.label.split(":")[0].split(" + ")) for e in at.expander)
-    steps = at.dataframe[0].value
-    assert all(link.startswith("replay?game=") for link in steps["replay"])
+    assert any(set(PAIR) <= set(e.label.split(":")[0].split(" + ")) and "sevens_spared" in e.label
+               for e in at.expander)
+    signals, steps = at.dataframe[0].value, at.dataframe[1].value
+    assert set(signals["signal"]) == {"co_seating", "twos_spared", "sevens_spared", "jacks_suited", "soft_play"}
+    assert len(steps) and all(link.startswith("replay?game=") for link in steps["replay"])
+    assert set(steps["signal"]) >= {"twos_spared", "sevens_spared", "jacks_suited"}

@@ -25,12 +25,12 @@ def rigged_warehouse(root: Path) -> Path:
     return root / "wh"
 
 
-#: the colluding pair of `pair_warehouse`, who spare each other from their 2s
+#: the colluding pair of `pair_warehouse`, who do each other the simulator's favours
 PAIR = ("sara", "omid")
 
 
 def pair_warehouse(root: Path, collusion: float, games: int = 150, seed: int = 9) -> Path:
-    """Bazito games at tables of 4 drawn from 6 names, 3 hands each; PAIR spares each other
+    """Bazito games at tables of 4 drawn from 6 names, 3 hands each; PAIR colludes
     with probability `collusion` (0: every table honest); ingested."""
     from ingest.pipeline import ingest
 

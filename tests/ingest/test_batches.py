@@ -17,7 +17,7 @@ from ingest.schema import TABLES
 from ingest.store import COMBINE_BATCHES, PartWriter, Warehouse, read_part
 
 #: the rows the engine counts toward `flush_rows` (`Partition::add`: not `violations`)
-COUNTED = ("games", "hands", "hand_players", "events")
+COUNTED = ("games", "hands", "hand_players", "events", "decisions")
 
 
 def _lines() -> list[tuple[bytes, str, int]]:

@@ -18,7 +18,7 @@ from ingest.fairplay import (
     deals_from_warehouse,
     hypergeom_sum_pmf,
 )
-from ingest.pairs import audit_pairs, gifts_from_warehouse
+from ingest.pairs import audit_pairs, pairs_from_warehouse
 from tests.ingest.fairplaykit import STUCK, rigged_warehouse
 
 
@@ -142,7 +142,7 @@ def test_the_audit_reads_the_warehouses_deal_lines(tmp_path: Path) -> None:
 def test_the_fairplay_sample_shows_its_rigged_build(tmp_path: Path) -> None:
     """data/sample-fairplay (data/make_sample.py): the rigged build's seat 0 is the one
     finding; the fair build's games are not flagged; the club's colluding pair is the one
-    case of the pair audit."""
+    case of the pair audit, driven by the signals the simulator plants."""
     from ingest.pipeline import ingest
     from ingest.read import connect
 
@@ -151,10 +151,11 @@ def test_the_fairplay_sample_shows_its_rigged_build(tmp_path: Path) -> None:
     reader = connect(tmp_path / "wh")
     try:
         report = audit_deals(deals_from_warehouse(reader), 0.01)
-        pairs = audit_pairs(gifts_from_warehouse(reader), 0.01, permutations=200)
+        pairs = audit_pairs(pairs_from_warehouse(reader), 0.01, permutations=200)
     finally:
         reader.close()
     assert [{c.a, c.b} for c in pairs.cases] == [{"sara", "omid"}]
+    assert {"twos_spared", "sevens_spared", "jacks_suited"} <= set(pairs.cases[0].drivers)
     assert [(t.family, t.scope.get("seat"), t.scope.get("build")) for t in report.findings] == [
         ("hand.special", 0, "hk-server/2.5.0-beta")]
     assert report.findings[0].ci_low < 0.5 < report.findings[0].ci_high

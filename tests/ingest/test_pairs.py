@@ -1,32 +1,156 @@
-"""The pair audit on known truth: a pair who spare each other from their 2s heads the
-queue; honest tables give no case; the permutation null is what calibrates it."""
+"""The pair audit: each signal on hand-made moments (what the engine records of them and
+what the signal makes of it), the combined score on known truth (a colluding pair heads
+the queue with the signals that drive it; honest tables give no case)."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
-from ingest.pairs import audit_pairs, gifts_from_warehouse
+import numpy as np
+import polars as pl
+import pytest
+
+from ingest.pairs import BEHAVIOUR, PairData, _Universe, audit_pairs, pairs_from_warehouse
 from ingest.read import connect
 from tests.ingest.fairplaykit import PAIR, pair_warehouse
+
+#: one bazito hand, four moves: sara plays 5C holding 7C (omid next, 7 cards); omid plays
+#: JD declaring hearts (sara holds hearts, lale only hearts, reza none); lale plays 7H on
+#: reza; reza, holding 7D, draws the total rather than put 4 on sara
+TINY = b"""\
+{"game":"bz-pairs","seq":0,"type":"game","format":"haftkhabis/1","ruleset":"bazito","players":["sara","omid","lale","reza"]}
+{"game":"bz-pairs","seq":1,"type":"deal","hand":1,"dealer":"reza","starter":"6C","hands":{"sara":["7C","5C","KD","3H","4H","9S","QS"],"omid":["JD","2S","3S","4S","5S","6S","8S"],"lale":["AH","2H","5H","6H","7H","8H","9H"],"reza":["TD","2D","3D","4D","5D","6D","7D"]}}
+{"game":"bz-pairs","seq":2,"type":"play","player":"sara","card":"5C"}
+{"game":"bz-pairs","seq":3,"type":"play","player":"omid","card":"JD","suit":"H"}
+{"game":"bz-pairs","seq":4,"type":"play","player":"lale","card":"7H"}
+{"game":"bz-pairs","seq":5,"type":"draw","player":"reza","cards":["AC","AD"]}
+"""
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from ingest.pipeline import ingest
+
+    root = tmp_path_factory.mktemp("pairs-tiny")
+    (root / "tiny.jsonl").write_bytes(TINY)
+    ingest([str(root / "tiny.jsonl")], str(root / "wh"), workers=1)
+    return root / "wh"
+
+
+def _rows(data: PairData, signal: str) -> dict[tuple[str, str, int], tuple[float, float]]:
+    """(player, other, seq) → (outcome, expected) of a signal's decisions."""
+    rows = data.arrays()
+    out = {}
+    for r in np.flatnonzero(rows["signal"] == BEHAVIOUR.index(signal)):
+        players = data.game_players[int(rows["game"][r])]
+        key = (data.names[players[int(rows["actor"][r])]], data.names[players[int(rows["other"][r])]],
+               int(rows["seq"][r]))
+        out[key] = (float(rows["outcome"][r]), float(rows["expected"][r]))
+    return out
+
+
+def test_the_engine_records_what_each_mover_faced(tiny: Path) -> None:
+    reader = connect(tiny)
+    try:
+        rows = reader.rows("SELECT seq, player, phase, playable, obliged, may_draw, next_player, next_cards,"
+                           " suits_held, suit_choices FROM decisions ORDER BY seq")
+    finally:
+        reader.close()
+    assert rows == [
+        (2, "sara", "turn", ["5C", "7C"], True, True, "omid", 7, None, None),
+        # hearts 4, diamonds 2; sara, after her 5C, holds every suit
+        (3, "omid", "turn", ["5S", "JD"], True, True, "lale", 7, {"sara": 15, "lale": 4, "reza": 2}, 15),
+        (4, "lale", "turn", ["2H", "5H", "6H", "7H", "8H", "9H", "AH"], True, True, "reza", 7, None, None),
+        # bazito: drawing the total is a free choice even holding a 7
+        (5, "reza", "seven", ["7D"], False, True, "sara", 6, None, None),
+    ]
+
+
+def test_each_signal_reads_its_moments(tiny: Path) -> None:
+    reader = connect(tiny)
+    try:
+        data = pairs_from_warehouse(reader)
+    finally:
+        reader.close()
+    # a 7 playable and something else allowed: 1 when the total went on the next player
+    assert _rows(data, "sevens_spared") == {("sara", "omid", 2): (0.0, pytest.approx(math.nan, nan_ok=True)),
+                                            ("lale", "reza", 4): (1.0, pytest.approx(math.nan, nan_ok=True)),
+                                            ("reza", "sara", 5): (0.0, pytest.approx(math.nan, nan_ok=True))}
+    # the J's suit suits lale (1, against 1 suit in 4) and not reza (0, 1 in 4); sara holds
+    # every suit, so any suit suits her: no information, no decision
+    assert _rows(data, "jacks_suited") == {("omid", "lale", 3): (1.0, 0.25), ("omid", "reza", 3): (0.0, 0.25)}
+    # nobody was next on one card; no 2 gave a gift
+    assert _rows(data, "soft_play") == {} and _rows(data, "twos_spared") == {}
+
+
+def _decision(seq: int, playable: list[str], card: str | None, *, next_cards: int = 1, obliged: bool = True,
+              may_draw: bool = True) -> dict[str, object]:
+    return {"game_id": "g", "players": ["ali", "bita", "cyrus"], "ruleset": "bazito", "hand": 1, "seq": seq,
+            "player": "ali", "playable": playable, "obliged": obliged, "may_draw": may_draw,
+            "next_player": "bita", "next_cards": next_cards, "suits_held": None, "suit_choices": None,
+            "type": "play" if card else "draw", "card": card, "suit": None}
+
+
+def test_soft_play_is_an_attack_held_back_from_a_player_on_one_card() -> None:
+    data = PairData()
+    data.add_decisions(pl.DataFrame([
+        _decision(1, ["5C", "7C"], "5C"),  # held the 7 back: 1
+        _decision(2, ["5C", "7C"], "7C"),  # put the total on them: 0
+        _decision(3, ["AC", "5C"], "5C"),  # bazito's A skips: held back, 1
+        _decision(4, ["7C"], "7C"),  # nothing else allowed (drawing is a foul): no decision
+        _decision(5, ["7C"], None, obliged=False),  # a free draw instead of the 7: 1
+        _decision(6, ["5C", "7C"], "5C", next_cards=3),  # not on one card: a 7 decision, not soft play
+    ]))
+    soft = _rows(data, "soft_play")
+    assert {seq: x for (_, _, seq), (x, _) in soft.items()} == {1: 1.0, 2: 0.0, 3: 1.0, 5: 1.0}
+    assert {seq: x for (_, _, seq), (x, _) in _rows(data, "sevens_spared").items()} == {6: 0.0}
+
+
+def test_a_2s_gift_is_one_decision_per_candidate() -> None:
+    data = PairData()
+    data.add_gift("g", ["ali", "bita", "cyrus", "dara"], 1, 7, "ali", "cyrus", ["ali", "bita", "cyrus", "dara"])
+    data.add_gift("g", ["ali", "bita", "cyrus", "dara"], 1, 9, "ali", "ali", ["ali", "bita"])  # no gift: skipped
+    assert _rows(data, "twos_spared") == {("ali", "bita", 7): (0.0, pytest.approx(1 / 3)),
+                                          ("ali", "cyrus", 7): (1.0, pytest.approx(1 / 3)),
+                                          ("ali", "dara", 7): (0.0, pytest.approx(1 / 3))}
+    assert data.gifts == 1
+
+
+def test_co_seating_against_activity() -> None:
+    data = PairData()
+    # ali and bita sit together in all four games; cyrus and dara share the other seats
+    for g, third in enumerate(["cyrus", "dara", "cyrus", "dara"]):
+        data.add_game(f"g{g}", ["ali", "bita", third])
+    universe = _Universe(data)
+    together, chance = universe.co_seating()
+    pairs = {(data.names[int(k) // universe.names], data.names[int(k) % universe.names]): i
+             for i, k in enumerate(universe.keys)}
+    ab, ac, cd = pairs[("ali", "bita")], pairs[("ali", "cyrus")], ("cyrus", "dara") in pairs
+    assert together[ab] == 4 and together[ac] == 2 and not cd
+    # 12 seats; 24 ordered seat pairs spread over n_a n_b / (Σn² … ): ali + bita 4·4·24/(144 − 40)
+    assert chance[ab] == pytest.approx(16 * 24 / 104) and chance[ac] == pytest.approx(8 * 24 / 104)
 
 
 def _report(root: Path, collusion: float, level: float = 0.05):
     reader = connect(pair_warehouse(root, collusion))
     try:
-        return audit_pairs(gifts_from_warehouse(reader), level, permutations=100)
+        return audit_pairs(pairs_from_warehouse(reader), level, permutations=100)
     finally:
         reader.close()
 
 
-def test_a_colluding_pair_heads_the_queue_with_its_steps(tmp_path: Path) -> None:
+def test_a_colluding_pair_heads_the_queue_with_its_signals_and_steps(tmp_path: Path) -> None:
     report = _report(tmp_path, 1.0)
     assert [frozenset((c.a, c.b)) for c in report.cases] == [frozenset(PAIR)]
     case = report.cases[0]
-    assert case.gifts_to_partner < case.expected and case.p_value <= 0.05
+    assert case.p_value <= 0.05
+    # the simulator's colluders spare each other 2s and 7 totals and declare the other's suits
+    assert {"twos_spared", "sevens_spared", "jacks_suited"} <= set(case.drivers)
     steps = report.to_json()["cases"][0]["steps"]
-    assert steps and all(s["giver"] in PAIR and s["spared"] in PAIR and s["target"] not in PAIR
-                         for s in steps)
-    assert steps[0]["replay"].startswith("replay?game=")
+    assert {s["signal"] for s in steps} >= {"twos_spared", "sevens_spared", "jacks_suited"}
+    assert all({s["player"], s["partner"]} == set(PAIR) for s in steps)
+    assert all(s["replay"] == f"replay?game={s['game']}&hand={s['hand']}&seq={s['seq']}" for s in steps)
 
 
 def test_honest_tables_give_no_case(tmp_path: Path) -> None:
@@ -37,8 +161,23 @@ def test_honest_tables_give_no_case(tmp_path: Path) -> None:
     assert len(report.null_max) == 100 and min(report.null_max) < max(report.null_max)
 
 
-def test_no_gifts_no_pairs() -> None:
-    from ingest.pairs import GiftSet
+def test_small_honest_simulations_are_flagged_at_most_at_the_level(tmp_path: Path) -> None:
+    """Eight disjoint sets of 40 honest games (deterministic seeds) at level 0.05: more
+    than two flagged has probability 0.6 % if the level holds."""
+    from ingest.pairs import read_pair_rows
 
-    empty = audit_pairs(GiftSet(), 0.05, permutations=50)
+    reader = connect(pair_warehouse(tmp_path, 0.0, games=320, seed=31))
+    try:
+        rows = read_pair_rows(reader)
+    finally:
+        reader.close()
+    games = sorted(g for g, _ in rows.games)
+    assert len(games) == 320
+    flagged = sum(bool(audit_pairs(rows.data(set(games[i::8])), 0.05, permutations=100, seed=i).cases)
+                  for i in range(8))
+    assert flagged <= 2
+
+
+def test_no_decisions_no_pairs() -> None:
+    empty = audit_pairs(PairData(), 0.05, permutations=50)
     assert empty.pairs_scored == 0 and empty.cases == []

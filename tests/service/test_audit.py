@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 import pytest
@@ -49,6 +50,9 @@ def test_the_pair_audit_names_the_pair_for_analysts_only(serve: Callable[..., Se
         assert response.status_code == 200, response.text
         cases = response.json()["cases"]
         assert [set(c["players"]) for c in cases] == [set(PAIR)] and cases[0]["steps"]
+        assert "sevens_spared" in cases[0]["drivers"] and cases[0]["detail"]["jacks_suited"]["z"] > 0
+        # the audit names players and steps, never a card: no hand leaks through it
+        assert not re.search(r'"[2-9TJQKA][CDHS]"', response.text)
     for name in ("ali", "ingest"):
         with api.client(api_keys[name]) as client:
             assert client.get("/v1/audit/pairs").status_code == 403, name

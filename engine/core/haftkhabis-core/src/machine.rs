@@ -225,6 +225,31 @@ pub struct LineFact {
     pub expected: Option<Text>,
     /// a 2 whose gift applies: its target
     pub gift_to: Option<Text>,
+    /// a turn event made by the player whose turn it was: what they faced
+    pub decision: Option<Decision>,
+}
+
+/// What the player to move faced just before a turn event of theirs (`play`, `draw`,
+/// `pass`), for the pair audit (docs/fairplay.md): their options, and the players their
+/// move touches. "A played 7 puts `k` cards on the next player"; an A (a pis-yedili 8)
+/// skips the next player; a J "sets the current suit" the others must match.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Decision {
+    /// the cards held that could be played, in notation order (the machine's options)
+    pub playable: Vec<Card>,
+    /// drawing or passing was `must_play`
+    pub obliged: bool,
+    /// a draw was allowed
+    pub may_draw: bool,
+    /// the next player in the current direction among those still in the hand
+    pub next_player: Text,
+    /// the cards the next player held
+    pub next_cards: u32,
+    /// for a J that declares a suit: every other player in the hand and the suits of the
+    /// non-J cards they held, a bit a suit (C 1, D 2, H 4, S 8)
+    pub suits_held: Vec<(Text, i64)>,
+    /// for a J that declares a suit: the suits it could declare, bits as above
+    pub suit_choices: Option<i64>,
 }
 
 /// What the warehouse and the scoring views need of each hand dealt.
@@ -1312,6 +1337,53 @@ impl Table {
         })
     }
 
+    /// What `player` faced before their turn event `kind`, when it was their turn in a
+    /// running hand (not a gift draw, not settlement): the pair audit's facts.
+    fn decision(&self, kind: &Kind, player: usize) -> Option<Decision> {
+        let hand = self.open_hand()?;
+        if hand.decided()
+            || hand.gift_target.is_some()
+            || hand.mover != player
+            || matches!(hand.phase, Phase::Settlement | Phase::Over)
+        {
+            return None;
+        }
+        let options = self.options_for(hand, player);
+        let next = self.next_player(hand, player, 1);
+        let mut decision = Decision {
+            playable: options.playable,
+            obliged: options.obliged,
+            may_draw: options.draw.is_some(),
+            next_player: self.name(next),
+            next_cards: u32::try_from(hand.hands[next].len()).unwrap_or(u32::MAX),
+            ..Decision::default()
+        };
+        // "A J declares any suit" (pis-yedili: "a suit different from the current suit");
+        // the opening club's effect is not applied
+        if let Kind::Play(play) = kind {
+            if self.effect(play.card) == Effect::Declare && hand.phase != Phase::Opening {
+                let mut choices = 0;
+                for suit in Suit::ALL {
+                    if !(self.rules().jack_suit_must_differ && Some(suit) == hand.current_suit) {
+                        choices |= suit_bit(suit);
+                    }
+                }
+                decision.suit_choices = Some(choices);
+                decision.suits_held = (0..self.settings.players.len())
+                    .filter(|&seat| seat != player && hand.active[seat])
+                    .map(|seat| {
+                        let held = hand.hands[seat]
+                            .iter()
+                            .filter(|c| self.effect(**c) != Effect::Declare)
+                            .fold(0, |bits, c| bits | suit_bit(c.suit()));
+                        (self.name(seat), held)
+                    })
+                    .collect();
+            }
+        }
+        Some(decision)
+    }
+
     // ------------------------------------------------------------------ helpers
 
     fn open_hand(&self) -> Option<&Hand> {
@@ -1836,6 +1908,7 @@ impl Table {
             );
             return;
         };
+        self.fact.decision = self.decision(kind, player);
         let Some(mut hand) = self.hand.take() else {
             self.flag(
                 Code::UnexpectedEvent,
@@ -3383,6 +3456,11 @@ impl Table {
         }
         self.closed_by = Some(Closure::Result);
     }
+}
+
+/// A suit's bit in [`Decision`]'s masks: C 1, D 2, H 4, S 8.
+fn suit_bit(suit: Suit) -> i64 {
+    1 << (suit as i64)
 }
 
 #[cfg(test)]

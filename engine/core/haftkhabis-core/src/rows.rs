@@ -21,7 +21,7 @@ use crate::cards::{self, Card, Rank};
 use crate::event::{Draw, Event, Kind, Penalty};
 use crate::game::{EventFact, GameVerdict, Line};
 use crate::json::{Text, Value};
-use crate::machine::{DrawKind, HandRecord, LineFact};
+use crate::machine::{Decision, DrawKind, HandRecord, LineFact};
 use crate::notation;
 use crate::validator::{SeenLine, Sink};
 use crate::violation::{Code, Violation};
@@ -317,6 +317,17 @@ pub struct EventRow {
     pub line: i64,
 }
 
+/// `decisions`: one row per turn event a player made in their turn (the machine's
+/// [`Decision`]: what they faced), for the pair audit.
+#[derive(Clone, Debug, Default)]
+pub struct DecisionRow {
+    pub seq: u64,
+    pub hand: i64,
+    pub player: Text,
+    pub phase: Option<&'static str>,
+    pub decision: Decision,
+}
+
 /// `violations`: one row per violation.
 #[derive(Clone, Debug, Default)]
 pub struct ViolationRow {
@@ -342,6 +353,7 @@ pub struct GameRows {
     pub hands: Vec<HandRow>,
     pub hand_players: Vec<HandPlayerRow>,
     pub events: Vec<EventRow>,
+    pub decisions: Vec<DecisionRow>,
     pub violations: Vec<ViolationRow>,
 }
 
@@ -537,6 +549,7 @@ impl GameRows {
         let mut hand_of_line: HashMap<(Arc<str>, u64), Option<i64>> = HashMap::new();
         let mut fingerprints: Vec<u64> = Vec::with_capacity(lines.len());
         let mut events: Vec<EventRow> = Vec::with_capacity(lines.len());
+        let mut decisions: Vec<DecisionRow> = Vec::new();
         let mut ordered = true;
         let mut previous: Option<u64> = None;
         for (ordinal, kept) in lines.into_iter().enumerate() {
@@ -580,6 +593,20 @@ impl GameRows {
                 _ => ordered = false,
             }
             let detail = fact.and_then(|f| f.detail.as_ref());
+            if let (Some(seq), Some(hand), Some(player), Some(decision)) = (
+                seq,
+                hand,
+                cells.player.as_ref(),
+                detail.and_then(|d| d.decision.as_ref()),
+            ) {
+                decisions.push(DecisionRow {
+                    seq,
+                    hand,
+                    player: player.clone(),
+                    phase,
+                    decision: decision.clone(),
+                });
+            }
             events.push(EventRow {
                 seq,
                 ordinal: ordinal as i64,
@@ -728,6 +755,7 @@ impl GameRows {
             hands: hand_rows,
             hand_players: player_rows,
             events,
+            decisions,
             violations: violation_rows,
         }
     }

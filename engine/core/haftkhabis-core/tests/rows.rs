@@ -136,3 +136,72 @@ fn fouls_after_a_lost_line_are_not_the_players() {
         .expect("p0 played");
     assert_eq!(p0.tally.violations, 0);
 }
+
+/// "A played 7 puts `k` cards on the next player"; a J "sets the current suit": the
+/// `decisions` rows hold what each mover faced (their options, the next player, and for a
+/// J the suits the others held), one per turn event made in turn.
+#[test]
+fn each_move_in_turn_is_a_decision_with_what_the_mover_faced() {
+    let lines: Vec<String> = [
+        r#"{"game":"bz-pairs","seq":0,"type":"game","format":"haftkhabis/1","ruleset":"bazito","players":["sara","omid","lale","reza"]}"#,
+        r#"{"game":"bz-pairs","seq":1,"type":"deal","hand":1,"dealer":"reza","starter":"6C","hands":{"sara":["7C","5C","KD","3H","4H","9S","QS"],"omid":["JD","2S","3S","4S","5S","6S","8S"],"lale":["AH","2H","5H","6H","7H","8H","9H"],"reza":["TD","2D","3D","4D","5D","6D","7D"]}}"#,
+        r#"{"game":"bz-pairs","seq":2,"type":"play","player":"sara","card":"5C"}"#,
+        r#"{"game":"bz-pairs","seq":3,"type":"play","player":"omid","card":"JD","suit":"H"}"#,
+        r#"{"game":"bz-pairs","seq":4,"type":"play","player":"lale","card":"7H"}"#,
+        r#"{"game":"bz-pairs","seq":5,"type":"draw","player":"reza","cards":["AC","AD"]}"#,
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let rows = ingest(&lines).into_iter().next().expect("a game's rows");
+    let seen: Vec<_> = rows
+        .decisions
+        .iter()
+        .map(|d| {
+            let f = &d.decision;
+            let playable: Vec<String> = f.playable.iter().map(|c| c.to_string()).collect();
+            (
+                d.seq,
+                d.player.to_string(),
+                playable,
+                f.obliged,
+                f.next_player.to_string(),
+                f.next_cards,
+            )
+        })
+        .collect();
+    let own = |s: &[&str]| s.iter().map(|c| c.to_string()).collect::<Vec<_>>();
+    assert_eq!(
+        seen,
+        vec![
+            (2, "sara".into(), own(&["5C", "7C"]), true, "omid".into(), 7),
+            (3, "omid".into(), own(&["5S", "JD"]), true, "lale".into(), 7),
+            (
+                4,
+                "lale".into(),
+                own(&["2H", "5H", "6H", "7H", "8H", "9H", "AH"]),
+                true,
+                "reza".into(),
+                7
+            ),
+            // bazito: drawing the total is a free choice even holding a 7
+            (5, "reza".into(), own(&["7D"]), false, "sara".into(), 6),
+        ]
+    );
+    let jack = &rows.decisions[1].decision;
+    assert_eq!(jack.suit_choices, Some(15));
+    let held: Vec<(String, i64)> = jack
+        .suits_held
+        .iter()
+        .map(|(p, b)| (p.to_string(), *b))
+        .collect();
+    assert_eq!(
+        held,
+        vec![("sara".into(), 15), ("lale".into(), 4), ("reza".into(), 2)]
+    );
+    assert!(rows
+        .decisions
+        .iter()
+        .filter(|d| d.seq != 3)
+        .all(|d| d.decision.suit_choices.is_none()));
+}

@@ -292,6 +292,36 @@ table_columns! {
 }
 
 table_columns! {
+    /// `decisions`: one row per turn event a player made in their turn, with what they
+    /// faced (the machine's `Decision`), for the pair audit (docs/fairplay.md).
+    DecisionsCols "decisions" {
+        game_id: StrCol, required;
+        seq: I64Col, required;
+        hand: I32Col, required;
+        /// the player who moved (the line's `player`)
+        player: StrCol, required;
+        /// the phase before the line (as `events.phase`)
+        phase: StrCol, nullable;
+        /// the cards they held that could be played, in notation order
+        playable: StrListCol, required;
+        /// drawing or passing was `must_play`
+        obliged: BoolCol, required;
+        /// a draw was allowed
+        may_draw: BoolCol, required;
+        /// the next player in the current direction (a 7's total or a skip lands on them)
+        next_player: StrCol, required;
+        /// the cards the next player held
+        next_cards: I32Col, required;
+        /// a J that declares: each other player in the hand and the suits of their non-J
+        /// cards, a bit a suit (C 1, D 2, H 4, S 8); null otherwise
+        suits_held: PointsCol, nullable;
+        /// a J that declares: the suits it could declare, bits as in `suits_held`
+        suit_choices: I64Col, nullable;
+        ingest_batch: I64Col, required;
+    }
+}
+
+table_columns! {
     /// `violations`: one row per violation.
     ViolationsCols "violations" {
         game_id: StrCol, required;
@@ -321,6 +351,7 @@ pub fn warehouse_columns(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
         (HandPlayersCols::TABLE, HandPlayersCols::columns()),
         (EventsCols::TABLE, EventsCols::columns()),
         (ViolationsCols::TABLE, ViolationsCols::columns()),
+        (DecisionsCols::TABLE, DecisionsCols::columns()),
     ];
     for (table, columns) in declared {
         let list = PyList::empty(py);
@@ -350,6 +381,7 @@ struct Partition {
     hands: HandsCols,
     hand_players: HandPlayersCols,
     events: EventsCols,
+    decisions: DecisionsCols,
     violations: ViolationsCols,
 }
 
@@ -460,6 +492,31 @@ impl Partition {
             c.ingest_batch.push(Some(batch));
         }
 
+        let c = &mut self.decisions;
+        for d in &rows.decisions {
+            let facts = &d.decision;
+            let playable: Vec<String> =
+                facts.playable.iter().map(|card| card.to_string()).collect();
+            c.game_id.push(Some(id));
+            c.seq.push(seq_cell(Some(d.seq)));
+            c.hand.push(Some(d.hand));
+            c.player.push(Some(&d.player));
+            c.phase.push(d.phase);
+            c.playable.push(Some(&playable));
+            c.obliged.push(Some(facts.obliged));
+            c.may_draw.push(Some(facts.may_draw));
+            c.next_player.push(Some(&facts.next_player));
+            c.next_cards.push(Some(i64::from(facts.next_cards)));
+            c.suits_held.push(
+                facts
+                    .suit_choices
+                    .is_some()
+                    .then_some(facts.suits_held.as_slice()),
+            );
+            c.suit_choices.push(facts.suit_choices);
+            c.ingest_batch.push(Some(batch));
+        }
+
         let c = &mut self.violations;
         for v in &rows.violations {
             c.game_id.push(Some(id));
@@ -473,7 +530,11 @@ impl Partition {
             c.line.push(v.line);
             c.ingest_batch.push(Some(batch));
         }
-        self.rows += 1 + rows.hands.len() + rows.hand_players.len() + rows.events.len();
+        self.rows += 1
+            + rows.hands.len()
+            + rows.hand_players.len()
+            + rows.events.len()
+            + rows.decisions.len();
     }
 
     /// `{table: {column: ColumnData}}`, the values moved out.
@@ -484,6 +545,7 @@ impl Partition {
         tables.set_item(HandPlayersCols::TABLE, self.hand_players.export(py)?)?;
         tables.set_item(EventsCols::TABLE, self.events.export(py)?)?;
         tables.set_item(ViolationsCols::TABLE, self.violations.export(py)?)?;
+        tables.set_item(DecisionsCols::TABLE, self.decisions.export(py)?)?;
         Ok(tables)
     }
 }
