@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING, Annotated, BinaryIO
 
 import orjson
 import typer
-from rich.console import Console
 
 from cli import terminal
 from cli.terminal import shown
@@ -81,57 +80,50 @@ def validate(
         out.flush()
         ok = totals["errors"] == 0 and totals["statuses"].get("compliant", 0) == totals["games"]
         raise typer.Exit(0 if ok else 1)
-    validator = _core.Validator(max_line_bytes=max_line_bytes, max_open_games=max_open_games,
-                                max_waiting_lines=max_waiting_lines,
-                                max_waiting_bytes=max_waiting_bytes)
-    try:
-        files = _core.expand_paths(paths)
-    except FileNotFoundError as exc:
-        raise _fail(str(exc)) from None
     console = terminal.console(highlight=False, soft_wrap=True)
-    statuses: dict[str, int] = {}
-    games = violations = errors = 0
+    matched = such = 0  # with --code: the games with a violation of those codes, and those violations
 
-    matched = 0  # with --code: the games with a violation of those codes
-
-    def show(verdicts: list[_core.Verdict]) -> None:
-        nonlocal games, violations, matched
-        for verdict in verdicts:
-            games += 1
-            statuses[verdict.status] = statuses.get(verdict.status, 0) + 1
-            if codes:
-                found = [v for v in verdict.violations if v["code"] in codes]
-                violations += len(found)
+    def show(judged: list[_core.Verdict | _core.ErrorInfo]) -> None:
+        """Print what the core hands over, as it comes (a batch at a time, one print per
+        batch: memory stays flat however many games or bad lines a file holds)."""
+        nonlocal matched, such
+        lines: list[str] = []
+        for item in judged:
+            if isinstance(item, dict):  # a line that belongs to no game
+                if not codes:  # it is no game's violation
+                    where = f"{item['file']}:{item['line']}" if item["line"] else item["file"]
+                    lines.append(f"{shown(where)}: [red]{shown(item['code'])}[/red]: "
+                                 f"{shown(item['message'])}")
+            elif codes:
+                found = [v for v in item.violations if v["code"] in codes]
+                such += len(found)
                 if found:
                     matched += 1
-                    _print_verdict(console, verdict, found)
-                continue
-            violations += len(verdict.violations)
-            if not (quiet and verdict.status == "compliant"):
-                _print_verdict(console, verdict)
+                    lines.extend(_verdict_lines(item, found))
+            elif not (quiet and item.status == "compliant"):
+                lines.extend(_verdict_lines(item))
+        if lines:
+            console.print("\n".join(lines))
 
-    for file in files:
-        validator.feed_file(file, stdin=_python_stdin())
-        show(validator.take_verdicts())
-        for error in validator.take_errors():
-            if codes:  # a line error is not a violation of a game
-                errors += 1
-                continue
-            errors += 1
-            where = f"{error['file']}:{error['line']}" if error["line"] else error["file"]
-            console.print(f"{shown(where)}: [red]{shown(error['code'])}[/red]: {shown(error['message'])}")
-    show(validator.finish())
+    try:
+        totals = _core.validate_each(paths, show, stdin=_python_stdin(),
+                                     max_line_bytes=max_line_bytes, max_open_games=max_open_games,
+                                     max_waiting_lines=max_waiting_lines,
+                                     max_waiting_bytes=max_waiting_bytes)
+    except FileNotFoundError as exc:
+        raise _fail(str(exc)) from None
+    games, errors, statuses = totals["games"], totals["errors"], totals["statuses"]
     if codes:
         console.print(f"{matched} of {games} games with a violation of {', '.join(sorted(codes))}; "
-                      f"{violations} such violations; {validator.lines_read} lines read")
+                      f"{such} such violations; {totals['lines']} lines read")
         raise typer.Exit(1 if matched else 0)
     summary = ", ".join(
         f"[{STATUS_STYLE[s]}]{n} {'with violations' if s == 'violations' else s}[/]"
         for s, n in sorted(statuses.items())
     ) or "no games"
     console.print(
-        f"{games} games ({summary}); {violations} violations in all; "
-        f"{errors} line errors; {validator.lines_read} lines read"
+        f"{games} games ({summary}); {totals['violations']} violations in all; "
+        f"{errors} line errors; {totals['lines']} lines read"
     )
     ok = errors == 0 and statuses.get("compliant", 0) == games
     raise typer.Exit(0 if ok else 1)
@@ -185,22 +177,21 @@ def _json_with_codes(paths: list[str], codes: set[str]) -> None:
     raise typer.Exit(1 if matched else 0)
 
 
-def _print_verdict(console: Console, verdict: _core.Verdict,
-                   violations: list[_core.ViolationInfo] | None = None) -> None:
-    """A game's line and its violations (`violations`: only these)."""
+def _verdict_lines(verdict: _core.Verdict,
+                   violations: list[_core.ViolationInfo] | None = None) -> list[str]:
+    """A game's line and its violations' (`violations`: only these), as Rich markup."""
     style = STATUS_STYLE[verdict.status]
     winners = ", ".join(verdict.winners) or "-"
     shown_violations = verdict.violations if violations is None else violations
     count = f"{len(shown_violations)} of {len(verdict.violations)}" if violations is not None \
         else str(len(verdict.violations))
-    console.print(
-        f"[bold]{shown(verdict.game)}[/bold]  {shown(verdict.ruleset or '?')}  [{style}]{verdict.status}[/]"
-        f"  winners: {shown(winners)}  violations: {count}"
-    )
+    lines = [f"[bold]{shown(verdict.game)}[/bold]  {shown(verdict.ruleset or '?')}  "
+             f"[{style}]{verdict.status}[/]  winners: {shown(winners)}  violations: {count}"]
     for v in shown_violations:
         where = f"{v['file']}:{v['line']}" if v["file"] else "?"
         seq = "-" if v["seq"] is None else v["seq"]
-        console.print(f"  {shown(where)}: seq {seq}: [red]{shown(v['code'])}[/red]: {shown(v['message'])}")
+        lines.append(f"  {shown(where)}: seq {seq}: [red]{shown(v['code'])}[/red]: {shown(v['message'])}")
+    return lines
 
 
 def replay(

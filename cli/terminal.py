@@ -9,7 +9,8 @@ sequences, C1 controls, carriage returns). Two things, both defined here:
   escaped. Every value interpolated into people's output goes through it.
 - `console()`: the only way the commands make a Rich console. Its render hook applies the
   same escaping to every text segment it writes (newlines and tabs of the layout excepted),
-  so a value that missed `shown` still cannot reach the terminal as a control sequence.
+  so a value that missed `shown` still cannot reach the terminal as a control sequence; and
+  it replaces no emoji codes (`validate` printed line 100 of a file as `log.jsonl💯`).
 
 Machine output (`--json`, `query --format csv|json`) is written as is, byte for byte.
 """
@@ -76,7 +77,7 @@ def console(*, stderr: bool = False, wide: bool = False, **options: Any) -> Cons
     stream = sys.stderr if stderr else sys.stdout
     if wide and not stream.isatty():
         options["width"] = 200
-    made = Console(stderr=stderr, **options)
+    made = Console(stderr=stderr, emoji=options.pop("emoji", False), **options)
     made.push_render_hook(_EscapeHook())
     return made
 

@@ -26,6 +26,7 @@ __all__ = [
     "route_files",
     "rulesets",
     "shard_of",
+    "validate_each",
     "validate_json",
     "validate_to",
     "violation_codes",
@@ -451,6 +452,20 @@ def validate_to(
     max_waiting_bytes: int = ...,
 ) -> ValidateCounts:
     """Validate `paths`, handing `write` the JSON lines of `validate --json` in chunks."""
+
+def validate_each(
+    paths: list[str],
+    each: Callable[[list[Verdict | ErrorInfo]], object],
+    *,
+    stdin: BinaryIO | None = None,
+    hold_lines: int = 100000,
+    max_line_bytes: int = ...,
+    max_open_games: int = ...,
+    max_waiting_lines: int = ...,
+    max_waiting_bytes: int = ...,
+) -> ValidateCounts:
+    """Validate `paths`, handing `each` the verdicts and line errors as they come, in
+    order, at most 1,024 at a time and what is pending at the end of each file."""
 
 class ReplayError(Exception):
     """A strict replay met a violation (its `violation` attribute holds it as a dict), or was

@@ -465,6 +465,8 @@ def create_app(settings: Settings) -> FastAPI:
             "Haftkhabis-Line-Errors": str(result.errors),
             "Haftkhabis-Compliant": "true" if result.clean else "false",
         }
+        if isinstance(result.verdicts, bytes):
+            return Response(result.verdicts, media_type=NDJSON, headers=headers)
         return StreamingResponse(result.chunks(), media_type=NDJSON, headers=headers)
 
     # ------------------------------------------------------------------ ingest

@@ -23,7 +23,7 @@ import cli.app, cli.engine_cmd
 def broken(*args, **kwargs):
     raise RuntimeError("verdict printer broke\\x1b]0;title\\x07\\nsecond line")
 
-cli.engine_cmd._print_verdict = broken
+cli.engine_cmd._verdict_lines = broken
 sys.argv = ["haftkhabis", *sys.argv[1:]]
 cli.app.main()
 """

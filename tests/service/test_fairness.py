@@ -10,9 +10,13 @@ server is reading that body), never on a timing; timeouts are guards only.
 
 from __future__ import annotations
 
+import os
 import selectors
+import signal
 import socket
+import tempfile
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -21,6 +25,7 @@ import orjson
 import pytest
 
 from tests.service.conftest import Keys, Server
+from tests.service.test_validate import cli_validate
 
 GUARD = 60.0  # seconds: a hung server fails the test, it never measures it
 HEADER = (b'{"game":"fair","seq":0,"type":"game","format":"haftkhabis/1","ruleset":"bazito",'
@@ -205,3 +210,84 @@ def test_answers_show_no_server_path(bounded: Server, api_keys: Keys) -> None:
     assert str(bounded.warehouse) not in response.text
     assert str(Path.home()) not in response.text
     assert "<warehouse>" in response.json()["message"]
+
+
+def bulk_workers(server: Server) -> set[int]:
+    """The server's bulk validation processes: spawned by multiprocessing (as the ingest
+    writer is), at nice 10 (which it is not)."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            command = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue  # gone meanwhile
+        fields = stat.rsplit(")", 1)[1].split()  # after the command's name, which may hold spaces
+        if int(fields[1]) == server.process.pid and b"multiprocessing.spawn" in command \
+                and int(fields[16]) == 10:
+            found.add(int(entry.name))
+    return found
+
+
+def running(pid: int) -> bool:
+    """The process is alive (not gone, not a zombie waiting to be reaped)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def spool_files(server: Server) -> list[Path]:
+    """The files in the server's validation spool folders (`haftkhabis-validate-<pid>-…`)."""
+    return [file for folder in Path(tempfile.gettempdir()).glob(
+        f"haftkhabis-validate-{server.process.pid}-*") for file in folder.iterdir()]
+
+
+def large_body() -> bytes:
+    """A body past the quick lane's 1 MiB: 12,000 games of a header each."""
+    return b"".join(HEADER.replace(b'"fair"', b'"big-%05d"' % n) for n in range(12_000))
+
+
+@pytest.fixture(scope="module")
+def lanes(serve: Callable[..., Server], tmp_path_factory: pytest.TempPathFactory) -> Server:
+    return serve(tmp_path_factory.mktemp("lanes") / "wh")
+
+
+def test_a_large_body_is_judged_in_a_lower_priority_process(lanes: Server, api_keys: Keys) -> None:
+    """A body past 1 MiB is judged by a worker process at a lower CPU priority (nice 10),
+    not by a thread of the server that shares its GIL and cores with the event loop; its
+    spooled files are gone once it is answered; and its verdicts are `validate --json`'s."""
+    body = large_body()
+    with lanes.client(api_keys["support"]) as client:
+        assert client.post("/v1/validate", content=HEADER).status_code == 200
+        assert bulk_workers(lanes) == set()  # a small body takes none
+        response = client.post("/v1/validate", content=body)
+    assert response.status_code == 200, response.text
+    assert response.headers["haftkhabis-games"] == "12000"
+    records = [orjson.loads(line) for line in response.content.splitlines()]
+    assert {r["status"] for r in records if r["kind"] == "game"} == {"incomplete"}
+    assert bulk_workers(lanes)
+    assert spool_files(lanes) == []
+    assert response.content == cli_validate(body)
+
+
+def test_a_killed_worker_is_replaced(lanes: Server, api_keys: Keys) -> None:
+    """A bulk worker that dies (killed, out of memory) takes no later body with it: the
+    next large body is judged by new workers."""
+    body = large_body()
+    with lanes.client(api_keys["support"]) as client:
+        assert client.post("/v1/validate", content=body).status_code == 200
+        killed = list(bulk_workers(lanes))
+        assert killed
+        for pid in killed:
+            os.kill(pid, signal.SIGKILL)
+        deadline = time.monotonic() + GUARD
+        while any(running(pid) for pid in killed):
+            assert time.monotonic() < deadline, "the killed workers are still running"
+            time.sleep(0.05)  # polling interval
+        again = client.post("/v1/validate", content=body)
+    assert again.status_code == 200, again.text
+    assert again.headers["haftkhabis-games"] == "12000"

@@ -567,6 +567,17 @@ impl<S: Sink> Validator<S> {
     /// Every line of `reader` (named by its file's display name); a file that cannot be
     /// read, or breaks off, is a line error.
     pub fn feed_reader(&mut self, reader: &mut LineReader) {
+        self.feed_reader_with(reader, |_| true);
+    }
+
+    /// As [`Validator::feed_reader`], handing itself to `between` after each line, so that
+    /// a caller can take what the sink gathered as it comes (a file of a million bad lines
+    /// is then never held whole); stops reading when `between` says `false`.
+    pub fn feed_reader_with(
+        &mut self,
+        reader: &mut LineReader,
+        mut between: impl FnMut(&mut Self) -> bool,
+    ) {
         let name: Arc<str> = Arc::from(display_name(reader.file()));
         while let Some(item) = reader.next_line() {
             match item {
@@ -583,6 +594,9 @@ impl<S: Sink> Validator<S> {
                         raw: None,
                     });
                 }
+            }
+            if !between(self) {
+                return;
             }
         }
     }
@@ -1065,6 +1079,27 @@ mod tests {
     }
 
     const PLAY_A: &str = r#"{"game":"g1","seq":1,"type":"pass","player":"a"}"#;
+
+    #[test]
+    fn feed_reader_with_hands_over_after_each_line_and_stops_when_told() {
+        let text = b"not json\n{\"game\":\"g\",\"seq\":\n[1]\nnot json either\n".to_vec();
+        let mut validator = Validator::default();
+        let mut held_at_each_line = Vec::new();
+        let mut reader = LineReader::from_reader("t.jsonl", std::io::Cursor::new(text.clone()));
+        validator.feed_reader_with(&mut reader, |v| {
+            held_at_each_line.push(v.take_errors().len());
+            true
+        });
+        // each line's error is taken as it comes: never more than one held
+        assert_eq!(held_at_each_line, [1, 1, 1, 1]);
+        assert_eq!(validator.lines_read(), 4);
+
+        let mut validator = Validator::default();
+        let mut reader = LineReader::from_reader("t.jsonl", std::io::Cursor::new(text));
+        validator.feed_reader_with(&mut reader, |v| v.lines_read() < 2);
+        assert_eq!(validator.lines_read(), 2);
+        assert_eq!(validator.take_errors().len(), 2);
+    }
 
     #[test]
     fn routes_interleaved_games_in_first_seen_order() {

@@ -24,6 +24,15 @@ pub struct Written {
     pub statuses: BTreeMap<&'static str, u64>,
 }
 
+impl Written {
+    /// Count a game's verdict: the game, its violations, its status.
+    pub fn count(&mut self, verdict: &GameVerdict) {
+        self.games += 1;
+        self.violations += verdict.violations.len() as u64;
+        *self.statuses.entry(verdict.status.name()).or_default() += 1;
+    }
+}
+
 /// The most line errors a [`VerdictWriter`] holds before it writes them out.
 pub const ERRORS_HELD: usize = 4096;
 
@@ -128,13 +137,7 @@ impl<W: Write> Sink for VerdictWriter<W> {
     type Game = ();
 
     fn judged(&mut self, verdict: GameVerdict, _: ()) {
-        self.written.games += 1;
-        self.written.violations += verdict.violations.len() as u64;
-        *self
-            .written
-            .statuses
-            .entry(verdict.status.name())
-            .or_default() += 1;
+        self.written.count(&verdict);
         verdict.write_json(&mut self.buffer);
         self.buffer.push(b'\n');
         self.spill();

@@ -116,7 +116,7 @@ mod core_module {
 
     #[pymodule_export]
     use crate::validation::{
-        expand_paths, replay_game, validate_json, validate_to, Validator, Verdict,
+        expand_paths, replay_game, validate_each, validate_json, validate_to, Validator, Verdict,
     };
 
     /// The move-quality rollouts' policy and its version (stored with every analysis).

@@ -14,7 +14,7 @@ use haftkhabis_core::json::{Text, Value};
 use haftkhabis_core::machine::Snapshot;
 use haftkhabis_core::reader::{LineReader, DEFAULT_MAX_LINE_BYTES};
 use haftkhabis_core::validator::{
-    self, ErrorRecord, ValidatorOptions, DEFAULT_MAX_OPEN_GAMES, DEFAULT_MAX_WAITING_BYTES,
+    self, ErrorRecord, Sink, ValidatorOptions, DEFAULT_MAX_OPEN_GAMES, DEFAULT_MAX_WAITING_BYTES,
     DEFAULT_MAX_WAITING_LINES,
 };
 use haftkhabis_core::verdict::{VerdictWriter, Written};
@@ -662,6 +662,135 @@ pub fn validate_to<'py>(
         return Err(raised);
     }
     flushed.map_err(CoreError::from)?;
+    counts_dict(py, lines, written)
+}
+
+/// What [`validate_each`] hands over, in the order it happened: a game judged, or a line
+/// that belongs to no game.
+enum Judged {
+    Game(Box<GameVerdict>),
+    Error(ErrorRecord),
+}
+
+/// The sink of [`validate_each`]: verdicts and line errors in one queue, as they come.
+#[derive(Default)]
+struct Queue(Vec<Judged>);
+
+impl Sink for Queue {
+    type Game = ();
+
+    fn judged(&mut self, verdict: GameVerdict, _: ()) {
+        self.0.push(Judged::Game(Box::new(verdict)));
+    }
+
+    fn error(&mut self, error: ErrorRecord) -> Option<ErrorRecord> {
+        self.0.push(Judged::Error(error));
+        None
+    }
+}
+
+/// How many verdicts and line errors [`validate_each`] gathers before it hands them over.
+const EACH_BATCH: usize = 1024;
+
+/// Hands a [`Queue`]'s items to a Python callable `each(items)`, a batch at a time, the GIL
+/// taken for each batch; counts what it handed and keeps what `each` raised.
+struct Handing {
+    each: Py<PyAny>,
+    written: Written,
+    raised: Option<PyErr>,
+}
+
+impl Handing {
+    /// Hand over every item of `queue` (in batches of [`EACH_BATCH`]); false once `each`
+    /// has raised (nothing more is handed).
+    fn hand(&mut self, queue: &mut Queue) -> bool {
+        while self.raised.is_none() && !queue.0.is_empty() {
+            let batch: Vec<Judged> = queue.0.drain(..queue.0.len().min(EACH_BATCH)).collect();
+            let called = Python::attach(|py| -> PyResult<()> {
+                let items = PyList::empty(py);
+                for item in batch {
+                    match item {
+                        Judged::Game(inner) => {
+                            self.written.count(&inner);
+                            items.append(Py::new(py, Verdict { inner: *inner })?)?;
+                        }
+                        Judged::Error(error) => {
+                            self.written.errors += 1;
+                            items.append(error_dict(py, &error)?)?;
+                        }
+                    }
+                }
+                self.each.call1(py, (items,)).map(|_| ())
+            });
+            if let Err(raised) = called {
+                self.raised = Some(raised);
+            }
+        }
+        queue.0.clear();
+        self.raised.is_none()
+    }
+}
+
+/// Validate `paths`, handing `each` lists of what is judged as it comes, in that order:
+/// a `Verdict` when a game is judged, an error dict (as `Validator.take_errors` gives) when
+/// a line belongs to no game — at most 1,024 at a time, and whatever is pending at the end
+/// of each file — without the GIL but while it reads standard input from `stdin` or calls
+/// `each` (so memory stays flat however many games or bad lines a file holds). Returns the
+/// counts of `validate_to`. What `each` raised stops the validation and is raised.
+#[pyfunction]
+#[pyo3(signature = (
+    paths, each, *, stdin=None, hold_lines=100_000, max_line_bytes=DEFAULT_MAX_LINE_BYTES,
+    max_open_games=DEFAULT_MAX_OPEN_GAMES, max_waiting_lines=DEFAULT_MAX_WAITING_LINES,
+    max_waiting_bytes=DEFAULT_MAX_WAITING_BYTES,
+))]
+#[allow(clippy::too_many_arguments)]
+pub fn validate_each<'py>(
+    py: Python<'py>,
+    paths: Vec<String>,
+    each: Bound<'py, PyAny>,
+    stdin: Option<Py<PyAny>>,
+    hold_lines: u64,
+    max_line_bytes: usize,
+    max_open_games: usize,
+    max_waiting_lines: usize,
+    max_waiting_bytes: usize,
+) -> PyResult<Bound<'py, PyDict>> {
+    let files = haftkhabis_core::reader::expand_paths(&paths).map_err(CoreError::from)?;
+    let options = ValidatorOptions {
+        hold_lines,
+        max_line_bytes,
+        max_open_games,
+        max_waiting_lines,
+        max_waiting_bytes,
+        ..ValidatorOptions::default()
+    };
+    let mut handing = Handing {
+        each: each.unbind(),
+        written: Written::default(),
+        raised: None,
+    };
+    let lines = py.detach(|| {
+        let mut validator = validator::Validator::with_sink(options, Queue::default());
+        for file in &files {
+            let mut reader = reader_for(file, stdin.as_ref(), max_line_bytes);
+            validator.feed_reader_with(&mut reader, |v| {
+                v.sink_mut().0.len() < EACH_BATCH || handing.hand(v.sink_mut())
+            });
+            if !handing.hand(validator.sink_mut()) {
+                return validator.lines_read();
+            }
+        }
+        handing.hand(validator.finish());
+        validator.lines_read()
+    });
+    if let Some(raised) = handing.raised {
+        return Err(raised);
+    }
+    counts_dict(py, lines, handing.written)
+}
+
+/// The counts `validate_to` and `validate_each` return.
+fn counts_dict(py: Python<'_>, lines: u64, written: Written) -> PyResult<Bound<'_, PyDict>> {
     let Written {
         games,
         violations,
