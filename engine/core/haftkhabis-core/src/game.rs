@@ -390,7 +390,11 @@ impl GameRun {
                         found.push(Violation::new(Some(seq), code, None, message));
                     }
                     match reading.settings {
-                        Some(settings) => self.table = Some(Table::new(settings, &self.game)),
+                        Some(settings) => {
+                            let mut table = Table::new(settings, &self.game);
+                            table.decisions = self.options.facts; // the rows read them
+                            self.table = Some(table);
+                        }
                         None => self.invalid = true,
                     }
                 }

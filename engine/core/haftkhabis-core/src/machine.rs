@@ -469,6 +469,9 @@ pub struct Table {
     out: Vec<Violation>,
     seq: Option<u64>,
     fact: LineFact,
+    /// whether each turn event's [`Decision`] is derived (the warehouse's `decisions`
+    /// rows: an ingest's replay sets it; a validation does not pay for it)
+    pub decisions: bool,
 }
 
 /// What the table keeps of each hand dealt, by seat ([`Table::hand_records`] names them).
@@ -997,6 +1000,7 @@ impl Table {
             out: Vec::new(),
             seq: None,
             fact: LineFact::default(),
+            decisions: false,
         }
     }
 
@@ -1908,7 +1912,9 @@ impl Table {
             );
             return;
         };
-        self.fact.decision = self.decision(kind, player);
+        if self.decisions {
+            self.fact.decision = self.decision(kind, player);
+        }
         let Some(mut hand) = self.hand.take() else {
             self.flag(
                 Code::UnexpectedEvent,
