@@ -18,6 +18,7 @@ from cli.terminal import shown
 from cli.warehouse_cmd import (
     DEFAULT_WAREHOUSE,
     Format,
+    RulesetOption,
     StorageOption,
     WarehouseOption,
     storage_options,
@@ -27,6 +28,12 @@ if TYPE_CHECKING:
     from ingest.fairplay import AuditReport
 
 T = TypeVar("T")
+
+#: the filters both audits take (ingest.fairplay.game_filter's)
+BuildOption = Annotated[str | None, typer.Option("--build", "-b", metavar="BUILD",
+                                                 help="Only this server build.")]
+SinceOption = Annotated[str | None, typer.Option(
+    "--since", metavar="DATE", help="Only games that started at or after this date or moment (ISO 8601).")]
 
 
 def register(app: typer.Typer) -> None:
@@ -48,12 +55,11 @@ def _number(value: float | None, digits: int = 3) -> str:
 
 def audit_deals_command(
     warehouse: WarehouseOption = DEFAULT_WAREHOUSE,
-    build: Annotated[str | None, typer.Option("--build", "-b", help="Only this server build.")] = None,
-    since: Annotated[str | None, typer.Option(
-        "--since", help="Only games that started at or after this date or moment (ISO 8601).")] = None,
-    ruleset: Annotated[str | None, typer.Option("--ruleset", "-r", help="Only this ruleset.")] = None,
+    build: BuildOption = None,
+    since: SinceOption = None,
+    ruleset: RulesetOption = None,
     fdr: Annotated[float, typer.Option(
-        "--fdr", min=0.0, max=1.0, help="The false-discovery level (Benjamini–Hochberg) a finding "
+        "--fdr", min=0.0, max=1.0, metavar="LEVEL", help="The false-discovery level (Benjamini–Hochberg) a finding "
                                         "must reach.")] = 0.01,
     fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format (csv: every test).")] = Format.table,
     storage: StorageOption = None,
@@ -104,12 +110,11 @@ def _print(report: AuditReport) -> None:
 
 def audit_pairs_command(
     warehouse: WarehouseOption = DEFAULT_WAREHOUSE,
-    build: Annotated[str | None, typer.Option("--build", "-b", help="Only this server build.")] = None,
-    since: Annotated[str | None, typer.Option(
-        "--since", help="Only games that started at or after this date or moment (ISO 8601).")] = None,
-    ruleset: Annotated[str | None, typer.Option("--ruleset", "-r", help="Only this ruleset.")] = None,
+    build: BuildOption = None,
+    since: SinceOption = None,
+    ruleset: RulesetOption = None,
     fdr: Annotated[float, typer.Option(
-        "--fdr", min=0.0, max=1.0, help="The level: a pair is a case when its family-wise "
+        "--fdr", min=0.0, max=1.0, metavar="LEVEL", help="The level: a pair is a case when its family-wise "
                                         "permutation p-value is at most this.")] = 0.01,
     permutations: Annotated[int, typer.Option("--permutations", min=19,
                                               help="Relabellings of the players for the null.")] = 200,

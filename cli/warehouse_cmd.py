@@ -86,6 +86,8 @@ class Format(StrEnum):
 
 
 FormatOption = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
+RulesetOption = Annotated[str | None, typer.Option("--ruleset", "-r", metavar="RULESET",
+                                                   help="Only this ruleset.")]
 
 
 def register(app: typer.Typer) -> None:
@@ -544,7 +546,7 @@ class RankBy(StrEnum):
 
 def stats_players(
     warehouse: WarehouseOption = DEFAULT_WAREHOUSE,
-    ruleset: Annotated[str | None, typer.Option("--ruleset", "-r", help="Only this ruleset.")] = None,
+    ruleset: RulesetOption = None,
     limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="Players per ruleset.")] = 20,
     min_hands: Annotated[int, typer.Option("--min-hands", min=0, help=(
         "Only players with this many hands in the measure's sample (decided hands; for a rate "
