@@ -75,7 +75,8 @@ def write(folder: Path, runs: list[tuple[str, SimConfig]]) -> None:
         if summary.faults or folder == SAMPLE:
             manifest = folder / (name.removesuffix(".gz") + ".faults.json")
             manifest.write_bytes(manifest_bytes(summary.faults))
-        print(f"{path.relative_to(ROOT)}: {summary.games} games, {summary.hands} hands, "
+        shown = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+        print(f"{shown}: {summary.games} games, {summary.hands} hands, "
               f"{summary.lines} lines, {len(summary.faults)} faults")
 
 
