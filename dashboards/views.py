@@ -7,7 +7,8 @@ Session-state keys are prefixed by the page that owns the view (`replay_…`, `c
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date, datetime
 from functools import partial
@@ -276,19 +277,39 @@ def move_label(step: ReplayStep, *, current: bool = False) -> str:
     return f":red[{label}]" if step.flagged and not current else label
 
 
+#: the move list's lines: those around the current step. A button a line, redrawn at every
+#: step, cost a browser ~0.35 s of CPU a step for an 81-line hand and ~0.75 s for the
+#: longest (bench/bench_dashboard.py browser); the slider and the keys reach every line.
+MOVE_WINDOW = 41
+#: of which before the current step (more after it: stepping goes forward)
+MOVES_BEFORE = 10
+
+
+def move_window(count: int, at: int) -> tuple[int, int]:
+    """The slice [start, end) of `count` lines that the move list shows around line `at`:
+    `MOVE_WINDOW` lines (all of them when fewer), `MOVES_BEFORE` of them before `at`
+    unless the hand ends first."""
+    start = max(0, min(at - MOVES_BEFORE, count - MOVE_WINDOW))
+    return start, min(count, start + MOVE_WINDOW)
+
+
 def move_list(replay: GameReplay, keys: ReplayKeys, current: ReplayStep) -> None:
-    """Every line of the hand, numbered by seq, with its verdict; click one to go there.
-    Flagged lines are red; the filter keeps one player's moves (the rest stay a click away)."""
+    """The hand's lines around the current step, numbered by seq, with their verdicts;
+    click one to go there. Flagged lines are red; the filter keeps one player's moves
+    (the rest stay a click away)."""
     steps = replay.hand_steps(current.hand)
     actors = list(replay.players) or sorted({s.actor for s in steps if s.actor})
     st.markdown(f"**Moves of hand {current.hand}**" if current.hand != SETUP_HAND else "**Header lines**")
     chosen = st.multiselect("Moves by", actors, key=keys.movers, placeholder="Every player",
                             label_visibility="collapsed")
     shown = [s for s in steps if not chosen or s.actor in chosen or s is current]
+    start, end = move_window(len(shown), next(i for i, s in enumerate(shown) if s is current))
     flagged = sum(1 for s in steps if s.flagged)
-    st.caption(f"{len(shown)} of {len(steps)} lines · {flagged} flagged · ← → step, N next violation")
+    listed = "" if end - start == len(shown) else \
+        f" · seq {shown[start].seq}–{shown[end - 1].seq} listed (the slider reaches the rest)"
+    st.caption(f"{len(shown)} of {len(steps)} lines{listed} · {flagged} flagged · ← → step, N next violation")
     with st.container(height=560, border=True, key=f"{keys.prefix}_moves"):
-        for s in shown:
+        for s in shown[start:end]:
             st.button(move_label(s, current=s is current), key=keys.move(s), on_click=go_to, args=(keys, s),
                       width="stretch",
                       type="primary" if s is current else "tertiary",
@@ -369,6 +390,54 @@ def query_int(params: Any, name: str) -> int | None:
         return int(value) if value is not None else None
     except (TypeError, ValueError):
         return None
+
+
+# ------------------------------------------------------------------------ the run marker
+
+#: session state: how many script runs this session has made, whole or a fragment's (the
+#: run marker's number)
+RUNS = "app_runs"
+#: session state: True while the entry script runs the page whole (False between runs,
+#: so a fragment's rerun knows it is one)
+WHOLE_RUN = "app_whole_run"
+
+
+def run_marker_html(run: int) -> str:
+    return f'<span data-hk-run="{run}" hidden></span>'
+
+
+def whole_run_started() -> int:
+    """The entry script starts a run of the whole page: its number."""
+    st.session_state[WHOLE_RUN] = True
+    return _count_run()
+
+
+def whole_run_ended() -> None:
+    st.session_state[WHOLE_RUN] = False
+
+
+@contextmanager
+def fragment_run() -> Iterator[None]:
+    """The body of an `st.fragment` that a browser (and the tests) must see drawn whole
+    when it reruns alone: it then counts as a run of the session and draws the run
+    marker as its last element, as the entry script does for a whole run. Inside a whole
+    run it draws none (the entry script's marker, drawn after the page, says the run is
+    whole; one drawn here would say so before the rest of the page is drawn)."""
+    alone = not st.session_state.get(WHOLE_RUN, False)
+    try:
+        yield
+    except Exception:
+        if alone:
+            st.html(run_marker_html(_count_run()))
+        raise
+    if alone:
+        st.html(run_marker_html(_count_run()))
+
+
+def _count_run() -> int:
+    run = int(st.session_state.get(RUNS, 0)) + 1
+    st.session_state[RUNS] = run
+    return run
 
 
 class PageDone(Exception):

@@ -204,6 +204,25 @@ def test_replay_move_list_jumps_and_filters(app: AppTest) -> None:
     assert labels and all("cyrus" in label for label in labels)
 
 
+def test_the_move_list_of_a_long_hand_lists_the_lines_around_the_step(
+    app: AppTest, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A hand longer than the move list's window lists the window's lines around the
+    current step (more after it than before), says which, and follows the step."""
+    from dashboards import views
+
+    monkeypatch.setattr(views, "MOVE_WINDOW", 7)
+    monkeypatch.setattr(views, "MOVES_BEFORE", 2)
+    open_page(app, "replay", game=DISPUTED, hand="1", step="10")
+    seqs = [int(label.removeprefix(":red[").split()[0]) for _, label in _buttons(app)]
+    assert seqs == [8, 9, 10, 11, 12, 13, 14]
+    assert any("21 of 21 lines · seq 8–14 listed" in c.value for c in app.caption)
+    app.button(key="replay_next").click().run()
+    assert [int(label.removeprefix(":red[").split()[0]) for _, label in _buttons(app)][:2] == [9, 10]
+    open_page(app, "replay", game=DISPUTED, hand="1", step="21")  # the hand's end: the last 7
+    assert [int(label.removeprefix(":red[").split()[0]) for _, label in _buttons(app)] == list(range(15, 22))
+
+
 def test_replay_by_seq_and_the_why_of_a_forced_draw(app: AppTest) -> None:
     open_page(app, "replay", game=DISPUTED, seq="19")
     assert _step_caption(app).startswith("Step 19 of 21 · hand 1 · seq 19")
