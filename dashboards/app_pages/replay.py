@@ -86,16 +86,17 @@ def adopt_url(replay_of: dict[str, GameReplay | None]) -> None:
     ss[KEYS.hand], ss[KEYS.step] = target.hand, target.number
     if notice:
         ss[NOTICE] = notice
-    if params.get("view") == "player":
-        ss[KEYS.view] = views.PLAYER_VIEW
+    if params.get("view") == "player":  # a player's view, never the support view
         player = (params.get("player") or "").strip()
         if player in replay.players:
-            ss[KEYS.viewer] = player
-        elif player:
-            ss[NOTICE] = (ss.get(NOTICE, "") + f" The link asked for {player!r}'s view; the players are "
-                          f"{', '.join(replay.players)}.").strip()
+            views.show_view_of(KEYS, player)
+        else:
+            views.show_view_of(KEYS, views.default_viewer(replay, target))
+            if player:
+                ss[NOTICE] = (ss.get(NOTICE, "") + f" The link asked for {player!r}'s view; the players are "
+                              f"{', '.join(replay.players)}.").strip()
     else:
-        ss[KEYS.view] = views.SUPPORT_VIEW
+        views.show_view_of(KEYS, None)
 
 
 def step_params(game: str, step: ReplayStep, viewer: str | None) -> dict[str, str]:
@@ -143,8 +144,7 @@ if replay is None:
 
 def _follow_url(game_id: str, shown: ReplayStep) -> None:
     """The URL names the view on screen (and the page reopens it when opened bare)."""
-    viewer = st.session_state.get(KEYS.viewer) if st.session_state.get(KEYS.view) == views.PLAYER_VIEW else None
-    params = step_params(game_id, shown, viewer)
+    params = step_params(game_id, shown, shown.viewer)
     if st.query_params.to_dict() != params:
         st.session_state.pop(NOTICE, None)  # said once; the URL now names the view on screen
         st.query_params.from_dict(params)
@@ -322,6 +322,8 @@ def _step_area(replay: GameReplay) -> None:
     """Everything that follows the step on screen. A fragment: a step (a button, a key, the
     slider, a move-list line) reruns this alone, not the page above it."""
     game_id = replay.game
+    if not views.view_chosen(KEYS):  # the session lost its view: the page decides it first
+        st.rerun(scope="app")
     with views.fragment_run():
         notice = st.session_state.get(NOTICE)  # said once: stepping on takes it away
         if notice:
@@ -340,6 +342,8 @@ def _step_area(replay: GameReplay) -> None:
         _case(game_id, replay, shown)
 
 
+if not views.view_chosen(KEYS):  # a game opened without a deep link's view: the support view
+    views.show_view_of(KEYS, None)
 stored = cache.query("game_row", replay.game)  # the lines the warehouse counts for the game
 views.verdict_summary(replay, lines=stored["lines"] if stored else None)
 _step_area(replay)
