@@ -11,7 +11,10 @@ copies of the base ("tiles") fill it up to the target: each tile's game ids get 
 tiles are written with ingest's own Parquet part writer and committed as Delta versions and
 a `batches` row, so `ingest.queries.open_warehouse` reads it like any other. Simulating and
 ingesting a million hands for real would take hours on a small machine; the tiles give the
-same row counts and partition layout, with fewer distinct games' *contents*.
+same row counts and partition layout, with fewer distinct games' *contents* (and the base's
+players, ~1,270, each with ~300 times their hands). The `player_stats` summary is computed
+whole from the tiled tables, as ingest does for a first batch. The warehouse is written
+under `bench/out/` (ignored by git) and reused by `run` and `browser`.
 
 `run` times, per page: a first render with empty query caches (the warehouse already
 open: opening it is timed on its own), and a rerun with warm caches; then a replay deep
@@ -22,10 +25,14 @@ warehouse, Debian's chromium through Playwright, each view opened in a new sessi
 first render for that session: Streamlit's caches are the server's, so a view's first
 session after the server started is marked *server cold*) until the page is whole — the
 app's run marker (`data-hk-run`, drawn last) is there, nothing is stale, every chart and
-table has drawn — then the replay's "Next" clicks, each until its run is drawn. It prints
-the figures; nothing is asserted.
+table has drawn — then the replay's steps (the Next button and the → key, alternately), each timed in the
+page from the click or key press to its run drawn, printed as p50/p95. Beside each wall
+time it prints the CPU seconds the browser (chromium and Playwright's driver) and the
+dashboard server spent, and the load average: on a shared machine wall times stretch
+with the load, CPU seconds much less. It prints the figures; nothing is asserted.
 
-    .venv/bin/python bench/bench_dashboard.py browser --warehouse data/warehouse
+    .venv/bin/python bench/bench_dashboard.py browser --warehouse bench/out/wh-1000000
+    .venv/bin/python bench/bench_dashboard.py browser --warehouse data/warehouse --sessions 2
 """
 
 from __future__ import annotations
@@ -130,6 +137,7 @@ def _as_file(parts: list[pa.Table], schema: pa.Schema) -> pa.Table:
 def build_tiles(base_root: Path, target: Path, hands: int) -> None:
     """Fill `target` with tiles of the base up to `hands` hands."""
     from engine import ENGINE_VERSION
+    from ingest import summaries
     from ingest.schema import TABLES
     from ingest.store import PartWriter, Warehouse, new_token
 
@@ -145,44 +153,53 @@ def build_tiles(base_root: Path, target: Path, hands: int) -> None:
         shutil.rmtree(target)
     store = Warehouse(target)
     store.ensure()
-    versions = {name: 0 for name in TABLES}
-    started = datetime.now(UTC)
-    clock = time.monotonic()
-    games_ids = tables["games"]["game_id"]
-    starts = tables["games"]["start_time"]
-    for name, data in tables.items():
-        spec = TABLES[name]
-        index = pc.index_in(data["game_id"], value_set=games_ids)
-        writer = PartWriter(store, name, prefix=f"b000001-{new_token()}")
-        pending: dict[tuple[str, ...], list[pa.Table]] = {}
-        pending_rows: dict[tuple[str, ...], int] = {}
-        for k in range(tiles):
-            # a year of games: tile k moves by k mod 12 months (30 days) and a few days more
-            delta = timedelta(days=30 * (k % 12) + (k // 12) % 28)
-            months = pc.fill_null(pc.strftime(pc.add(starts, pa.scalar(delta)), format="%Y-%m"), "unknown")
-            for key, part in _split(_retag(data, f".r{k:04d}", delta, months, index), spec.partition_by):
-                pending.setdefault(key, []).append(part)
-                pending_rows[key] = pending_rows.get(key, 0) + part.num_rows
-                if pending_rows[key] >= 131_072:  # ingest's row-group size
-                    writer.add_table(key, _as_file(pending.pop(key), spec.file_schema))
-                    pending_rows[key] = 0
-        for key, parts in pending.items():
-            if parts:
-                writer.add_table(key, _as_file(parts, spec.file_schema))
-        written = writer.close()
-        versions[name] = store.commit(name, written, [], 1, "bench-tiles")
-        print(f"  {name}: {data.num_rows * tiles:,} rows in {len(written)} files ({time.monotonic() - clock:.0f}s)")
-        del pending
-        gc.collect()
-    versions["quarantine"] = store.table("quarantine").version()
-    games = tables["games"].num_rows * tiles
-    row = {
-        "id": 1, "kind": "bench-tiles", "started": started, "ended": datetime.now(UTC), "files": [],
-        "lines": tables["events"].num_rows * tiles, "games_new": games, "games_updated": 0,
-        "games_unchanged": 0, "violations": tables["violations"].num_rows * tiles, "errors": 0,
-        "workers": 1, "engine_version": ENGINE_VERSION,
-    }
-    store.commit_batch(row, versions)
+    # a writer like ingest: the lock held throughout, so a reader opening the warehouse
+    # meanwhile reads its (empty) snapshot instead of healing it (deleting the open parts)
+    with store.lock():
+        store.recover()
+        versions = {name: 0 for name in TABLES}
+        started = datetime.now(UTC)
+        clock = time.monotonic()
+        games_ids = tables["games"]["game_id"]
+        starts = tables["games"]["start_time"]
+        for name, data in tables.items():
+            spec = TABLES[name]
+            index = pc.index_in(data["game_id"], value_set=games_ids)
+            writer = PartWriter(store, name, prefix=f"b000001-{new_token()}")
+            pending: dict[tuple[str, ...], list[pa.Table]] = {}
+            pending_rows: dict[tuple[str, ...], int] = {}
+            for k in range(tiles):
+                # a year of games: tile k moves by k mod 12 months (30 days) and a few days more
+                delta = timedelta(days=30 * (k % 12) + (k // 12) % 28)
+                months = pc.fill_null(pc.strftime(pc.add(starts, pa.scalar(delta)), format="%Y-%m"), "unknown")
+                for key, part in _split(_retag(data, f".r{k:04d}", delta, months, index), spec.partition_by):
+                    pending.setdefault(key, []).append(part)
+                    pending_rows[key] = pending_rows.get(key, 0) + part.num_rows
+                    if pending_rows[key] >= 131_072:  # ingest's row-group size
+                        writer.add_table(key, _as_file(pending.pop(key), spec.file_schema))
+                        pending_rows[key] = 0
+            for key, parts in pending.items():
+                if parts:
+                    writer.add_table(key, _as_file(parts, spec.file_schema))
+            written = writer.close()
+            versions[name] = store.commit(name, written, [], 1, "bench-tiles")
+            print(f"  {name}: {data.num_rows * tiles:,} rows in {len(written)} files ({time.monotonic() - clock:.0f}s)")
+            del pending
+            gc.collect()
+        versions["quarantine"] = store.table("quarantine").version()
+        # the summary ingest keeps with every batch (the leaderboard and profiles read it):
+        # computed whole here, as ingest does for a warehouse's first batch
+        clock = time.monotonic()
+        versions["player_stats"] = summaries.commit(store, summaries.recompute(store, versions), 1, "b000001-bench")
+        print(f"  player_stats: recomputed and committed ({time.monotonic() - clock:.0f}s)")
+        games = tables["games"].num_rows * tiles
+        row = {
+            "id": 1, "kind": "bench-tiles", "started": started, "ended": datetime.now(UTC), "files": [],
+            "lines": tables["events"].num_rows * tiles, "games_new": games, "games_updated": 0,
+            "games_unchanged": 0, "violations": tables["violations"].num_rows * tiles, "errors": 0,
+            "workers": 1, "engine_version": ENGINE_VERSION,
+        }
+        store.commit_batch(row, versions)
     (target / "BENCH.json").write_text(json.dumps({
         "base_games": tables["games"].num_rows, "base_hands": base_hands, "tiles": tiles,
         "games": games, "hands": base_hands * tiles, "events": tables["events"].num_rows * tiles,
@@ -322,8 +339,56 @@ def _serve(warehouse: Path) -> tuple[Any, str]:
         time.sleep(0.2)  # polling a starting server
 
 
-def measure_browser(warehouse: Path, steps: int, sessions: int) -> dict[str, Any]:
-    """Each view's time to a whole page in chromium, per session; the replay's steps."""
+#: in the page: the time of the next click or key press (the page's clock), for a step
+#: timed from the user's action rather than from Playwright's (which first waits for the
+#: element to be visible, stable and enabled)
+ARM = """() => { window.hkActed = null;
+  for (const kind of ['click', 'keydown'])
+    document.addEventListener(kind, () => { window.hkActed ??= performance.now(); }, {capture: true, once: true}); }"""
+#: SETTLED, answering the page's clock when it holds (null until then)
+SETTLED_AT = SETTLED.replace("return run > after", "return (run > after").replace(
+    "=== null;\n}", "=== null) ? performance.now() : null;\n}")
+
+
+def _cpu_seconds(root: int) -> dict[int, float]:
+    """CPU seconds (user + system) used so far by process `root` and each of its
+    descendants, by PID (Linux /proc): with other work on the machine, wall times stretch
+    with the load and CPU seconds much less, so both are printed."""
+    tick = os.sysconf("SC_CLK_TCK")
+    children: dict[int, list[int]] = {}
+    used: dict[int, float] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        pid = int(stat.parent.name)
+        children.setdefault(int(fields[1]), []).append(pid)
+        used[pid] = (int(fields[11]) + int(fields[12])) / tick
+    found, todo = {}, [root]
+    while todo:
+        pid = todo.pop()
+        found[pid] = used.get(pid, 0.0)
+        todo += children.get(pid, [])
+    return found
+
+
+def _spent(before: dict[int, float], after: dict[int, float]) -> float:
+    """CPU seconds between two `_cpu_seconds`, over the processes alive at the end (a
+    closed page's renderer that exits meanwhile takes its seconds with it: not counted)."""
+    return sum(seconds - before.get(pid, 0.0) for pid, seconds in after.items())
+
+
+def _quantile(values: list[float], q: float) -> float:
+    return sorted(values)[round(q * (len(values) - 1))]
+
+
+def measure_browser(warehouse: Path, steps: int, sessions: int, returning: bool = False) -> dict[str, Any]:
+    """Each view's time to a whole page in chromium, per session, with the CPU seconds the
+    browser and the dashboard server spent on it; the replay's steps. Each session is a
+    new browser profile (a first visit: Streamlit's ~3 MB of scripts fetched and compiled),
+    or with `returning` one profile for all, its HTTP cache kept (a returning user's
+    browser; each view still a new session)."""
     from urllib.parse import urlencode
 
     from playwright.sync_api import sync_playwright
@@ -340,45 +405,91 @@ def measure_browser(warehouse: Path, steps: int, sessions: int) -> dict[str, Any
     reader.close()
     values = {"game": game, "player": player}
     views = [*VIEWS, ("replay (deep link)", "replay", {"game": "{game}", "hand": str(hand), "step": "1"})]
-    results: dict[str, Any] = {"warehouse": str(warehouse), "mode": "browser", "game": game, "player": player,
-                               "pages": {}}
+    results: dict[str, Any] = {"warehouse": str(warehouse), "mode": "browser", "returning": returning,
+                               "game": game, "player": player,
+                               "load_before": os.getloadavg(), "pages": {}, "cpu": {}}
+    info = warehouse / "BENCH.json"
+    if info.exists():
+        results["size"] = json.loads(info.read_text())
     proc, base = _serve(warehouse)
+    me = os.getpid()
+
+    def cpu() -> tuple[dict[int, float], dict[int, float]]:
+        """(browser, server) CPU seconds so far, by process: everything under this process
+        but itself and the server is chromium and Playwright's driver."""
+        server = _cpu_seconds(proc.pid)
+        return {pid: t for pid, t in _cpu_seconds(me).items() if pid not in server and pid != me}, server
+
     try:
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=CHROMIUM)
+            profile = browser.new_context(viewport={"width": 1440, "height": 1000}) if returning else None
+            if profile is not None:  # the scripts in its cache before the first view is timed
+                warm = profile.new_page()
+                warm.goto(f"{base}/{URL_PATHS['check_log']}")
+                warm.wait_for_function(SETTLED, arg=0)
+                warm.close()
             for label, page_name, params in views:
-                times = []
+                times, used = [], []
                 for _ in range(sessions):
-                    page = browser.new_page(viewport={"width": 1440, "height": 1000})
+                    page = profile.new_page() if profile is not None else \
+                        browser.new_page(viewport={"width": 1440, "height": 1000})
                     page.set_default_timeout(300_000)
                     query = urlencode({k: v.format(**values) for k, v in params.items()})
+                    before = cpu()
                     started = time.perf_counter()
                     page.goto(f"{base}/{URL_PATHS[page_name]}" + (f"?{query}" if query else ""))
                     page.wait_for_function(SETTLED, arg=0)
                     page.wait_for_function(DRAWN)
                     times.append(time.perf_counter() - started)
+                    after = cpu()
+                    used.append((_spent(before[0], after[0]), _spent(before[1], after[1])))
                     if page_name == "replay" and len(times) == sessions:
-                        clicks = []
-                        for _ in range(steps):
-                            before = int(page.evaluate(LAST_RUN))
-                            started = time.perf_counter()
-                            page.get_by_role("button", name="Next ▶").click()
-                            page.wait_for_function(SETTLED, arg=before)
-                            clicks.append(time.perf_counter() - started)
-                        results["replay_steps_s"] = clicks
+                        results.update(_steps(page, steps, cpu))
                     page.close()
                 results["pages"][label] = times
+                results["cpu"][label] = used
                 rest = ", ".join(f"{t * 1000:.0f}" for t in times[1:])
-                print(f"  {label:<24} server cold {times[0] * 1000:6.0f} ms   later sessions {rest} ms")
+                print(f"  {label:<24} server cold {times[0] * 1000:6.0f} ms   later sessions {rest} ms   "
+                      f"(CPU: browser {used[-1][0]:.2f} s, server {used[0][1]:.2f} s cold, {used[-1][1]:.2f} s later)")
             browser.close()
     finally:
         proc.terminate()  # by its PID
         proc.wait(timeout=20)
     clicks = results.get("replay_steps_s") or []
     if clicks:
-        print(f"  {'replay, one step':<24} mean {statistics.mean(clicks) * 1000:.0f} ms, median "
-              f"{statistics.median(clicks) * 1000:.0f} ms, max {max(clicks) * 1000:.0f} ms ({len(clicks)} steps)")
+        used = results["replay_steps_cpu"]
+        print(f"  {'replay, one step':<24} p50 {_quantile(clicks, 0.5) * 1000:.0f} ms, p95 "
+              f"{_quantile(clicks, 0.95) * 1000:.0f} ms, max {max(clicks) * 1000:.0f} ms ({len(clicks)} steps: "
+              f"the Next button clicked, then the → key, alternately; from the click or key press to the "
+              f"run drawn); CPU a step, p50: browser {_quantile([u[0] for u in used], 0.5) * 1000:.0f} ms, "
+              f"server {_quantile([u[1] for u in used], 0.5) * 1000:.0f} ms")
+    results["load_after"] = os.getloadavg()
+    print(f"  load average {results['load_before'][0]:.1f} before, {results['load_after'][0]:.1f} after "
+          f"({os.cpu_count()} CPUs)")
     return results
+
+
+def _steps(page: Any, steps: int, cpu: Any) -> dict[str, Any]:
+    """`steps` steps forward, each timed in the page from the user's action (a click on
+    Next, or the → key) to its run drawn whole."""
+    clicks, used = [], []
+    next_button = page.get_by_role("button", name="Next ▶")
+    for i in range(steps):
+        before = int(page.evaluate(LAST_RUN))
+        page.evaluate(ARM)
+        spent = cpu()
+        if i % 2:
+            page.get_by_role("heading", name="Replay").click()  # focus off the buttons first
+            page.evaluate(ARM)
+            page.keyboard.press("ArrowRight")
+        else:
+            next_button.click()
+        drawn = page.wait_for_function(SETTLED_AT, arg=before).json_value()
+        clicks.append((drawn - page.evaluate("window.hkActed")) / 1000)
+        now = cpu()
+        used.append((_spent(spent[0], now[0]), _spent(spent[1], now[1])))
+    return {"replay_steps_s": clicks, "replay_steps_cpu": used}
 
 
 def main() -> None:
@@ -395,6 +506,8 @@ def main() -> None:
     real.add_argument("--warehouse", type=Path, default=ROOT / "data" / "warehouse")
     real.add_argument("--steps", type=int, default=20)
     real.add_argument("--sessions", type=int, default=3, help="sessions per view (the first is server cold)")
+    real.add_argument("--returning", action="store_true",
+                      help="one browser profile for every view, its HTTP cache kept (a returning user)")
     real.add_argument("--json", type=Path, default=None, help="also write the figures here")
     args = parser.parse_args()
     if args.command == "build":
@@ -405,7 +518,7 @@ def main() -> None:
         print(f"built {target} in {time.monotonic() - started:.0f}s")
     elif args.command == "browser":
         print(f"timing the dashboard in chromium on {args.warehouse}")
-        results = measure_browser(args.warehouse, args.steps, args.sessions)
+        results = measure_browser(args.warehouse, args.steps, args.sessions, args.returning)
         if args.json:
             args.json.write_text(json.dumps(results, indent=2, default=str))
     else:

@@ -40,20 +40,17 @@ pages = {
         st.Page(PAGES / "cases.py", title="Cases", icon=":material/folder_open:", url_path="cases"),
     ],
 }
-#: session state: how many script runs this session has made (the run marker's number)
-RUNS = "app_runs"
-
 page = st.navigation(pages)
 st.sidebar.caption(f"Warehouse: `{warehouse_dir()}` (read-only)")
 st.sidebar.button("Reload warehouse", on_click=cache.reload, icon=":material/refresh:",
                   help="Read the latest committed batch (after a new `haftkhabis ingest`).")
-run = st.session_state[RUNS] = st.session_state.get(RUNS, 0) + 1
+run = views.whole_run_started()
 
 
 def _run_marker() -> None:
     """The run's last element, after everything the page drew: a browser that sees this
     number, and no element left stale, sees this run whole."""
-    st.sidebar.html(f'<span data-hk-run="{run}" hidden></span>')
+    st.sidebar.html(views.run_marker_html(run))
 
 
 try:
@@ -63,6 +60,8 @@ except views.PageDone:  # the page ended early, as it meant to (`views.done`)
 except Exception:  # an error the page shows: this run is drawn as far as it got
     _run_marker()
     raise
+finally:
+    views.whole_run_ended()
 # Not after a rerun or `st.stop()` (Streamlit's control flow, BaseExceptions): a switch to
 # another page or a callback's rerun is not a run drawn whole, and the next run draws its own.
 _run_marker()

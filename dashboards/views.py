@@ -7,7 +7,8 @@ Session-state keys are prefixed by the page that owns the view (`replay_…`, `c
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date, datetime
 from functools import partial
@@ -57,11 +58,23 @@ class ReplayKeys:
         return f"{self.prefix}_step"
 
     @property
+    def seen_by(self) -> str:
+        """The view on screen, in one place: the player whose view it is, None for the
+        support view. Not a widget's key: Streamlit keeps it as it is (a widget's value is
+        the browser's, which reports the widget's default when it never recorded the value
+        the server drew, and is dropped when the widget is not drawn). Written only by a
+        deep link (the page's adoption of its URL) and by the user's own choice (the View
+        and As-player widgets' callbacks); the widgets are drawn from it at every run."""
+        return f"{self.prefix}_seen_by"
+
+    @property
     def view(self) -> str:
+        """The View radio (drawn from `seen_by`)."""
         return f"{self.prefix}_view"
 
     @property
     def viewer(self) -> str:
+        """The As-player selectbox (drawn from `seen_by`, in the player view only)."""
         return f"{self.prefix}_viewer"
 
     @property
@@ -135,25 +148,69 @@ def flagged_player(replay: GameReplay, step: ReplayStep | None) -> str | None:
     return None
 
 
-def normalise_state(keys: ReplayKeys, replay: GameReplay) -> None:
-    """Bring hand and step into range (a deep link or an old session may point anywhere);
-    the player view, until one is chosen, is the flagged player's."""
+def default_viewer(replay: GameReplay, step: ReplayStep | None) -> str | None:
+    """The player view a support agent gets when they ask for one without naming the
+    player: the flagged player's (`flagged_player`), else the first player's."""
+    return flagged_player(replay, step) or (replay.players[0] if replay.players else None)
+
+
+def show_view_of(keys: ReplayKeys, viewer: str | None) -> None:
+    """Show `viewer`'s player view (None: the support view). Called by a deep link, the
+    user's choice, and `normalise_state` when the game has no such player."""
+    st.session_state[keys.seen_by] = viewer
+
+
+def view_chosen(keys: ReplayKeys) -> bool:
+    """Whether the session holds the view to show (a run that finds none must not draw
+    a step: the page's own run decides it first)."""
+    return keys.seen_by in st.session_state
+
+
+def _view_picked(keys: ReplayKeys, replay: GameReplay) -> None:
+    """The View radio's callback: the user chose the support or the player view."""
+    if st.session_state.get(keys.view) == PLAYER_VIEW:
+        show_view_of(keys, default_viewer(replay, current_step(keys, replay)))
+    else:
+        show_view_of(keys, None)
+
+
+def _viewer_picked(keys: ReplayKeys, replay: GameReplay) -> None:
+    """The As-player selectbox's callback: the user chose whose view to see."""
+    player = st.session_state.get(keys.viewer)
+    if player in replay.players:
+        show_view_of(keys, player)
+
+
+def normalise_state(keys: ReplayKeys, replay: GameReplay) -> str | None:
+    """Bring hand and step into range (a deep link or an old session may point anywhere),
+    and the view to this game's players; the view's player (None: the support view).
+
+    Every widget value the server holds is written here at every run, before its widget
+    is drawn, so every run sends it to the browser: a browser that had not recorded
+    the value an earlier run drew (a step taken while the page was still settling)
+    otherwise shows, and then reports as the user's, the widget's default (for the View
+    radio, the support view)."""
     ss = st.session_state
     hands = replay.hands
-    if ss.get(keys.hand) not in hands:
-        ss[keys.hand] = hands[0]
+    hand = ss.get(keys.hand)
+    if hand not in hands:
+        hand = hands[0]
         ss[keys.step] = 1
-    steps = replay.hand_steps(ss[keys.hand])
+    ss[keys.hand] = hand
+    steps = replay.hand_steps(hand)
     try:
         number = int(ss.get(keys.step) or 1)
     except (TypeError, ValueError):
         number = 1
     ss[keys.step] = min(max(number, 1), len(steps))
-    if ss.get(keys.view) not in VIEWS:
-        ss[keys.view] = SUPPORT_VIEW
-    if replay.players and ss.get(keys.viewer) not in replay.players:
-        ss[keys.viewer] = flagged_player(replay, replay.step_at(ss[keys.hand], ss[keys.step])) \
-            or replay.players[0]
+    viewer = ss.get(keys.seen_by)
+    if viewer is not None and viewer not in replay.players:  # another game's player
+        viewer = default_viewer(replay, replay.step_at(hand, ss[keys.step]))
+    show_view_of(keys, viewer)
+    ss[keys.view] = SUPPORT_VIEW if viewer is None else PLAYER_VIEW
+    if viewer is not None:
+        ss[keys.viewer] = viewer
+    return viewer
 
 
 def current_step(keys: ReplayKeys, replay: GameReplay) -> ReplayStep | None:
@@ -184,7 +241,7 @@ def replay_view(
     if not replay.hands:
         st.info("Nothing to replay: the game has no usable lines.")
         return None
-    normalise_state(keys, replay)
+    viewer = normalise_state(keys, replay)  # the view, from its one place (`keys.seen_by`)
     ss = st.session_state
 
     top = st.columns([2, 2, 2], vertical_alignment="bottom")
@@ -192,11 +249,10 @@ def replay_view(
         "Hand", replay.hands, key=keys.hand, format_func=lambda h: hand_label(replay, h),
         on_change=_reset_step, args=(keys,),
     )
-    top[1].radio("View", VIEWS, key=keys.view, horizontal=True)
-    player_view = ss[keys.view] == PLAYER_VIEW
-    if player_view:
-        top[2].selectbox("As player", list(replay.players), key=keys.viewer)
-    viewer: str | None = ss.get(keys.viewer) if player_view else None
+    top[1].radio("View", VIEWS, key=keys.view, horizontal=True, on_change=_view_picked, args=(keys, replay))
+    if viewer is not None:
+        top[2].selectbox("As player", list(replay.players), key=keys.viewer,
+                         on_change=_viewer_picked, args=(keys, replay))
     if viewer is not None:  # from here on, only what the viewer could see
         replay = view_of(viewer) if view_of is not None else public_replay(replay, viewer)
 
@@ -233,7 +289,7 @@ def replay_view(
     if report is not None and step.hand != SETUP_HAND:
         # one click from the step: the report for the player the step is about (the view
         # chosen, else the flagged player's), and in the support view the support report too
-        about = viewer or ss.get(keys.viewer)
+        about = viewer or default_viewer(replay, step)
         with below[1]:
             for who in dict.fromkeys([about, None] if viewer is None else [viewer]):
                 view = f"{who}'s player view" if who else "support view"
@@ -276,19 +332,39 @@ def move_label(step: ReplayStep, *, current: bool = False) -> str:
     return f":red[{label}]" if step.flagged and not current else label
 
 
+#: the move list's lines: those around the current step. A button a line, redrawn at every
+#: step, cost a browser ~0.35 s of CPU a step for an 81-line hand and ~0.75 s for the
+#: longest (bench/bench_dashboard.py browser); the slider and the keys reach every line.
+MOVE_WINDOW = 41
+#: of which before the current step (more after it: stepping goes forward)
+MOVES_BEFORE = 10
+
+
+def move_window(count: int, at: int) -> tuple[int, int]:
+    """The slice [start, end) of `count` lines that the move list shows around line `at`:
+    `MOVE_WINDOW` lines (all of them when fewer), `MOVES_BEFORE` of them before `at`
+    unless the hand ends first."""
+    start = max(0, min(at - MOVES_BEFORE, count - MOVE_WINDOW))
+    return start, min(count, start + MOVE_WINDOW)
+
+
 def move_list(replay: GameReplay, keys: ReplayKeys, current: ReplayStep) -> None:
-    """Every line of the hand, numbered by seq, with its verdict; click one to go there.
-    Flagged lines are red; the filter keeps one player's moves (the rest stay a click away)."""
+    """The hand's lines around the current step, numbered by seq, with their verdicts;
+    click one to go there. Flagged lines are red; the filter keeps one player's moves
+    (the rest stay a click away)."""
     steps = replay.hand_steps(current.hand)
     actors = list(replay.players) or sorted({s.actor for s in steps if s.actor})
     st.markdown(f"**Moves of hand {current.hand}**" if current.hand != SETUP_HAND else "**Header lines**")
     chosen = st.multiselect("Moves by", actors, key=keys.movers, placeholder="Every player",
                             label_visibility="collapsed")
     shown = [s for s in steps if not chosen or s.actor in chosen or s is current]
+    start, end = move_window(len(shown), next(i for i, s in enumerate(shown) if s is current))
     flagged = sum(1 for s in steps if s.flagged)
-    st.caption(f"{len(shown)} of {len(steps)} lines · {flagged} flagged · ← → step, N next violation")
+    listed = "" if end - start == len(shown) else \
+        f" · seq {shown[start].seq}–{shown[end - 1].seq} listed (the slider reaches the rest)"
+    st.caption(f"{len(shown)} of {len(steps)} lines{listed} · {flagged} flagged · ← → step, N next violation")
     with st.container(height=560, border=True, key=f"{keys.prefix}_moves"):
-        for s in shown:
+        for s in shown[start:end]:
             st.button(move_label(s, current=s is current), key=keys.move(s), on_click=go_to, args=(keys, s),
                       width="stretch",
                       type="primary" if s is current else "tertiary",
@@ -369,6 +445,54 @@ def query_int(params: Any, name: str) -> int | None:
         return int(value) if value is not None else None
     except (TypeError, ValueError):
         return None
+
+
+# ------------------------------------------------------------------------ the run marker
+
+#: session state: how many script runs this session has made, whole or a fragment's (the
+#: run marker's number)
+RUNS = "app_runs"
+#: session state: True while the entry script runs the page whole (False between runs,
+#: so a fragment's rerun knows it is one)
+WHOLE_RUN = "app_whole_run"
+
+
+def run_marker_html(run: int) -> str:
+    return f'<span data-hk-run="{run}" hidden></span>'
+
+
+def whole_run_started() -> int:
+    """The entry script starts a run of the whole page: its number."""
+    st.session_state[WHOLE_RUN] = True
+    return _count_run()
+
+
+def whole_run_ended() -> None:
+    st.session_state[WHOLE_RUN] = False
+
+
+@contextmanager
+def fragment_run() -> Iterator[None]:
+    """The body of an `st.fragment` that a browser (and the tests) must see drawn whole
+    when it reruns alone: it then counts as a run of the session and draws the run
+    marker as its last element, as the entry script does for a whole run. Inside a whole
+    run it draws none (the entry script's marker, drawn after the page, says the run is
+    whole; one drawn here would say so before the rest of the page is drawn)."""
+    alone = not st.session_state.get(WHOLE_RUN, False)
+    try:
+        yield
+    except Exception:
+        if alone:
+            st.html(run_marker_html(_count_run()))
+        raise
+    if alone:
+        st.html(run_marker_html(_count_run()))
+
+
+def _count_run() -> int:
+    run = int(st.session_state.get(RUNS, 0)) + 1
+    st.session_state[RUNS] = run
+    return run
 
 
 class PageDone(Exception):

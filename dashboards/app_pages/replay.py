@@ -86,16 +86,17 @@ def adopt_url(replay_of: dict[str, GameReplay | None]) -> None:
     ss[KEYS.hand], ss[KEYS.step] = target.hand, target.number
     if notice:
         ss[NOTICE] = notice
-    if params.get("view") == "player":
-        ss[KEYS.view] = views.PLAYER_VIEW
+    if params.get("view") == "player":  # a player's view, never the support view
         player = (params.get("player") or "").strip()
         if player in replay.players:
-            ss[KEYS.viewer] = player
-        elif player:
-            ss[NOTICE] = (ss.get(NOTICE, "") + f" The link asked for {player!r}'s view; the players are "
-                          f"{', '.join(replay.players)}.").strip()
+            views.show_view_of(KEYS, player)
+        else:
+            views.show_view_of(KEYS, views.default_viewer(replay, target))
+            if player:
+                ss[NOTICE] = (ss.get(NOTICE, "") + f" The link asked for {player!r}'s view; the players are "
+                              f"{', '.join(replay.players)}.").strip()
     else:
-        ss[KEYS.view] = views.SUPPORT_VIEW
+        views.show_view_of(KEYS, None)
 
 
 def step_params(game: str, step: ReplayStep, viewer: str | None) -> dict[str, str]:
@@ -141,31 +142,23 @@ if replay is None:
     st.page_link("app_pages/games.py", label="Find a game", icon=":material/search:")
     views.done()
 
-notice = st.session_state.get(NOTICE)
-if notice:
-    st.warning(notice, icon=":material/link_off:")
-
-game_id = replay.game
-stored = cache.query("game_row", game_id)  # the lines the warehouse counts for the game
-views.verdict_summary(replay, lines=stored["lines"] if stored else None)
-shown = views.replay_view(
-    replay, KEYS,
-    view_of=lambda viewer: cache.player_replay(game_id, viewer),
-    link=lambda step, viewer: step_link(game_id, step, viewer),
-    report=lambda hand, seq, viewer: cache.hand_report(game_id, hand, seq, viewer),
-)
-if shown is not None:
-    viewer = st.session_state.get(KEYS.viewer) if st.session_state.get(KEYS.view) == views.PLAYER_VIEW else None
-    params = step_params(game_id, shown, viewer)
+def _follow_url(game_id: str, shown: ReplayStep) -> None:
+    """The URL names the view on screen (and the page reopens it when opened bare)."""
+    params = step_params(game_id, shown, shown.viewer)
     if st.query_params.to_dict() != params:
         st.session_state.pop(NOTICE, None)  # said once; the URL now names the view on screen
         st.query_params.from_dict(params)
     st.session_state[URL_SEEN] = urlencode(sorted(params.items()))
     st.session_state[LAST] = params
 
+
 # ------------------------------------------------------------------------ the step's move quality
 
-if shown is not None and shown.kind in ("play", "draw", "pass"):
+
+def _move_quality(game_id: str, shown: ReplayStep) -> None:
+    """The stored move-quality analysis of the step's decision, when there is one."""
+    if shown.kind not in ("play", "draw", "pass"):
+        return
     quality = cache.step_analysis(game_id, shown.seq)
     # in a player's view, only their own decisions (engine.player_view.public_analysis's rule)
     if quality is not None and (shown.viewer is None or quality["player"] == shown.viewer):
@@ -179,9 +172,11 @@ if shown is not None and shown.kind in ("play", "draw", "pass"):
         else:
             st.success(text, icon=":material/check_circle:")
 
+
 # ------------------------------------------------------------------------ what-if at this step
 
 WHATIF = "replay_whatif"  # {"at": (game, seq), "moves": [...]} of the branch on screen
+WHATIF_OPEN = "replay_whatif_open"  # whether the what-if panel is open (its expander's state)
 
 
 def _whatif_play(at: tuple[str, int], move: str) -> None:
@@ -205,13 +200,22 @@ def _whatif_reset(at: tuple[str, int]) -> None:
     st.session_state[WHATIF] = {"at": at, "moves": []}
 
 
-if shown is not None and shown.kind in ("play", "draw", "pass") and shown.seq:
+
+def _what_if(game_id: str, replay: GameReplay, shown: ReplayStep) -> None:
+    """The what-if panel: the moves legal instead of the recorded one, and the branch played on."""
+    if shown.kind not in ("play", "draw", "pass") or not shown.seq:
+        return
     at = (game_id, shown.seq)
     branch = st.session_state.get(WHATIF) or {}
     moves = tuple(branch.get("moves", [])) if branch.get("at") == at else ()
     viewer = shown.viewer  # the what-if is computed in the same view as the step shown
     title = "What if? — play another move at this step" + (f" (as {viewer} could)" if viewer else "")
-    with st.expander(title, expanded=bool(moves)):
+    # computed only while the panel is open (its state reruns the step): a what-if reads
+    # the game's lines and replays them, 0.2-0.35 s of every step on the million-hand
+    # warehouse when it ran for a closed panel
+    with st.expander(title, expanded=bool(moves), key=WHATIF_OPEN, on_change="rerun") as panel:
+        if not panel.open:
+            return
         result = cache.what_if(game_id, shown.seq, moves, viewer)
         if viewer is None and not result.stock_known:
             st.caption("The log does not tell the stock's order: the branch stops at the first draw.")
@@ -273,7 +277,11 @@ def _open_case(game: str, step: ReplayStep) -> None:
     ss["replay_case_note"] = ""
 
 
-if shown is not None and shown.hand != SETUP_HAND:
+
+def _case(game_id: str, replay: GameReplay, shown: ReplayStep) -> None:
+    """The desk's panel: the cases on this game, and a form to open one about the step."""
+    if shown.hand == SETUP_HAND:
+        return
     existing = cache.query("cases", read.CaseSearch(game=game_id), 50)
     opened_now = st.session_state.pop("replay_case_opened", None)
     if opened_now:
@@ -304,3 +312,38 @@ if shown is not None and shown.hand != SETUP_HAND:
             st.error(problem)
         st.button(f"Open the case on {shown.label}", key="replay_case_open", type="primary",
                   on_click=_open_case, args=(game_id, shown), icon=":material/create_new_folder:")
+
+
+# ------------------------------------------------------------------------ the page
+
+
+@st.fragment
+def _step_area(replay: GameReplay) -> None:
+    """Everything that follows the step on screen. A fragment: a step (a button, a key, the
+    slider, a move-list line) reruns this alone, not the page above it."""
+    game_id = replay.game
+    if not views.view_chosen(KEYS):  # the session lost its view: the page decides it first
+        st.rerun(scope="app")
+    with views.fragment_run():
+        notice = st.session_state.get(NOTICE)  # said once: stepping on takes it away
+        if notice:
+            st.warning(notice, icon=":material/link_off:")
+        shown = views.replay_view(
+            replay, KEYS,
+            view_of=lambda viewer: cache.player_replay(game_id, viewer),
+            link=lambda step, viewer: step_link(game_id, step, viewer),
+            report=lambda hand, seq, viewer: cache.hand_report(game_id, hand, seq, viewer),
+        )
+        if shown is None:
+            return
+        _follow_url(game_id, shown)
+        _move_quality(game_id, shown)
+        _what_if(game_id, replay, shown)
+        _case(game_id, replay, shown)
+
+
+if not views.view_chosen(KEYS):  # a game opened without a deep link's view: the support view
+    views.show_view_of(KEYS, None)
+stored = cache.query("game_row", replay.game)  # the lines the warehouse counts for the game
+views.verdict_summary(replay, lines=stored["lines"] if stored else None)
+_step_area(replay)

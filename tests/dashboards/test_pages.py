@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -131,6 +132,48 @@ def test_replay_player_view_hides_other_hands(app: AppTest) -> None:
     assert "view" not in app.query_params
 
 
+def _as_a_browser_that_missed_a_run(app: AppTest, replay: GameReplay) -> None:
+    """Make the step's widgets report at the next run what a browser shows for them when
+    it recorded none of the values sent before this run: the value this run sent with
+    the widget (`set_value`), else the widget's default. A browser under load did this:
+    a step clicked while a deep link's page was still settling (its widgets not yet
+    holding the values drawn) was answered by a run that drew the View radio without its
+    value, so the browser showed the default, the support view, and the next step
+    reported it as the user's choice (issue #33's leak)."""
+    def shown(widget: Any, options: list[Any]) -> Any:
+        proto = widget.proto
+        if proto.set_value:
+            return options[list(proto.options).index(proto.raw_value)]
+        return options[proto.default]
+
+    hand = app.selectbox(key="replay_hand")
+    hand.set_value(shown(hand, list(replay.hands)))  # its options are the hands, labelled
+    view = app.radio(key="replay_view")
+    view.set_value(shown(view, view.options))
+    if view.value == "Player view" and any(w.key == "replay_viewer" for w in app.selectbox):
+        viewer = app.selectbox(key="replay_viewer")
+        viewer.set_value(shown(viewer, viewer.options))
+    step = app.slider(key="replay_step")
+    step.set_value(step.proto.value[0] if step.proto.set_value else step.proto.default[0])
+
+
+def test_a_player_view_deep_link_stays_that_players_view(
+        app: AppTest, sample_replays: dict[str, GameReplay]) -> None:
+    """Whatever the browser recorded of earlier runs, every run sends the view on screen
+    with its widgets: a player's deep link, stepped on with a browser that missed the
+    values of the runs before, is still that player's view, never the support view."""
+    open_page(app, "replay", game=DISPUTED, seq="3", view="player", player="bita")
+    for _ in range(3):
+        _as_a_browser_that_missed_a_run(app, sample_replays[DISPUTED])
+        app.button(key="replay_next").click().run()
+        assert not app.exception
+        assert app.radio(key="replay_view").value == "Player view"
+        assert app.selectbox(key="replay_viewer").value == "bita"
+        assert app.query_params["view"] == "player" and app.query_params["player"] == "bita"
+        assert "sample.jsonl" not in _step_caption(app)  # the support view's caption names the log
+    assert _step_caption(app).startswith("Step 6 of")
+
+
 def test_replay_drill_down_by_seq(app: AppTest) -> None:
     open_page(app, "replay", game=DISPUTED, seq="7")
     assert "seq 7" in _step_caption(app)
@@ -168,7 +211,10 @@ def test_picking_a_game_opens_its_replay_at_its_first_violation(
     assert f"hand {flagged.hand} · seq {flagged.seq}" in _step_caption(app)
     # the player view, when chosen, is the flagged player's
     named = [v.player for v in flagged.violations if v.player in sample_replays[first].players]
-    assert app.session_state["replay_viewer"] == named[0]
+    app.switch_page("app_pages/replay.py")  # AppTest's next run: the page on screen, not the Games page
+    app.radio(key="replay_view").set_value("Player view").run()
+    assert app.selectbox(key="replay_viewer").value == named[0]
+    assert app.query_params["view"] == "player" and app.query_params["player"] == named[0]
 
 
 def test_a_compliance_row_opens_the_replay_at_that_line(app: AppTest) -> None:
@@ -202,6 +248,25 @@ def test_replay_move_list_jumps_and_filters(app: AppTest) -> None:
     app.multiselect(key="replay_movers").set_value(["cyrus"]).run()
     labels = [label for _, label in _buttons(app)]
     assert labels and all("cyrus" in label for label in labels)
+
+
+def test_the_move_list_of_a_long_hand_lists_the_lines_around_the_step(
+    app: AppTest, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A hand longer than the move list's window lists the window's lines around the
+    current step (more after it than before), says which, and follows the step."""
+    from dashboards import views
+
+    monkeypatch.setattr(views, "MOVE_WINDOW", 7)
+    monkeypatch.setattr(views, "MOVES_BEFORE", 2)
+    open_page(app, "replay", game=DISPUTED, hand="1", step="10")
+    seqs = [int(label.removeprefix(":red[").split()[0]) for _, label in _buttons(app)]
+    assert seqs == [8, 9, 10, 11, 12, 13, 14]
+    assert any("21 of 21 lines · seq 8–14 listed" in c.value for c in app.caption)
+    app.button(key="replay_next").click().run()
+    assert [int(label.removeprefix(":red[").split()[0]) for _, label in _buttons(app)][:2] == [9, 10]
+    open_page(app, "replay", game=DISPUTED, hand="1", step="21")  # the hand's end: the last 7
+    assert [int(label.removeprefix(":red[").split()[0]) for _, label in _buttons(app)] == list(range(15, 22))
 
 
 def test_replay_by_seq_and_the_why_of_a_forced_draw(app: AppTest) -> None:

@@ -71,6 +71,7 @@ def test_replay_page_in_every_players_view(app: AppTest, sample_replays: dict[st
                 # each player at some of the picked steps: every player, every kind of step
                 for step in [steps[i] for i in picked][player_index % 2::2]:
                     where = f"{game} seq {step.seq} as {player}"
+                    app.session_state["replay_whatif_open"] = True  # the what-if panel open, computed
                     open_page(app, "replay", game=game, seq=str(step.seq), view="player", player=player)
                     found += page_leaks(app, sight, player, hand, step.seq, where)
                     pages += 1

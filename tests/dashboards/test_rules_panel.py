@@ -44,6 +44,9 @@ def test_the_compliance_panel_renders(app: AppTest) -> None:
 
 def test_the_replay_what_if_plays_a_branch(app: AppTest) -> None:
     open_page(app, "replay", game="t41-bazito-1", hand="1", step="2")
+    assert not [b for b in app.button if b.key and b.key.startswith("replay_whatif_")]  # closed: not computed
+    app.session_state["replay_whatif_open"] = True  # the panel opened
+    app.run()
     buttons = [b for b in app.button if b.key and b.key.startswith("replay_whatif_")]
     assert buttons, "the legal moves at the step are offered"
     buttons[0].click().run()
