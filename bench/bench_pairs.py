@@ -33,8 +33,8 @@ from pathlib import Path
 
 from scipy import stats
 
-from engine.simulate import SimConfig, write_simulation
-from ingest.pairs import PairData, PairRows, audit_pairs, read_pair_rows
+from engine.simulate import SimConfig, simulate_seatings, write_simulation
+from ingest.pairs import PairData, PairRows, audit_pairs, co_seating, read_pair_rows
 
 OUT = Path(__file__).parent / "out"
 NAMES = ("sara", "omid", "lale", "reza", "neda", "kian")
@@ -136,6 +136,68 @@ def power(args: argparse.Namespace, record: dict[str, object]) -> None:
     record["power"] = table
 
 
+def seatings(seeking: float, games: int, seed: int) -> PairData:
+    """The games of a club's seatings alone (`simulate_seatings`: the simulator's own seat
+    drawing, nothing played), as the pair audit's games."""
+    data = PairData()
+    config = SimConfig("bazito", games=games, seed=seed, names=NAMES, colluders=PAIR, seeking=seeking)
+    for g, players in enumerate(simulate_seatings(config)):
+        data.add_game(f"s{seed}-{g}", players)
+    return data
+
+
+def seating(args: argparse.Namespace, record: dict[str, object]) -> None:
+    """Co-seating's power: the planted pair's co-seating z at or above the one-sided
+    threshold Bonferroni-corrected over the pairs who sat together (family-wise at the
+    level), by seeking strength and games; the same rule's false-positive rate on honest
+    seatings (any pair over the threshold)."""
+    print(f"\n## Co-seating at level {args.level} (one-sided z, Bonferroni over the pairs who sat together): "
+          f"{args.seating_reps} audits a point, each its own seed")
+    print("| seeking | games an audit | pair together (mean) | expected from activity (mean) | audits "
+          "| pair over the threshold [95 %] | any other pair |")
+    print("|---:|---:|---:|---:|---:|---:|---:|")
+    table = []
+    needed: dict[float, int | None] = {}
+    false_positives = honest_audits = 0
+    for strength in [0.0, *args.seeking]:
+        needed[strength] = None
+        for size in args.seating_games:
+            found = other = anyone = 0
+            together = expected = 0.0
+            for rep in range(args.seating_reps):
+                signal = co_seating(seatings(strength, size, args.seed * 100_000 + size * 1_000 + rep))
+                threshold = stats.norm.isf(args.level / max(len(signal.z), 1))
+                over = {frozenset(p) for p, z in zip(zip(signal.a, signal.b, strict=True), signal.z, strict=True)
+                        if z >= threshold}
+                planted = next(i for i, p in enumerate(zip(signal.a, signal.b, strict=True)) if set(p) == set(PAIR))
+                together += float(signal.together[planted])
+                expected += float(signal.expected[planted])
+                found += frozenset(PAIR) in over
+                other += bool(over - {frozenset(PAIR)})
+                anyone += bool(over)
+            n = args.seating_reps
+            ci = stats.binomtest(found, n).proportion_ci(0.95, method="exact")
+            print(f"| {strength:g} | {size} | {together / n:.1f} | {expected / n:.1f} | {n} "
+                  f"| {found}/{n} [{ci.low:.0%}, {ci.high:.0%}] | {other}/{n} |", flush=True)
+            table.append({"seeking": strength, "games": size, "audits": n, "detected": found, "other": other,
+                          "any": anyone, "together": together / n, "expected": expected / n})
+            false_positives += anyone if not strength else 0
+            honest_audits += n if not strength else 0
+            if strength and needed[strength] is None and found >= 0.9 * n:
+                needed[strength] = size
+                break
+    print(f"\nhonest seatings (seeking 0), audits with any pair over the threshold: "
+          f"{interval(false_positives, honest_audits)}")
+    print("\n| seeking | P(together) a game (a table drawn with one of them) | fewest games with the pair "
+          "over the threshold ≥ 90 % |")
+    print("|---:|---:|---:|")
+    for strength, size in needed.items():
+        if strength:
+            share = 0.4 + (1 - 0.4 - 1 / 15) * strength  # both drawn 6/15, exactly one 8/15, neither 1/15
+            print(f"| {strength:g} | {share:.3f} | {size if size else f'> {max(args.seating_games)}'} |")
+    record["seating"] = table
+
+
 def tiled(data: PairData, copies: int) -> PairData:
     """`copies` of a pool's decisions, each copy with its own games and its own players
     (what a warehouse of many clubs would give the audit), built from the pool's arrays."""
@@ -203,13 +265,19 @@ def main() -> None:
     parser.add_argument("--power-reps", type=int, default=24, help="audits a grid point, at most")
     parser.add_argument("--full", action="store_true", help="every size, not only up to the first ≥ 90 %%")
     parser.add_argument("--time-hands", type=int, default=1_000_000)
-    parser.add_argument("--skip", nargs="*", default=[], choices=["fpr", "power", "time"])
+    parser.add_argument("--seeking", type=float, nargs="*", default=[1.0, 0.5, 0.25, 0.1],
+                        help="co-seating strengths: how often a table with one of the pair seats the other too")
+    parser.add_argument("--seating-games", type=int, nargs="*", default=[25, 50, 100, 200, 400, 800, 1600, 3200])
+    parser.add_argument("--seating-reps", type=int, default=100, help="co-seating audits a grid point")
+    parser.add_argument("--skip", nargs="*", default=[], choices=["fpr", "power", "seating", "time"])
     args = parser.parse_args()
     print(f"load average at start: {os.getloadavg()[0]:.2f}; level {args.level}; "
           f"{args.permutations} relabellings an audit")
     record: dict[str, object] = {"level": args.level, "started": datetime.now(UTC).isoformat()}
     if "power" not in args.skip:
         power(args, record)
+    if "seating" not in args.skip:
+        seating(args, record)
     if "fpr" not in args.skip:
         fpr(args, record)
     if "time" not in args.skip:
