@@ -4,6 +4,7 @@ card, with the chart of observed against expected; filters re-run the audit) and
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -57,3 +58,23 @@ def test_the_collusion_page_shows_the_case_with_its_replays(monkeypatch: pytest.
     assert set(signals["signal"]) == {"co_seating", "twos_spared", "sevens_spared", "jacks_suited", "soft_play"}
     assert len(steps) and all(link.startswith("replay?game=") for link in steps["replay"])
     assert set(steps["signal"]) >= {"twos_spared", "sevens_spared", "jacks_suited"}
+
+    # the pair network: the case and its players' other pairs, the case first; choosing a
+    # pair (what a click on its dot does) drills down to its signals and replays
+    network = next(c for c in at.get("vega_lite_chart") if "collusion_network" in c.proto.id)
+    spec = json.loads(network.proto.spec)
+    assert [param["select"]["fields"] for param in spec["params"] if param["name"] == "pair"] == [["pair"]]
+    pairs = at.selectbox(key="collusion_pair").options
+    case_pair = next(e.label.split(":")[0] for e in at.expander)
+    assert pairs[0] == case_pair and len(pairs) > 1
+    assert all(set(p.split(" + ")) & set(PAIR) for p in pairs)  # neighbours: pairs of the case's players
+    at.selectbox(key="collusion_pair").set_value(case_pair).run()
+    assert not at.exception
+    assert any(case_pair in m.value and "a case" in m.value for m in at.markdown)
+    drilled = at.dataframe[1].value
+    assert list(drilled["replay"]) == list(steps["replay"])
+    neighbour = pairs[-1]
+    at.selectbox(key="collusion_pair").set_value(neighbour).run()
+    assert not at.exception
+    assert any(neighbour in m.value and "no case at 0.05" in m.value for m in at.markdown)
+    assert set(at.dataframe[0].value["signal"]) == set(signals["signal"])
