@@ -11,7 +11,14 @@ import numpy as np
 import polars as pl
 import pytest
 
-from ingest.pairs import BEHAVIOUR, PairData, _Universe, audit_pairs, pairs_from_warehouse
+from ingest.pairs import (
+    BEHAVIOUR,
+    PairData,
+    _Universe,
+    audit_pairs,
+    co_seating,
+    pairs_from_warehouse,
+)
 from ingest.read import connect
 from tests.ingest.fairplaykit import PAIR, pair_warehouse
 
@@ -140,6 +147,11 @@ def test_co_seating_against_activity() -> None:
     big.add_game("g3", ["cyrus", "dara"])
     together, chance, variance = _Universe(big).co_seating()
     assert (variance >= 0).all() and (chance <= 4).all()
+    # the signal alone, named: ali + bita's z is (4 − 4q)/√(4q(1 − q))
+    alone = co_seating(data)
+    named = {(a, b): z for a, b, z in zip(alone.a, alone.b, alone.z, strict=True)}
+    assert named[("ali", "bita")] == pytest.approx((4 - 4 * q) / math.sqrt(4 * q * (1 - q)))
+    assert co_seating(PairData()).z.size == 0
 
 
 def _report(root: Path, collusion: float, level: float = 0.05):
