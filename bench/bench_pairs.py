@@ -11,7 +11,12 @@ the audit (`ingest.pairs`) then runs on disjoint sets of games, so repetitions a
 independent.
 
 - fpr: honest pools (collusion 0), audits of `--fpr-games` games each; a false positive
-  is a queue holding any pair; the rate with its Clopper–Pearson interval, at each level.
+  is a queue holding any pair; per audit the smallest family-wise p, so one pass gives the
+  rate at 0.01, 0.05, 0.1 and 0.5 with its Clopper–Pearson interval, beside the size R
+  relabellings can attain and the binomial tail of the count at that size.
+- seating: co-seating's power (`SimConfig.seeking`: the pair seek each other's tables) by
+  strength and games, on seatings drawn by the simulator's seat function without playing
+  (`simulate_seatings`), and the same rule's false-positive rate on honest seatings.
 - power: per strength and audit size (games), the share of audits whose queue holds the
   pair; the fewest games at which it reaches 0.9.
 - time: the pair scores (`audit_pairs`, every signal, `--permutations` relabellings) on
@@ -20,6 +25,7 @@ independent.
 
     .venv/bin/python bench/bench_pairs.py
     .venv/bin/python bench/bench_pairs.py --skip power time --fpr-pools 4
+    .venv/bin/python bench/bench_pairs.py --skip power fpr time      # co-seating only
 """
 
 from __future__ import annotations
