@@ -104,7 +104,10 @@ def _network(report: dict[str, Any]) -> tuple[pl.DataFrame, pl.DataFrame, list[s
     } for p in shown], schema={"pair": pl.String, "score": pl.Float64, "p_value": pl.Float64, "case": pl.String,
                                "drivers": pl.String, "x": pl.Float64, "y": pl.Float64, "x2": pl.Float64,
                                "y2": pl.Float64})
-    edges = edges.with_columns(mid_x=(pl.col("x") + pl.col("x2")) / 2, mid_y=(pl.col("y") + pl.col("y2")) / 2)
+    # the line's width reads the score through a column of its own: a size and a colour on
+    # one field share one legend, and the size's is hidden
+    edges = edges.with_columns(mid_x=(pl.col("x") + pl.col("x2")) / 2, mid_y=(pl.col("y") + pl.col("y2")) / 2,
+                               width=pl.col("score"))
     return nodes, edges, edges["pair"].to_list()
 
 
@@ -122,7 +125,7 @@ picked_pair = alt.selection_point(name="pair", fields=["pair"], on="click")
 score_colour = alt.Color("score:Q", title="pair score", scale=alt.Scale(scheme="orangered"))
 lines = alt.Chart(edges.to_pandas()).mark_rule().encode(
     x=x, y=y, x2="x2:Q", y2="y2:Q", color=score_colour,
-    size=alt.Size("score:Q", scale=alt.Scale(range=[1, 9]), legend=None),
+    size=alt.Size("width:Q", scale=alt.Scale(range=[1, 9]), legend=None),
     strokeDash=alt.StrokeDash("case:N", scale=alt.Scale(domain=["case", "no case"], range=[[1, 0], [4, 4]]),
                               title=None),
     tooltip=tooltip)
