@@ -87,8 +87,9 @@ def fpr(args: argparse.Namespace, record: dict[str, object]) -> None:
     smallest: list[float] = []
     pair_tests = 0
     took = 0.0
-    for p in range(args.fpr_pools):
-        rows = pool(0.0, args.pool, args.seed + 1000 + p)
+    seeds = args.fpr_seeds or [args.seed + 1000 + p for p in range(args.fpr_pools)]
+    for seed in seeds:
+        rows = pool(0.0, args.pool, seed)
         for i, games in enumerate(chunks(rows, args.fpr_games)):
             started = time.perf_counter()
             report = audit_pairs(rows.data(games), args.level, args.permutations, seed=i)
@@ -97,7 +98,7 @@ def fpr(args: argparse.Namespace, record: dict[str, object]) -> None:
             pair_tests += report.pairs_scored
     audits = len(smallest)
     print(f"\n## False-positive rate: honest tables, audits of {args.fpr_games} games ({args.fpr_games * HANDS} "
-          f"hands), {args.permutations} relabellings, {audits} audits from {args.fpr_pools} pools of {args.pool} "
+          f"hands), {args.permutations} relabellings, {audits} audits from {len(seeds)} pools of {args.pool} "
           f"({pair_tests:,} pairs scored in all, {pair_tests / max(audits, 1):.1f} an audit); load average "
           f"{os.getloadavg()[0]:.2f}")
     print("| level | attainable size (R relabellings: ⌊(R + 1)α⌋ / (R + 1)) | audits with any case "
@@ -111,7 +112,8 @@ def fpr(args: argparse.Namespace, record: dict[str, object]) -> None:
         tail = stats.binom.sf(k - 1, audits, size) if k else 1.0
         print(f"| {level:g} | {size:.4%} | {k}/{audits} | {interval(k, audits)} | {tail:.3f} |")
     print(f"({took / max(audits, 1):.2f} s an audit)")
-    record["fpr"] = {"games": args.fpr_games, "audits": audits, "pair_tests": pair_tests, "flagged": flagged,
+    record["fpr"] = {"games": args.fpr_games, "seeds": seeds, "audits": audits, "pair_tests": pair_tests,
+                     "flagged": flagged,
                      "smallest_p": smallest, "permutations": args.permutations}
 
 
@@ -277,6 +279,8 @@ def main() -> None:
     parser.add_argument("--permutations", type=int, default=200)
     parser.add_argument("--fpr-games", type=int, default=30, help="games an honest audit")
     parser.add_argument("--fpr-pools", type=int, default=3, help="honest pools of --pool games")
+    parser.add_argument("--fpr-seeds", type=int, nargs="*", default=None,
+                        help="the honest pools' seeds (default: --fpr-pools of them from --seed + 1000)")
     parser.add_argument("--games", type=int, nargs="*", default=[12, 25, 50, 100, 200, 400])
     parser.add_argument("--strengths", type=float, nargs="*", default=[1.0, 0.6, 0.3, 0.15])
     parser.add_argument("--power-reps", type=int, default=24, help="audits a grid point, at most")
