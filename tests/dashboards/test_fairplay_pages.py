@@ -78,3 +78,20 @@ def test_the_collusion_page_shows_the_case_with_its_replays(monkeypatch: pytest.
     assert not at.exception
     assert any(neighbour in m.value and "no case at 0.05" in m.value for m in at.markdown)
     assert set(at.dataframe[0].value["signal"]) == set(signals["signal"])
+
+
+def test_with_no_case_the_pair_network_shows_the_highest_scores(app: AppTest) -> None:
+    """On tables with no colluders (the rigged warehouse's 40 persian games) the network
+    says there is no case and draws the highest-scoring pairs; a chosen one shows its
+    signals and no steps."""
+    open_page(app, "collusion")
+    metrics = {m.label: m.value for m in app.metric}
+    scored = int(metrics["Pairs scored"].replace(",", ""))
+    assert metrics["Cases"] == "0" and scored > 0
+    assert any(c.value.startswith("No case at 0.01: the ") for c in app.caption)
+    pairs = app.selectbox(key="collusion_pair").options
+    assert len(pairs) == min(10, scored)
+    app.selectbox(key="collusion_pair").set_value(pairs[0]).run()
+    assert not app.exception
+    assert any(pairs[0] in m.value and "no case at 0.01" in m.value for m in app.markdown)
+    assert len(app.dataframe) == 1  # the signals; no steps without a case
