@@ -49,18 +49,19 @@ PAIR = ("sara", "omid")
 HANDS = 3
 
 
-def pool(collusion: float, games: int, seed: int) -> PairRows:
-    """The pair audit's rows of a simulated and ingested pool (cached under bench/out/)."""
+def pool(collusion: float, games: int, seed: int, seeking: float = 0.0) -> PairRows:
+    """The pair audit's rows of a simulated and ingested pool (cached under bench/out/);
+    `seeking`: the pair also seek each other's tables (`SimConfig.seeking`)."""
     from ingest.pipeline import ingest
     from ingest.read import connect
 
-    folder = OUT / f"pairs6-{collusion}-{games}-{seed}"
+    folder = OUT / (f"pairs6-{collusion}-{games}-{seed}" + (f"-seek{seeking}" if seeking else ""))
     if not (folder / "wh").exists():
         folder.mkdir(parents=True, exist_ok=True)
         log = folder / "games.jsonl"
         with log.open("wb") as out:
             write_simulation(SimConfig("bazito", games=games, seed=seed, match={"hands": HANDS}, names=NAMES,
-                                       colluders=PAIR, collusion=collusion), out)
+                                       colluders=PAIR, collusion=collusion, seeking=seeking), out)
         ingest([str(log)], str(folder / "wh"), workers=1)
     reader = connect(folder / "wh")
     try:
@@ -118,13 +119,15 @@ def fpr(args: argparse.Namespace, record: dict[str, object]) -> None:
 
 
 def power(args: argparse.Namespace, record: dict[str, object]) -> None:
-    print(f"\n## Power at level {args.level}: audits whose queue holds the pair (and any other pair)")
+    seeking = f", the pair seeking each other's tables with probability {args.power_seeking:g}" \
+        if args.power_seeking else ""
+    print(f"\n## Power at level {args.level}: audits whose queue holds the pair (and any other pair){seeking}")
     print("| collusion p | games an audit | hands | audits | pair in the queue | any other pair | s an audit |")
     print("|---:|---:|---:|---:|---:|---:|---:|")
     table = []
     needed: dict[float, int | None] = {}
     for strength in args.strengths:
-        rows = pool(strength, args.pool, args.seed)
+        rows = pool(strength, args.pool, args.seed, args.power_seeking)
         needed[strength] = None
         for size in args.games:
             sets = chunks(rows, size, args.power_reps)
@@ -284,6 +287,8 @@ def main() -> None:
     parser.add_argument("--games", type=int, nargs="*", default=[12, 25, 50, 100, 200, 400])
     parser.add_argument("--strengths", type=float, nargs="*", default=[1.0, 0.6, 0.3, 0.15])
     parser.add_argument("--power-reps", type=int, default=24, help="audits a grid point, at most")
+    parser.add_argument("--power-seeking", type=float, default=0.0,
+                        help="the power pools' pair also seek each other's tables (SimConfig.seeking)")
     parser.add_argument("--full", action="store_true", help="every size, not only up to the first ≥ 90 %%")
     parser.add_argument("--time-hands", type=int, default=1_000_000)
     parser.add_argument("--seeking", type=float, nargs="*", default=[1.0, 0.5, 0.25, 0.1],
