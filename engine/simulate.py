@@ -19,7 +19,7 @@ import gzip
 import io
 import random
 import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, BinaryIO
@@ -216,6 +216,10 @@ class SimConfig:
     # other is next and on one card, and declares with a J a suit the other holds
     colluders: tuple[str, str] | None = None
     collusion: float = 0.0
+    # the pair seek each other's tables (planted truth for the co-seating signal): with
+    # probability `seeking`, a table drawn with one of `colluders` and not the other seats
+    # the other too, in the seat of a player drawn at random among the rest
+    seeking: float = 0.0
 
     def __post_init__(self) -> None:
         rules = RULESETS.get(self.ruleset)
@@ -251,9 +255,41 @@ class SimConfig:
         if self.names is not None and len(set(self.names)) < (self.players or (rules.max_players,))[-1]:
             raise ValueError(f"{len(set(self.names))} names cannot seat {(self.players or (0, rules.max_players))[1]} players")
         for name, rate in (("fault rate", self.fault_rate), ("stock-in-deal rate", self.stock_in_deal),
-                           ("collusion", self.collusion)):
+                           ("collusion", self.collusion), ("seeking", self.seeking)):
             if not 0.0 <= rate <= 1.0:
                 raise ValueError(f"the {name} must be between 0 and 1, not {rate}")
+        if self.seeking and self.colluders is None:
+            raise ValueError("seeking needs the pair who seek each other (colluders)")
+
+
+def seat_table(rng: random.Random, config: SimConfig, pool: Sequence[str], count: int) -> list[str]:
+    """The players of a table of `count`, in seat order, drawn from `pool`; with
+    `config.seeking`, a table drawn with exactly one of `config.colluders` seats the other
+    too (with that probability), in a seat drawn at random among the rest. Draws nothing
+    more from `rng` when `seeking` is 0, so seeded pools stay as they were."""
+    players = rng.sample(list(pool), count)
+    pair = config.colluders
+    if not config.seeking or pair is None or pair[0] not in pool or pair[1] not in pool:
+        return players
+    seated = [p for p in pair if p in players]
+    if len(seated) != 1 or rng.random() >= config.seeking:
+        return players
+    partner = pair[1] if seated[0] == pair[0] else pair[0]
+    rest = [i for i, p in enumerate(players) if p != seated[0]]
+    players[rng.choice(rest)] = partner
+    return players
+
+
+def simulate_seatings(config: SimConfig) -> Iterator[list[str]]:
+    """The tables of `config.games` games, seated as `simulate` seats them (`seat_table`,
+    table sizes drawn from `config.players` or the ruleset's), without playing them: what
+    the co-seating signal reads, cheap enough for its power at thousands of games."""
+    rules = RULESETS[config.ruleset]
+    low, high = config.players or (rules.min_players, rules.max_players)
+    rng = random.Random(config.seed)
+    pool = config.names or NAMES
+    for _ in range(config.games):
+        yield seat_table(rng, config, pool, rng.randint(low, high))
 
 
 @dataclass(slots=True)
@@ -610,7 +646,7 @@ class _GameSim:
         low, high = config.players or (rules.min_players, rules.max_players)
         count = rng.randint(low, high)
         pool = config.names or NAMES
-        players = rng.sample(pool, count)
+        players = seat_table(rng, config, pool, count)
         if config.names is None and rng.random() < 0.2:
             players = [f"{p}{rng.randrange(10, 100)}" for p in players]
         options: dict[str, bool] | None = None

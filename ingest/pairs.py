@@ -418,17 +418,27 @@ class _Universe:
             labels[slots] = rng.permuted(seats, axis=1)
         return labels
 
-    def co_seating(self) -> tuple[np.ndarray, np.ndarray]:
-        """Per pair: games together, and the games together expected from each one's
-        activity alone (each game's k(k − 1) ordered seat pairs spread in proportion to
-        the product of the two players' games)."""
+    def co_seating(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per pair: games together, the games together expected from each one's activity
+        alone, and that count's variance. A game of k seats holds the pair with chance
+        q = k(k − 1) n_a n_b / (N² − Σn²) (n a player's games, N every seat: each game's
+        k(k − 1) ordered seat pairs spread in proportion to the product of the two players'
+        games, at most 1); games are independent, so the count has mean Σq and variance
+        Σq(1 − q). The variance matters where q is large (a small club, where two regulars
+        share most tables); in a large population it is about the mean."""
         games_of = np.bincount(self.slots, minlength=self.names).astype(float)
         total = games_of.sum()
-        ordered = float((self.sizes * (self.sizes - 1)).sum())
-        spread = ordered / max(total * total - float((games_of ** 2).sum()), 1.0)
+        share = 1.0 / max(total * total - float((games_of ** 2).sum()), 1.0)
         together = np.bincount(self.table[self.table >= 0], minlength=len(self.keys)) / 2.0
         a, b = self.keys // self.names, self.keys % self.names
-        return together, games_of[a] * games_of[b] * spread
+        pairing = games_of[a] * games_of[b] * share
+        expected, variance = np.zeros(len(self.keys)), np.zeros(len(self.keys))
+        sizes, tables = np.unique(self.sizes, return_counts=True)
+        for size, count in zip(sizes.tolist(), tables.tolist(), strict=True):
+            q = np.minimum(pairing * size * (size - 1), 1.0)
+            expected += count * q
+            variance += count * q * (1 - q)
+        return together, expected, variance
 
 
 class _Signals:
@@ -479,6 +489,36 @@ class _Signals:
         return count, observed, expected, z
 
 
+def _co_seating(universe: _Universe) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per pair: games together, expected from activity, and z = (O − E)/√Var."""
+    together, chance, variance = universe.co_seating()
+    return together, chance, (together - chance) / np.sqrt(np.maximum(variance, 1e-9))
+
+
+@dataclass
+class CoSeating:
+    """The co-seating signal of every pair who sat together (a, b name them)."""
+
+    a: list[str]
+    b: list[str]
+    together: np.ndarray
+    expected: np.ndarray
+    z: np.ndarray
+
+
+def co_seating(data: PairData) -> CoSeating:
+    """The co-seating signal alone, as `audit_pairs` computes it (before its clip), for
+    every pair who sat in a game together; it needs the games only, no decisions."""
+    if not data.game_ids:
+        empty = np.zeros(0)
+        return CoSeating([], [], empty, empty, empty)
+    universe = _Universe(data)
+    together, chance, z = _co_seating(universe)
+    keys = universe.keys
+    return CoSeating([data.names[int(k) // universe.names] for k in keys],
+                     [data.names[int(k) % universe.names] for k in keys], together, chance, z)
+
+
 def _combined(co_z: np.ndarray, z: np.ndarray) -> np.ndarray:
     """The Stouffer sum over co-seating and the behaviour signals a pair has enough
     decisions for; nan for a pair with none of the latter."""
@@ -503,8 +543,7 @@ def audit_pairs(data: PairData, level: float = 0.01, permutations: int = PERMUTA
     if not pairs:
         return empty
     rows = _Signals(data, universe)
-    together, chance = universe.co_seating()
-    co_z = (together - chance) / np.sqrt(np.maximum(chance, 1e-9))
+    together, chance, co_z = _co_seating(universe)
     co_term = np.clip(co_z, -CO_SEATING_CLIP, CO_SEATING_CLIP)
     identity = np.arange(len(universe.slots)) - universe.offsets[universe.slot_game]
     count, observed, expected, z = rows.scores(universe, identity, pairs, counts=True)

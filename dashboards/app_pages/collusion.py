@@ -64,19 +64,101 @@ def _signals(case: dict[str, Any]) -> pl.DataFrame:
                          for name, d in case["detail"].items()])
 
 
+def _show_pair(pair: dict[str, Any], steps: list[dict[str, Any]]) -> None:
+    """A pair's signals and, for a case, the steps that show them with their replay links."""
+    st.dataframe(_signals(pair), hide_index=True, width="stretch",
+                 column_config={"z": st.column_config.NumberColumn(format="%.2f"),
+                                "expected": st.column_config.NumberColumn(format="%.1f")})
+    if steps:
+        st.dataframe(pl.DataFrame(steps).select("signal", "game", "hand", "seq", "player", "what", "replay"),
+                     hide_index=True, width="stretch",
+                     column_config={"replay": st.column_config.LinkColumn("replay", display_text="open ▶")})
+
+
+#: at most this many edges in the network (the highest scores), so that it stays readable
+NETWORK_EDGES = 40
+#: with no case, the network shows this many of the highest-scoring pairs
+NETWORK_TOP = 10
+
+
+def _network(report: dict[str, Any]) -> tuple[pl.DataFrame, pl.DataFrame, list[str]]:
+    """The pair network: the cases and every scored pair that touches one of their players
+    (their neighbours), or with no case the highest scores; nodes on a circle. Nodes,
+    edges, and the pairs shown (cases first)."""
+    scored = sorted(report["pairs"], key=lambda p: -p["score"])
+    in_cases = {name for case in report["cases"] for name in case["players"]}
+    shown = ([p for p in scored if in_cases & set(p["players"])] if in_cases else scored[:NETWORK_TOP])
+    shown = sorted(shown[:NETWORK_EDGES], key=lambda p: (not p["case"], -p["score"]))
+    names = sorted({name for p in shown for name in p["players"]},
+                   key=lambda n: (n not in in_cases, n))
+    angle = {n: 2 * np.pi * i / max(len(names), 1) for i, n in enumerate(names)}
+    nodes = pl.DataFrame({"player": names, "x": [float(np.cos(angle[n])) for n in names],
+                          "y": [float(np.sin(angle[n])) for n in names],
+                          "in_a_case": [n in in_cases for n in names]},
+                         schema={"player": pl.String, "x": pl.Float64, "y": pl.Float64, "in_a_case": pl.Boolean})
+    edges = pl.DataFrame([{
+        "pair": " + ".join(p["players"]), "score": p["score"], "p_value": p["p_value"],
+        "case": "case" if p["case"] else "no case", "drivers": ", ".join(p["drivers"]),
+        "x": float(np.cos(angle[p["players"][0]])), "y": float(np.sin(angle[p["players"][0]])),
+        "x2": float(np.cos(angle[p["players"][1]])), "y2": float(np.sin(angle[p["players"][1]])),
+    } for p in shown], schema={"pair": pl.String, "score": pl.Float64, "p_value": pl.Float64, "case": pl.String,
+                               "drivers": pl.String, "x": pl.Float64, "y": pl.Float64, "x2": pl.Float64,
+                               "y2": pl.Float64})
+    # the line's width reads the score through a column of its own: a size and a colour on
+    # one field share one legend, and the size's is hidden
+    edges = edges.with_columns(mid_x=(pl.col("x") + pl.col("x2")) / 2, mid_y=(pl.col("y") + pl.col("y2")) / 2,
+                               width=pl.col("score"))
+    return nodes, edges, edges["pair"].to_list()
+
+
+st.subheader("The pair network")
+nodes, edges, shown_pairs = _network(report)
+st.caption((f"The {len(report['cases'])} case(s) at {level:g} and every scored pair of their players"
+            if report["cases"] else f"No case at {level:g}: the {len(shown_pairs)} highest-scoring pairs")
+           + ". A line is a pair: the thicker and darker, the higher its score; solid: a case. "
+             "Click a line's dot (or choose the pair below) for its signals and, for a case, the replays.")
+domain = alt.Scale(domain=[-1.35, 1.35])
+x, y = alt.X("x:Q", axis=None, scale=domain), alt.Y("y:Q", axis=None, scale=domain)
+tooltip: list[Any] = ["pair", alt.Tooltip("score:Q", format=".2f"), alt.Tooltip("p_value:Q", format=".3g"),
+                      "case", "drivers"]
+picked_pair = alt.selection_point(name="pair", fields=["pair"], on="click")
+score_colour = alt.Color("score:Q", title="pair score", scale=alt.Scale(scheme="orangered"))
+lines = alt.Chart(edges.to_pandas()).mark_rule().encode(
+    x=x, y=y, x2="x2:Q", y2="y2:Q", color=score_colour,
+    size=alt.Size("width:Q", scale=alt.Scale(range=[1, 9]), legend=None),
+    strokeDash=alt.StrokeDash("case:N", scale=alt.Scale(domain=["case", "no case"], range=[[1, 0], [4, 4]]),
+                              title=None),
+    tooltip=tooltip)
+dots = alt.Chart(edges.to_pandas()).mark_circle(size=160, stroke="#333").encode(
+    x=alt.X("mid_x:Q", axis=None, scale=domain), y=alt.Y("mid_y:Q", axis=None, scale=domain),
+    color=score_colour, tooltip=tooltip).add_params(picked_pair)
+people = alt.Chart(nodes.to_pandas()).mark_circle(size=500, opacity=1).encode(
+    x=x, y=y, color=alt.condition("datum.in_a_case", alt.value("#d62728"), alt.value("#4c78a8")),
+    tooltip=["player"])
+labels = alt.Chart(nodes.to_pandas()).mark_text(dy=-18, fontSize=13, fontWeight="bold").encode(
+    x=x, y=y, text="player:N")
+event = st.altair_chart(alt.layer(lines, people, labels, dots).properties(height=420),
+                        width="stretch", key="collusion_network", on_select="rerun", selection_mode="pair")
+clicked = (event.selection.get("pair") or []) if event is not None else []
+if clicked and st.session_state.get("collusion_network_clicked") != clicked[0]:
+    st.session_state["collusion_network_clicked"] = clicked[0]
+    if clicked[0].get("pair") in shown_pairs:
+        st.session_state["collusion_pair"] = clicked[0]["pair"]
+chosen = st.selectbox("Pair", shown_pairs, index=None, key="collusion_pair",
+                      placeholder="Choose a pair (or click its dot)")
+if chosen is not None:
+    pair = next(p for p in report["pairs"] if " + ".join(p["players"]) == chosen)
+    case = next((c for c in report["cases"] if c["players"] == pair["players"]), None)
+    st.markdown(f"**{chosen}**: score {pair['score']:.2f}, p {pair['p_value']:.3g} "
+                f"({'a case' if case else f'no case at {level:g}'}; driven by {', '.join(pair['drivers']) or 'no single signal'})")
+    _show_pair(pair, case["steps"] if case else [])
+
 if report["cases"]:
     st.subheader("Case queue")
     for case in report["cases"]:
         drivers = ", ".join(case["drivers"]) or "no single signal"
         with st.expander(f"{' + '.join(case['players'])}: score {case['score']:.2f}, p {case['p_value']:.3g} "
                          f"(driven by {drivers})"):
-            st.dataframe(_signals(case), hide_index=True, width="stretch",
-                         column_config={"z": st.column_config.NumberColumn(format="%.2f"),
-                                        "expected": st.column_config.NumberColumn(format="%.1f")})
-            steps = pl.DataFrame(case["steps"]) if case["steps"] else pl.DataFrame()
-            if steps.height:
-                st.dataframe(steps.select("signal", "game", "hand", "seq", "player", "what", "replay"),
-                             hide_index=True, width="stretch",
-                             column_config={"replay": st.column_config.LinkColumn("replay", display_text="open ▶")})
+            _show_pair(case, case["steps"])
 else:
     st.success(f"No case at {level:g}.")

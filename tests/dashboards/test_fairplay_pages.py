@@ -4,6 +4,7 @@ card, with the chart of observed against expected; filters re-run the audit) and
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -57,3 +58,40 @@ def test_the_collusion_page_shows_the_case_with_its_replays(monkeypatch: pytest.
     assert set(signals["signal"]) == {"co_seating", "twos_spared", "sevens_spared", "jacks_suited", "soft_play"}
     assert len(steps) and all(link.startswith("replay?game=") for link in steps["replay"])
     assert set(steps["signal"]) >= {"twos_spared", "sevens_spared", "jacks_suited"}
+
+    # the pair network: the case and its players' other pairs, the case first; choosing a
+    # pair (what a click on its dot does) drills down to its signals and replays
+    network = next(c for c in at.get("vega_lite_chart") if "collusion_network" in c.proto.id)
+    spec = json.loads(network.proto.spec)
+    assert [param["select"]["fields"] for param in spec["params"] if param["name"] == "pair"] == [["pair"]]
+    pairs = at.selectbox(key="collusion_pair").options
+    case_pair = next(e.label.split(":")[0] for e in at.expander)
+    assert pairs[0] == case_pair and len(pairs) > 1
+    assert all(set(p.split(" + ")) & set(PAIR) for p in pairs)  # neighbours: pairs of the case's players
+    at.selectbox(key="collusion_pair").set_value(case_pair).run()
+    assert not at.exception
+    assert any(case_pair in m.value and "a case" in m.value for m in at.markdown)
+    drilled = at.dataframe[1].value
+    assert list(drilled["replay"]) == list(steps["replay"])
+    neighbour = pairs[-1]
+    at.selectbox(key="collusion_pair").set_value(neighbour).run()
+    assert not at.exception
+    assert any(neighbour in m.value and "no case at 0.05" in m.value for m in at.markdown)
+    assert set(at.dataframe[0].value["signal"]) == set(signals["signal"])
+
+
+def test_with_no_case_the_pair_network_shows_the_highest_scores(app: AppTest) -> None:
+    """On tables with no colluders (the rigged warehouse's 40 persian games) the network
+    says there is no case and draws the highest-scoring pairs; a chosen one shows its
+    signals and no steps."""
+    open_page(app, "collusion")
+    metrics = {m.label: m.value for m in app.metric}
+    scored = int(metrics["Pairs scored"].replace(",", ""))
+    assert metrics["Cases"] == "0" and scored > 0
+    assert any(c.value.startswith("No case at 0.01: the ") for c in app.caption)
+    pairs = app.selectbox(key="collusion_pair").options
+    assert len(pairs) == min(10, scored)
+    app.selectbox(key="collusion_pair").set_value(pairs[0]).run()
+    assert not app.exception
+    assert any(pairs[0] in m.value and "no case at 0.01" in m.value for m in app.markdown)
+    assert len(app.dataframe) == 1  # the signals; no steps without a case

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from cli.app import app
 from engine import _core
 from engine.rulesets import PERSIAN_OPTIONS
-from engine.simulate import SimConfig, SimulatedGame, simulate, simulate_bytes
+from engine.simulate import SimConfig, SimulatedGame, simulate, simulate_bytes, simulate_seatings
 from tests.corekit import drain, validate_paths
 
 # rules.md's points tables and winning-card multipliers, written out again on purpose
@@ -261,3 +261,28 @@ def test_colluders_need_a_pool_that_seats_them() -> None:
         SimConfig("bazito", names=("a", "b", "c"), colluders=("a", "b"), collusion=0.5)
     with pytest.raises(ValueError):
         SimConfig("bazito", names=("a", "b", "c", "d"), colluders=("a", "b"), collusion=2.0)
+
+
+def test_a_seeking_pair_shares_more_tables() -> None:
+    """`seeking`: tables of 4 drawn from 6 names seat a given pair together in 6 of 15
+    draws; a pair who always seek each other sit together whenever one of them is drawn
+    (14 of 15 tables)."""
+    names = ("sara", "omid", "lale", "reza", "neda", "kian")
+
+    def together(seeking: float) -> int:
+        config = SimConfig("bazito", games=150, seed=4, match={"hands": 1}, names=names,
+                           colluders=("sara", "omid"), seeking=seeking)
+        return sum({"sara", "omid"} <= set(orjson.loads(game.lines[0])["players"]) for game in simulate(config))
+
+    honest, seeking = together(0.0), together(1.0)
+    assert 35 <= honest <= 85  # Binomial(150, 0.4): mean 60, sd 6
+    assert seeking >= 130  # Binomial(150, 14/15): mean 140, sd 3
+    # the seatings alone (the co-seating bench) are drawn by the same function
+    tables = list(simulate_seatings(SimConfig("bazito", games=150, seed=4, names=names,
+                                              colluders=("sara", "omid"), seeking=1.0)))
+    assert len(tables) == 150 and all(len(set(t)) == len(t) >= 2 for t in tables)
+    assert sum({"sara", "omid"} <= set(t) for t in tables) >= 130
+    with pytest.raises(ValueError, match="colluders"):
+        SimConfig("bazito", seeking=0.5)
+    with pytest.raises(ValueError, match="seeking"):
+        SimConfig("bazito", names=names, colluders=("sara", "omid"), seeking=1.5)

@@ -11,7 +11,14 @@ import numpy as np
 import polars as pl
 import pytest
 
-from ingest.pairs import BEHAVIOUR, PairData, _Universe, audit_pairs, pairs_from_warehouse
+from ingest.pairs import (
+    BEHAVIOUR,
+    PairData,
+    _Universe,
+    audit_pairs,
+    co_seating,
+    pairs_from_warehouse,
+)
 from ingest.read import connect
 from tests.ingest.fairplaykit import PAIR, pair_warehouse
 
@@ -123,13 +130,28 @@ def test_co_seating_against_activity() -> None:
     for g, third in enumerate(["cyrus", "dara", "cyrus", "dara"]):
         data.add_game(f"g{g}", ["ali", "bita", third])
     universe = _Universe(data)
-    together, chance = universe.co_seating()
+    together, chance, variance = universe.co_seating()
     pairs = {(data.names[int(k) // universe.names], data.names[int(k) % universe.names]): i
              for i, k in enumerate(universe.keys)}
     ab, ac, cd = pairs[("ali", "bita")], pairs[("ali", "cyrus")], ("cyrus", "dara") in pairs
     assert together[ab] == 4 and together[ac] == 2 and not cd
     # 12 seats; 24 ordered seat pairs spread over n_a n_b / (Σn² … ): ali + bita 4·4·24/(144 − 40)
     assert chance[ab] == pytest.approx(16 * 24 / 104) and chance[ac] == pytest.approx(8 * 24 / 104)
+    # each game holds ali + bita with chance q = 6·16/104: the count's variance 4q(1 − q)
+    q = 6 * 16 / 104
+    assert variance[ab] == pytest.approx(4 * q * (1 - q))
+    # a table of k whose q would pass 1 counts as certain (variance 0, not negative)
+    big = PairData()
+    for g in range(3):
+        big.add_game(f"g{g}", ["ali", "bita"])
+    big.add_game("g3", ["cyrus", "dara"])
+    together, chance, variance = _Universe(big).co_seating()
+    assert (variance >= 0).all() and (chance <= 4).all()
+    # the signal alone, named: ali + bita's z is (4 − 4q)/√(4q(1 − q))
+    alone = co_seating(data)
+    named = {(a, b): z for a, b, z in zip(alone.a, alone.b, alone.z, strict=True)}
+    assert named[("ali", "bita")] == pytest.approx((4 - 4 * q) / math.sqrt(4 * q * (1 - q)))
+    assert co_seating(PairData()).z.size == 0
 
 
 def _report(root: Path, collusion: float, level: float = 0.05):
