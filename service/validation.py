@@ -177,9 +177,12 @@ def _bulk_worker_started() -> None:
     where they share a cgroup with the server (a systemd unit): any of its threads that
     wakes preempts them at once."""
     die_with_parent()
+    # neither may fail the pool (an initializer's exception breaks it): a worker that keeps
+    # the server's session or policy still judges, only at the server's priority
     with suppress(OSError):
         os.setsid()
-    os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+    with suppress(OSError, AttributeError):  # AttributeError: no SCHED_IDLE (not Linux)
+        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
 
 
 def _judge_file(body: str, verdicts: str, max_line_bytes: int) -> _core.ValidateCounts:
