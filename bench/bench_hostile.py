@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import socket
 import statistics
 import subprocess
@@ -40,7 +41,8 @@ import threading
 import time
 import zlib
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
@@ -157,8 +159,17 @@ def bench_sql(memory_mb: int, seconds: float) -> None:
 # ----------------------------------------------------------------------------- the API
 
 
+@dataclass
+class Served:
+    """A running `haftkhabis serve`: its address and process id (its event loop is the
+    process's main thread, so the thread id is the pid)."""
+
+    url: str
+    pid: int
+
+
 @contextmanager
-def server(keys: dict[str, str]) -> Iterator[str]:
+def server(keys: dict[str, str], own_session: bool, priority: int | None) -> Iterator[Served]:
     from service.auth import key_entry
 
     with tempfile.TemporaryDirectory(prefix="bench-hostile-") as folder:
@@ -171,7 +182,8 @@ def server(keys: dict[str, str]) -> Iterator[str]:
         process = subprocess.Popen(
             haftkhabis("serve", "--warehouse", f"{folder}/wh", "--port", str(port), "--keys",
                        str(keys_file), "--rate", "0", "--log-level", "warning"),
-            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            start_new_session=own_session)
         url = f"http://127.0.0.1:{port}"
         try:
             deadline = time.monotonic() + 120
@@ -184,7 +196,10 @@ def server(keys: dict[str, str]) -> Iterator[str]:
                 if time.monotonic() > deadline or process.poll() is not None:
                     raise SystemExit("haftkhabis serve did not come up")
                 time.sleep(0.1)
-            yield url
+            if priority is not None:
+                # the niceness of the server's autogroup (its session against the others)
+                Path(f"/proc/{process.pid}/autogroup").write_text(str(priority))
+            yield Served(url, process.pid)
         finally:
             process.terminate()
             process.wait(30)
@@ -199,21 +214,71 @@ ONE_LINE = (b'{"game":"probe","seq":0,"type":"game","format":"haftkhabis/1",'
 PROBE_EVERY = 0.05
 
 
-def latencies(url: str, key: str, samples: int) -> list[float]:
+def schedstat(path: str) -> tuple[int, int]:
+    """A thread's nanoseconds on a core and waiting on a run queue for one
+    (`/proc/…/schedstat`), or (0, 0) once it is gone."""
+    try:
+        with open(path) as stat:
+            on_cpu, run_delay, _ = stat.read().split()
+    except (OSError, ValueError):
+        return 0, 0
+    return int(on_cpu), int(run_delay)
+
+
+@dataclass
+class Probe:
+    """One one-line validate: its wall time as the probe saw it, and what that time held:
+    the server's event loop on a core, the loop waiting for one, and the probe's own
+    thread waiting for one (seconds; the rest is the loop waiting for the GIL or the
+    network, and the probe on its core)."""
+
+    seconds: float
+    loop_cpu: float
+    loop_wait: float
+    probe_wait: float
+
+
+def latencies(served: Served, key: str, samples: int) -> list[Probe]:
+    """`samples` one-line validates over one keep-alive connection, from a raw socket (the
+    probe's own CPU stays a few hundred microseconds a request: what is measured is the
+    server and the machine), at most one every PROBE_EVERY seconds."""
+    host, port = served.url.removeprefix("http://").split(":")
+    loop = f"/proc/{served.pid}/task/{served.pid}/schedstat"
+    own = "/proc/thread-self/schedstat"
+    request = (f"POST /v1/validate HTTP/1.1\r\nHost: b\r\nAuthorization: Bearer {key}\r\n"
+               f"Content-Length: {len(ONE_LINE)}\r\n\r\n").encode() + ONE_LINE
     out = []
-    with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {key}"}, timeout=120) as client:
-        client.post("/v1/validate", content=ONE_LINE)  # a warm connection
+    with socket.create_connection((host, int(port))) as sock:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        reader = sock.makefile("rb")
+
+        def ask() -> None:
+            sock.sendall(request)
+            status = reader.readline()
+            assert status.startswith(b"HTTP/1.1 200"), status
+            length = 0
+            while (header := reader.readline()) not in (b"\r\n", b""):
+                name, _, value = header.partition(b":")
+                if name.strip().lower() == b"content-length":
+                    length = int(value)
+            reader.read(length)
+
+        ask()  # a warm connection
         for _ in range(samples):
+            loop_before, own_before = schedstat(loop), schedstat(own)
             clock = time.perf_counter()
-            response = client.post("/v1/validate", content=ONE_LINE)
-            out.append(time.perf_counter() - clock)
-            assert response.status_code == 200, response.text
-            time.sleep(max(0.0, PROBE_EVERY - out[-1]))  # pacing, not synchronisation
+            ask()
+            seconds = time.perf_counter() - clock
+            loop_after, own_after = schedstat(loop), schedstat(own)
+            out.append(Probe(seconds, (loop_after[0] - loop_before[0]) / 1e9,
+                             (loop_after[1] - loop_before[1]) / 1e9,
+                             (own_after[1] - own_before[1]) / 1e9))
+            time.sleep(max(0.0, PROBE_EVERY - seconds))  # pacing, not synchronisation
     return out
 
 
-def show_latency(label: str, seconds: list[float]) -> None:
-    ms = sorted(s * 1000 for s in seconds)
+def show_latency(label: str, probes: list[Probe]) -> None:
+    ms = sorted(p.seconds * 1000 for p in probes)
 
     def rank(q: float) -> float:
         return ms[min(len(ms) - 1, round(q * (len(ms) - 1)))]
@@ -221,6 +286,14 @@ def show_latency(label: str, seconds: list[float]) -> None:
     print(f"  {label:<24} median {statistics.median(ms):6.1f} ms  p95 {rank(0.95):6.1f} ms  "
           f"p99 {rank(0.99):6.1f} ms  max {ms[-1]:6.1f} ms  ({len(ms)} requests, "
           f"{sum(m >= 100 for m in ms)} at 100 ms or more)", flush=True)
+    slow = sorted(probes, key=lambda p: p.seconds)[-max(1, len(probes) // 50):]
+    total = sum(p.seconds for p in slow)
+    parts = {"the loop waiting for a core": sum(p.loop_wait for p in slow),
+             "the loop on a core": sum(p.loop_cpu for p in slow),
+             "the probe waiting for a core": sum(p.probe_wait for p in slow)}
+    print(f"    its slowest {len(slow)} ({total / len(slow) * 1000:.0f} ms on average): "
+          + ", ".join(f"{part} {share / total:.0%}" for part, share in parts.items())
+          + f", the rest {1 - sum(parts.values()) / total:.0%}", flush=True)
 
 
 def slow_body(url: str, key: str, stop: threading.Event) -> None:
@@ -257,7 +330,7 @@ def attack(kind: str, url: str, keys: list[str], huge: str | None) -> None:
     """The attackers' process (`--attack`), apart from the probe's, so that the probe's
     figures are the server's, not those of a client sharing a GIL with eight uploads: `slow`
     trickles a body per key until its standard input closes; `huge` posts the file `huge`
-    per key, then prints how long each took."""
+    per key, then prints how long each took and its own CPU."""
     if kind == "slow":
         stop = threading.Event()
         slow = [threading.Thread(target=slow_body, args=(url, key, stop), daemon=True) for key in keys]
@@ -275,24 +348,48 @@ def attack(kind: str, url: str, keys: list[str], huge: str | None) -> None:
         thread.start()
     for thread in big:
         thread.join()
-    print(json.dumps(done), flush=True)
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    print(json.dumps({"seconds": done, "cpu": usage.ru_utime + usage.ru_stime}), flush=True)
 
 
-def attacker(kind: str, url: str, keys: list[str], huge: Path | None = None) -> subprocess.Popen[str]:
+def attacker(kind: str, url: str, keys: list[str], huge: Path | None,
+             own_session: bool) -> subprocess.Popen[str]:
     command = [sys.executable, __file__, "--attack", kind, "--url", url, *(
         ["--huge", str(huge)] if huge else []), *(f"--key={key}" for key in keys)]
-    return subprocess.Popen(command, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    return subprocess.Popen(command, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            text=True, start_new_session=own_session)
 
 
-def bench_api(samples: int, scale: float) -> None:
+def cpu_seconds(pid: int) -> float:
+    """CPU (user and system) a process has used so far, its threads included."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def children(pid: int) -> list[int]:
+    found = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        with suppress(OSError):
+            found += [int(child) for child in (task / "children").read_text().split()]
+    return found
+
+
+def bench_api(samples: int, scale: float, one_session: bool, priority: int | None) -> None:
     names = [f"attacker-{n}" for n in range(8)] + ["probe"]
     keys = {name: os.urandom(16).hex() for name in names}
     huge = open_games_file(max(10_000, int(550_000 * scale)))
     size = min(huge.stat().st_size, 60 * MiB)
     print(f"one-line POST /v1/validate (huge bodies: {size / MiB:.0f} MiB each; the attackers "
-          "in a process of their own)", flush=True)
+          "in a process of their own" + (", all in the bench's session)" if one_session else
+                                          ", it and the server each in a session of its own)"),
+          flush=True)
     attackers = [keys[name] for name in names[:8]]
-    with server(keys) as url:
+    own_session = not one_session
+    with server(keys, own_session, priority) as served:
+        url = served.url
         # a server that has judged large bodies before: its two bulk workers started (each
         # takes about a second of CPU to start, once in the server's life)
         warm = huge.read_bytes()[: 2 * MiB]
@@ -303,20 +400,33 @@ def bench_api(samples: int, scale: float) -> None:
             thread.start()
         for thread in both:
             thread.join()
-        show_latency("alone", latencies(url, keys["probe"], samples))
-        slow = attacker("slow", url, attackers)
+        show_latency("alone", latencies(served, keys["probe"], samples))
+        slow = attacker("slow", url, attackers, None, own_session)
         assert slow.stdout is not None and slow.stdout.readline() == "started\n"
         time.sleep(2.0)  # the slow bodies are in flight
-        show_latency("under 8 slow bodies", latencies(url, keys["probe"], samples))
+        show_latency("under 8 slow bodies", latencies(served, keys["probe"], samples))
         slow.communicate("")
-        big = attacker("huge", url, attackers, huge)
-        measured: list[float] = []
+        workers = children(served.pid)
+        before = {pid: cpu_seconds(pid) for pid in [served.pid, *workers]}
+        probe_before = time.process_time()
+        clock = time.monotonic()
+        big = attacker("huge", url, attackers, huge, own_session)
+        measured: list[Probe] = []
         while big.poll() is None:
-            measured.extend(latencies(url, keys["probe"], 5))
+            measured.extend(latencies(served, keys["probe"], 5))
+        wall = time.monotonic() - clock
         show_latency("under 8 huge bodies", measured)
+        # the control: the probe alone as long again (at most 30 s), the machine's other
+        # load as it is now
+        show_latency("alone, just after", latencies(served, keys["probe"], min(len(measured), 600)))
         assert big.stdout is not None
-        done = json.loads(big.stdout.read())
+        report = json.loads(big.stdout.read())
+        done, attacker_cpu = report["seconds"], report["cpu"]
         print(f"  the huge bodies took {min(done):.1f}-{max(done):.1f} s each", flush=True)
+        used = {pid: cpu_seconds(pid) - was for pid, was in before.items()}
+        print(f"  CPU over those {wall:.0f} s: the server {used.pop(served.pid):.1f} s, its bulk "
+              f"workers {sum(used.values()):.1f} s, the attackers {attacker_cpu:.1f} s, "
+              f"the probe {time.process_time() - probe_before:.1f} s", flush=True)
 
 
 def main() -> None:
@@ -326,6 +436,13 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=50, help="one-line validates per figure")
     parser.add_argument("--query-memory-mb", type=int, default=1024)
     parser.add_argument("--query-seconds", type=float, default=10.0)
+    parser.add_argument("--one-session", action="store_true",
+                        help="run the server and the attackers in the bench's own session "
+                             "(autogroup), as before: their CPU then counts as one")
+    parser.add_argument("--server-autogroup-nice", type=int, metavar="N",
+                        help="the niceness of the server's session (its autogroup, "
+                             "/proc/PID/autogroup; below 0 needs root): its share of the "
+                             "cores against the machine's other sessions")
     parser.add_argument("--attack", choices=("slow", "huge"), help=argparse.SUPPRESS)
     parser.add_argument("--url", help=argparse.SUPPRESS)
     parser.add_argument("--huge", help=argparse.SUPPRESS)
@@ -344,7 +461,7 @@ def main() -> None:
     if "sql" in sections:
         bench_sql(args.query_memory_mb, args.query_seconds)
     if "api" in sections:
-        bench_api(args.samples, args.scale)
+        bench_api(args.samples, args.scale, args.one_session, args.server_autogroup_nice)
     print(f"load average at end: {load()}", flush=True)
 
 

@@ -8,10 +8,11 @@ paced by the caller's minimum rate (`BodyPace`), holding no engine thread — in
 thread so that no disk write blocks the event loop. Only a whole body is judged: up to
 `INLINE_BODY` bytes (a one-line body) on the event loop itself, in well under a
 millisecond; up to `QUICK_BODY` bytes in a thread of this process (the engine without the
-GIL); a larger one in a worker process of its own at a lower CPU priority
-(`BULK_NICENESS`). Bulk judging so takes neither this process's GIL nor, on a busy
-machine, a core before the event loop: a one-line validation never waits for it (issue
-#34: "a one-line validate stays under 100 ms while 8 slow or huge bodies are in flight").
+GIL); a larger one in a worker process, `SCHED_IDLE` in a session of its own
+(`_bulk_worker_started`). Bulk judging so takes neither this process's GIL nor its
+session's share of the cores (issue #34: "a one-line validate stays under 100 ms while 8
+slow or huge bodies are in flight"; what is left of the tail is the machine's load:
+docs/operations.md, "Limits").
 The verdicts go to a file (the quick lane's: 8 MiB in memory, then disk; up to
 `WHOLE_ANSWER` bytes answered in one piece) and are sent once judged: sending while the
 client is still uploading would deadlock a client that reads only after writing, which
@@ -55,11 +56,6 @@ WRITE_PIECE = 1 << 20
 #: file in pieces of `ANSWER_PIECE` (each piece read by a thread)
 WHOLE_ANSWER = 1 << 20
 ANSWER_PIECE = 1 << 20
-#: how much lower the bulk lane's processes run than the server (`os.nice`): on a busy
-#: machine the kernel gives the event loop and the quick lane the cores first
-BULK_NICENESS = 10
-
-
 class BodyTooSlow(Exception):
     """The body arrives slower than the server's minimum rate (408)."""
 
@@ -168,10 +164,25 @@ class Validated:
 
 
 def _bulk_worker_started() -> None:
-    """A bulk worker process's start: below the server's CPU priority, and gone with the
-    server (a killed server leaves no worker judging behind it)."""
+    """A bulk worker process's start: gone with the server (a killed server leaves no worker
+    judging behind it), in a session of its own, and `SCHED_IDLE`.
+
+    Where the kernel shares the cores between sessions first (autogroup, on by default
+    outside systemd's cgroups), a niceness counts only against the same session: at nice
+    10 in the server's session the workers' CPU was still the session's, so the event loop,
+    waking for a one-line request, waited for that session's next turn behind the machine's
+    other sessions. In a session of their own it is not (measured: 2.4 % of one-line
+    requests at 100 ms or more during 8 huge bodies, 4.6 % before; `SCHED_IDLE` alone in
+    the server's session, 4.8 %: docs/operations.md, Limits). `SCHED_IDLE` still counts
+    where they share a cgroup with the server (a systemd unit): any of its threads that
+    wakes preempts them at once."""
     die_with_parent()
-    os.nice(BULK_NICENESS)
+    # neither may fail the pool (an initializer's exception breaks it): a worker that keeps
+    # the server's session or policy still judges, only at the server's priority
+    with suppress(OSError):
+        os.setsid()
+    with suppress(OSError, AttributeError):  # AttributeError: no SCHED_IDLE (not Linux)
+        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
 
 
 def _judge_file(body: str, verdicts: str, max_line_bytes: int) -> _core.ValidateCounts:

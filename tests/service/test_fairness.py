@@ -214,7 +214,8 @@ def test_answers_show_no_server_path(bounded: Server, api_keys: Keys) -> None:
 
 def bulk_workers(server: Server) -> set[int]:
     """The server's bulk validation processes: spawned by multiprocessing (as the ingest
-    writer is), at nice 10 (which it is not)."""
+    writer is), each the leader of a session of its own and scheduled `SCHED_IDLE` (which
+    the writer is not)."""
     found = set()
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -225,8 +226,9 @@ def bulk_workers(server: Server) -> set[int]:
         except OSError:
             continue  # gone meanwhile
         fields = stat.rsplit(")", 1)[1].split()  # after the command's name, which may hold spaces
+        # fields from the state on (proc(5) numbers them from 3): ppid 4, session 6, policy 41
         if int(fields[1]) == server.process.pid and b"multiprocessing.spawn" in command \
-                and int(fields[16]) == 10:
+                and int(fields[3]) == int(entry.name) and int(fields[38]) == os.SCHED_IDLE:
             found.add(int(entry.name))
     return found
 
@@ -257,9 +259,10 @@ def lanes(serve: Callable[..., Server], tmp_path_factory: pytest.TempPathFactory
 
 
 def test_a_large_body_is_judged_in_a_lower_priority_process(lanes: Server, api_keys: Keys) -> None:
-    """A body past 1 MiB is judged by a worker process at a lower CPU priority (nice 10),
-    not by a thread of the server that shares its GIL and cores with the event loop; its
-    spooled files are gone once it is answered; and its verdicts are `validate --json`'s."""
+    """A body past 1 MiB is judged by a worker process in a session of its own, scheduled
+    `SCHED_IDLE` (the server's threads preempt it), not by a thread of the server that
+    shares its GIL and cores with the event loop; its spooled files are gone once it is
+    answered; and its verdicts are `validate --json`'s."""
     body = large_body()
     with lanes.client(api_keys["support"]) as client:
         assert client.post("/v1/validate", content=HEADER).status_code == 200
