@@ -7,6 +7,7 @@ import itertools
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 import pytest
 from scipy import stats
 
@@ -255,3 +256,40 @@ def test_the_card_codes_are_the_cores() -> None:
     assert [card_name(card_code(c)) for c in card_codes()] == card_codes()
     assert len(set(card_codes())) == 52
     assert all(card_codes()[code] == RANKS[RANK_OF[code]] + SUITS[SUIT_OF[code]] for code in range(52))
+
+
+def test_a_newer_writer_gives_an_older_table_the_deal_columns_so_a_compact_keeps_them(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tables created before schema 7 (without the deal columns): the first batch that
+    writes parts with them adds them to the table's own schema, so a compact (which reads
+    that schema) keeps them, and the audit reads the facts."""
+    from ingest import schema
+    from ingest.maintenance import compact
+    from ingest.pipeline import ingest
+    from ingest.read import connect
+    from ingest.store import Warehouse
+
+    root = tmp_path / "wh"
+    with monkeypatch.context() as patch:
+        for table, (_version, columns) in schema.LATER_COLUMNS.items():
+            spec = schema.TABLES[table]
+            older = schema.TableSpec(table, pa.schema([f for f in spec.schema if f.name not in columns]),
+                                     spec.partition_by)
+            patch.setitem(schema.TABLES, table, older)
+        Warehouse(root).ensure()
+    rigged = rigged_warehouse(tmp_path / "rigged")
+    lines = (rigged.parent / "rigged.jsonl").read_bytes().splitlines(keepends=True)
+    games = sorted({line.split(b'"game":"')[1].split(b'"')[0] for line in lines})
+    for half in (games[::2], games[1::2]):  # two batches: two parts a partition to merge
+        log = tmp_path / f"half-{len(half)}-{half[0].decode()}.jsonl"
+        log.write_bytes(b"".join(line for line in lines if line.split(b'"game":"')[1].split(b'"')[0] in half))
+        ingest([str(log)], str(root), workers=1)
+    assert compact(str(root), retain_hours=0).files_removed["hands"] > 0
+    reader = connect(root)
+    try:
+        hands = reader.rows("SELECT count(*), count(dealer_seat), count(deal_violations) FROM hands")[0]
+        assert hands[0] > 0 and hands[0] == hands[1] == hands[2]
+        assert reader.rows("SELECT count(*) = count(opening_cards) FROM hand_players")[0][0]
+        assert len(deals_from_warehouse(reader)) == hands[0]
+    finally:
+        reader.close()
