@@ -25,6 +25,7 @@ too small for its approximation says "not enough games" and is not made.
 
 from __future__ import annotations
 
+import functools
 import math
 from array import array
 from collections.abc import Iterable, Mapping, Sequence
@@ -289,11 +290,14 @@ def deals_from_warehouse(reader: Any, *, build: str | None = None, since: str | 
         reader, "SELECT h.game_id, h.hand, h.ruleset, h.month, coalesce(g.server_build, 'unknown') AS build,"
         " coalesce(g.decks, 1) AS decks, h.players, coalesce(h.starter, -1) AS starter, h.stock"
         f"{scope} ORDER BY h.game_id, h.hand", params)
+    # each hand row with its deal's number in that order; sorted here by integers (a sort
+    # of the millions of rows by their game's id in DuckDB took most of the read's memory)
     hand_batches = _batches(
-        reader, "SELECT p.seat, p.deal_position, p.player, p.opening_cards"
-        " FROM hand_players p JOIN (SELECT h.game_id, h.hand, h.ruleset, h.month" + scope + ") d"
-        " ON p.game_id = d.game_id AND p.hand = d.hand AND p.ruleset = d.ruleset AND p.month = d.month"
-        " ORDER BY p.game_id, p.hand, p.seat", params)
+        reader, "SELECT d.deal, p.hand, p.seat, p.deal_position, p.player, p.opening_cards"
+        " FROM hand_players p JOIN (SELECT h.game_id, h.hand, h.ruleset, h.month,"
+        f" row_number() OVER (ORDER BY h.game_id, h.hand) - 1 AS deal{scope}) d"
+        " ON p.game_id = d.game_id AND p.hand = d.hand AND p.ruleset = d.ruleset AND p.month = d.month",
+        params)
     return _deals_of(deal_batches, hand_batches)
 
 
@@ -326,9 +330,16 @@ def _deals_of(deal_batches: list[pa.RecordBatch], hand_batches: list[pa.RecordBa
         return table[name].to_numpy().astype(np.int64)
 
     players = ints(deals, "players")
+    hand_no = ints(deals, "hand")
+    deal_of, seat = ints(hands, "deal"), ints(hands, "seat")
+    order = np.argsort(deal_of * (int(seat.max()) + 1) + seat, kind="stable")
+    deal_of, seat = deal_of[order], seat[order]
     cards, sizes = _list_values(hands["opening_cards"])
-    if len(sizes) != players.sum() or (sizes != HAND_SIZE).any():
-        # a clean deal gave every seat 7 cards (the engine's `bad_deal` otherwise)
+    hand_deal = np.repeat(np.arange(len(players)), players)
+    # a clean deal gave every seat 7 cards (the engine's `bad_deal` otherwise), and each
+    # hand row names its deal's hand
+    if len(sizes) != len(hand_deal) or (sizes != HAND_SIZE).any() or (deal_of != hand_deal).any() \
+            or (ints(hands, "hand")[order] != hand_no[hand_deal]).any():
         raise ValueError("the warehouse's hand_players rows do not match its clean deals")
     stock_cards, stock_sizes = _list_values(deals["stock"])
     game_ids = deals["game_id"]
@@ -339,12 +350,12 @@ def _deals_of(deal_batches: list[pa.RecordBatch], hand_batches: list[pa.RecordBa
     months, month_ix = _dense(deals["month"])
     player_names, player_ix = _dense(hands["player"])
     return Deals(
-        game_ids=game_ids, game=game, hand_no=ints(deals, "hand"), rulesets=rulesets,
+        game_ids=game_ids, game=game, hand_no=hand_no, rulesets=rulesets,
         ruleset_ix=ruleset_ix, builds=builds, build_ix=build_ix, months=months, month_ix=month_ix,
         decks=ints(deals, "decks"), players=players, starter=ints(deals, "starter"),
-        hand_deal=np.repeat(np.arange(len(players)), players), seat=ints(hands, "seat"),
-        position=ints(hands, "deal_position"), player_names=player_names, player_ix=player_ix,
-        cards=cards.reshape(-1, HAND_SIZE), stock_cards=stock_cards,
+        hand_deal=hand_deal, seat=seat, position=ints(hands, "deal_position")[order],
+        player_names=player_names, player_ix=player_ix[order],
+        cards=cards.reshape(-1, HAND_SIZE)[order], stock_cards=stock_cards,
         stock_offsets=np.r_[0, np.cumsum(stock_sizes)].astype(np.int64))
 
 
@@ -464,9 +475,11 @@ class AuditReport:
 # --------------------------------------------------------------------------- statistics
 
 
+@functools.lru_cache(maxsize=4096)
 def hypergeom_sum_pmf(total: int, successes: int, n: int) -> np.ndarray:
     """The exact pmf of the sum of n independent hypergeometric counts (7 cards from
-    `total`, `successes` of them special): scipy's pmf convolved n times (by squaring)."""
+    `total`, `successes` of them special): scipy's pmf convolved n times (by squaring).
+    Cached (read only): many groups of an audit share their size."""
     one = stats.hypergeom(total, successes, HAND_SIZE).pmf(np.arange(HAND_SIZE + 1))
     result = np.array([1.0])
     power = one
@@ -477,7 +490,9 @@ def hypergeom_sum_pmf(total: int, successes: int, n: int) -> np.ndarray:
         k >>= 1
         if k:
             power = np.clip(signal.fftconvolve(power, power), 0.0, None)
-    return result / result.sum()
+    pmf = result / result.sum()
+    pmf.setflags(write=False)
+    return pmf
 
 
 def _two_sided_from_pmf(pmf: np.ndarray, observed: int) -> float:
@@ -566,18 +581,32 @@ def _category_test(family: str, counts: np.ndarray, hands: int, decks: int, scop
     return result
 
 
+def _dense_key(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A key's distinct values, ascending, and each row's index among them: by counting
+    when the key is a small non-negative integer (every key here is: a label's index, a
+    seat, a card code), by sorting otherwise."""
+    key = np.asarray(key).ravel()
+    if key.dtype.kind in "iu" and key.min() >= 0 and key.max() < 1 << 24:
+        present = np.bincount(key) > 0
+        return np.flatnonzero(present), (np.cumsum(present) - 1)[key]
+    unique, inverse = np.unique(key, return_inverse=True)
+    return unique, inverse.ravel()
+
+
 def _groups(keys: Sequence[np.ndarray]) -> Iterable[tuple[tuple[int, ...], np.ndarray]]:
     """Row indexes grouped by the tuple of the keys' values (each key made dense, the
-    tuple packed into one integer, one stable sort)."""
+    tuple packed into one integer, one stable sort: a radix sort when the packed values
+    fit 16 bits)."""
     if not len(keys[0]):
         return
     combined = np.zeros(len(keys[0]), dtype=np.int64)
     values = []
     for key in keys:
-        unique, inverse = np.unique(key, return_inverse=True)
+        unique, inverse = _dense_key(key)
         values.append(unique)
-        combined = combined * len(unique) + inverse.ravel()
-    order = np.argsort(combined, kind="stable")
+        combined = combined * len(unique) + inverse
+    span = math.prod(len(v) for v in values)
+    order = np.argsort(combined.astype(np.uint16) if span <= 1 << 16 else combined, kind="stable")
     ordered = combined[order]
     starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
     ends = np.r_[starts[1:], len(ordered)]
@@ -673,52 +702,71 @@ def _starter_tests(deals: Deals, intervals: bool, per_month: bool) -> list[TestR
     return out
 
 
+#: deals a chunk of the stock test (its arrays are a few bytes a logged card: memory
+#: stays bounded however many stocks the warehouse logged)
+STOCK_CHUNK = 65_536
+
+
 def _stock_tests(deals: Deals) -> list[TestResult]:
     """Each card's mean relative position in the stock's shuffled part, (i + ½)/L, against
-    ½ (variance (L² − 1)/(12 L²) for a uniform position), per ruleset and build."""
-    rulesets, ruleset_ix, builds, build_ix = deals.rulesets, deals.ruleset_ix, deals.builds, deals.build_ix
-    offsets = deals.stock_offsets
-    flat = deals.stock_cards.astype(np.int64)
-    if not len(flat):
+    ½ (variance (L² − 1)/(12 L²) for a uniform position), per ruleset and build. The sums
+    the test rests on are gathered a chunk of deals at a time, per (ruleset, build, card)."""
+    rulesets, builds = deals.rulesets, deals.builds
+    if not len(deals.stock_cards):
         return []
-    sizes = np.diff(offsets)
-    deal = np.repeat(np.arange(len(sizes)), sizes)
-    position = np.arange(len(flat)) - offsets[deal]
     # where the ruleset forbids starter ranks, the cards turned and put back sit on top:
     # the shuffled part starts after the leading run of forbidden ranks and the card after it
     forbidden = np.zeros((len(rulesets), 13), dtype=bool)
     for i, name in enumerate(rulesets):
         for rank in RULESETS[name].forbidden_starter_ranks:
             forbidden[i, RANKS.index(rank)] = True
-    rules_of = ruleset_ix[deal]
-    is_forbidden = forbidden[rules_of, RANK_OF[flat]]
-    first_allowed = sizes.copy()
-    np.minimum.at(first_allowed, deal[~is_forbidden], position[~is_forbidden])
     has_forbidden = np.asarray(forbidden.any(axis=1), dtype=bool)
-    start = np.where(has_forbidden[ruleset_ix], first_allowed + 1, 0)
-    start = np.minimum(start, sizes)
-    keep = position >= start[deal]
-    keep &= (sizes - start)[deal] >= 2
-    cards, deal = flat[keep], deal[keep]
-    length = (sizes - start)[deal].astype(float)
-    u = (position[keep] - start[deal] + 0.5) / length
-    var = (length ** 2 - 1) / (12 * length ** 2)
+    cells = len(rulesets) * len(builds) * len(CARDS)
+    count, shifts, squares, variances = (np.zeros(cells) for _ in range(4))
+    for first in range(0, len(deals), STOCK_CHUNK):
+        chunk = slice(first, min(first + STOCK_CHUNK, len(deals)))
+        offsets = deals.stock_offsets[chunk.start:chunk.stop + 1]
+        flat = deals.stock_cards[offsets[0]:offsets[-1]].astype(np.int64)
+        if not len(flat):
+            continue
+        sizes = np.diff(offsets)
+        ruleset_ix, build_ix = deals.ruleset_ix[chunk], deals.build_ix[chunk]
+        deal = np.repeat(np.arange(len(sizes)), sizes)
+        position = np.arange(len(flat)) - (offsets[:-1] - offsets[0])[deal]
+        is_forbidden = forbidden[ruleset_ix[deal], RANK_OF[flat]]
+        first_allowed = sizes.copy()
+        np.minimum.at(first_allowed, deal[~is_forbidden], position[~is_forbidden])
+        start = np.where(has_forbidden[ruleset_ix], first_allowed + 1, 0)
+        start = np.minimum(start, sizes)
+        keep = position >= start[deal]
+        keep &= (sizes - start)[deal] >= 2
+        cards, deal = flat[keep], deal[keep]
+        length = (sizes - start)[deal].astype(float)
+        shift = (position[keep] - start[deal] + 0.5) / length - 0.5
+        cell = (ruleset_ix[deal] * len(builds) + build_ix[deal]) * len(CARDS) + cards
+        count += np.bincount(cell, minlength=cells)
+        shifts += np.bincount(cell, weights=shift, minlength=cells)
+        squares += np.bincount(cell, weights=shift * shift, minlength=cells)
+        variances += np.bincount(cell, weights=(length ** 2 - 1) / (12 * length ** 2), minlength=cells)
     out: list[TestResult] = []
-    for (r, b, card), rows in _groups([ruleset_ix[deal], build_ix[deal], cards]):
+    for cell in np.flatnonzero(count):
+        group, card = divmod(int(cell), len(CARDS))
+        r, b = divmod(group, len(builds))
         scope = {"ruleset": rulesets[r], "build": builds[b], "card": card_name(card)}
-        n = len(rows)
+        n = int(count[cell])
         result = TestResult("stock.position", scope, n, "mean relative position - 0.5")
         if n < MIN_HANDS:
             result.status = NOT_ENOUGH
             out.append(result)
             continue
-        shift = u[rows] - 0.5
-        z = float(shift.sum() / math.sqrt(var[rows].sum()))
+        total = float(shifts[cell])
+        z = total / math.sqrt(float(variances[cell]))
         result.statistic = z
         result.p_value = float(2 * stats.norm.sf(abs(z)))
-        result.observed, result.expected = float(u[rows].mean()), 0.5
-        result.effect = float(shift.mean())
-        result.ci_low, result.ci_high = _normal_interval(result.effect, float(shift.std(ddof=1)), n)
+        result.effect = total / n
+        result.observed, result.expected = 0.5 + result.effect, 0.5
+        sd = math.sqrt(max(float(squares[cell]) - total * total / n, 0.0) / (n - 1))
+        result.ci_low, result.ci_high = _normal_interval(result.effect, sd, n)
         result.detail = "0 = top of the stock, 1 = bottom"
         out.append(result)
     return out
@@ -755,7 +803,7 @@ def _repeat_tests(deals: Deals) -> list[TestResult]:
             out.append(result)
             continue
         groups, members = _shared_pairs(arr.hand_deal, keys, deal_rows)
-        involved = np.unique(members) if len(members) else members
+        involved = _distinct_deals(members, len(deals))
         seats = int(arr.players[deal_rows].max())
         total = 52 * d
         ways = 2 ** HAND_SIZE if d == 2 else 1
@@ -782,7 +830,9 @@ def _repeat_tests(deals: Deals) -> list[TestResult]:
 def _deal_hands(hand_deal: np.ndarray, deal_rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The hand rows of `deal_rows` (a deal's hands are consecutive rows, deals in order):
     the rows, each deal's first row among them and its count of hands."""
-    rows = np.flatnonzero(np.isin(hand_deal, deal_rows))
+    marked = np.zeros(int(hand_deal.max()) + 1 if len(hand_deal) else 0, dtype=bool)
+    marked[deal_rows] = True
+    rows = np.flatnonzero(marked[hand_deal])
     deal_of = hand_deal[rows]
     firsts = np.flatnonzero(np.r_[True, deal_of[1:] != deal_of[:-1]]) if len(rows) else rows
     counts = np.diff(np.r_[firsts, len(rows)])
@@ -824,6 +874,13 @@ def _shared_pairs(hand_deal: np.ndarray, keys: np.ndarray, deal_rows: np.ndarray
     return examples, members
 
 
+def _distinct_deals(members: np.ndarray, deals: int) -> np.ndarray:
+    """The distinct deal numbers among `members`, ascending (marked, not sorted)."""
+    marked = np.zeros(deals, dtype=bool)
+    marked[members] = True
+    return np.flatnonzero(marked)
+
+
 def _exact_repeats(arr: Deals, keys: np.ndarray, involved: np.ndarray) -> int:
     """Deals among `involved` equal to an earlier one in every hand and the starter."""
     if len(involved) < 2:
@@ -838,8 +895,10 @@ def _exact_repeats(arr: Deals, keys: np.ndarray, involved: np.ndarray) -> int:
         signature[has, i] = keys[rows][ordered][firsts[has] + i]
     signature[:, width] = arr.starter[deal_of[firsts]]
     signature[:, width + 1] = counts
-    distinct = np.unique(signature, axis=0)
-    return int(len(signature) - len(distinct))
+    # distinct rows: sorted by every column, a row is new where it differs from the last
+    ordered_rows = signature[np.lexsort(signature.T[::-1])]
+    distinct = 1 + int(np.any(ordered_rows[1:] != ordered_rows[:-1], axis=1).sum())
+    return len(signature) - distinct
 
 
 def _serial_tests(deals: Deals) -> list[TestResult]:
