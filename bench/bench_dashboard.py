@@ -144,7 +144,7 @@ def build_tiles(base_root: Path, target: Path, hands: int) -> None:
     base = Warehouse(base_root)
     snapshot = base.snapshot()
     tables = {name: base.dataset(name, snapshot.versions[name]).to_table()
-              for name in ("games", "hands", "hand_players", "events", "violations")}
+              for name in ("games", "hands", "hand_players", "events", "violations", "decisions")}
     base_hands = tables["hands"].num_rows
     tiles = max(1, -(-hands // base_hands))
     print(f"  base: {tables['games'].num_rows} games, {base_hands} hands, {tables['events'].num_rows} events; "

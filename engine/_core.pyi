@@ -19,6 +19,7 @@ __all__ = [
     "SpoolError",
     "Validator",
     "Verdict",
+    "card_codes",
     "event_specs",
     "expand_paths",
     "fingerprint",
@@ -80,6 +81,11 @@ class RulesetInfo(TypedDict):
     option_names: list[str]
     options: dict[str, bool]
     modes: list[Literal["points", "elimination"]]
+
+def card_codes() -> list[str]:
+    """The card codes the warehouse stores (`hands.starter`, `hands.stock`,
+    `hand_players.opening_cards`): the card of code `i` is `card_codes()[i]`, in
+    notation (`"7C"`); one deck, suit-major (the core's `Card::index`)."""
 
 def rulesets() -> list[RulesetInfo]:
     """Every ruleset profile's parameters, in the contract's order (bazito, persian,

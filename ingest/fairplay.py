@@ -25,6 +25,7 @@ too small for its approximation says "not enough games" and is not made.
 
 from __future__ import annotations
 
+import functools
 import math
 from array import array
 from collections.abc import Iterable, Mapping, Sequence
@@ -33,8 +34,11 @@ from typing import Any
 
 import numpy as np
 import orjson
+import pyarrow as pa
+import pyarrow.compute as pc
 from scipy import optimize, signal, stats
 
+from engine._core import card_codes
 from engine.cards import RANKS, SUITS
 from engine.rulesets import RULESETS
 
@@ -48,17 +52,23 @@ MIN_EXPECTED = 5.0
 NOT_ENOUGH = "not enough games"
 
 
-_CODES = {r + s: i * 4 + j for i, r in enumerate(RANKS) for j, s in enumerate(SUITS)}
+#: the card of each code the warehouse stores (`hand_players.opening_cards`,
+#: `hands.starter`, `hands.stock`): the core's `card_codes()`, declared once there
+CARDS: tuple[str, ...] = tuple(card_codes())
+_CODES = {card: code for code, card in enumerate(CARDS)}
+#: each code's rank index (notation order) and suit index, looked up, not recomputed
+RANK_OF = np.asarray([RANKS.index(card[0]) for card in CARDS], dtype=np.int64)
+SUIT_OF = np.asarray([SUITS.index(card[1]) for card in CARDS], dtype=np.int64)
 
 
 def card_code(card: str) -> int:
-    """A card as a small integer: rank index × 4 + suit index (0–51); KeyError if it is
-    not a card's spelling."""
+    """A card's code (the core's, `card_codes()`); KeyError if it is not a card's
+    spelling."""
     return _CODES[card]
 
 
 def card_name(code: int) -> str:
-    return RANKS[code // 4] + SUITS[code % 4]
+    return CARDS[code]
 
 
 def special_ranks(ruleset: str) -> frozenset[int]:
@@ -70,13 +80,80 @@ def special_ranks(ruleset: str) -> frozenset[int]:
 # --------------------------------------------------------------------------- the data
 
 
+def _dense(values: np.ndarray | pa.Array | Sequence[str]) -> tuple[list[str], np.ndarray]:
+    """Labels sorted and each value's index among them (the audit's groups and scopes are
+    laid out in label order)."""
+    encoded = pa.chunked_array([pa.array(values, type=pa.string())]
+                               if not isinstance(values, pa.ChunkedArray) else values.chunks,
+                               type=pa.string())
+    labels = pc.unique(encoded).sort()
+    index = pc.index_in(encoded, value_set=labels)
+    return labels.to_pylist(), index.to_numpy().astype(np.int64) if len(encoded) else np.zeros(0, np.int64)
+
+
+@dataclass
+class Deals:
+    """Deals as numpy arrays, the audit's input. Per deal: its game (`game`, a number equal
+    for a game's deals, which are consecutive, in hand order; `game_ids` its id), hand,
+    ruleset, build and month (indexes into their sorted labels), decks, players and
+    starter (-1 when none); per hand (one row per deal and seat, a deal's rows together in
+    seat order): its deal, header seat, position after the dealer (0 = the dealer, 1 =
+    the next clockwise), player (an index into `player_names`) and 7 card codes (`cards`,
+    hands × 7); the logged stocks, top first, flat with offsets per deal (empty when the
+    deal logged none)."""
+
+    game_ids: Sequence[str] | pa.ChunkedArray
+    game: np.ndarray
+    hand_no: np.ndarray
+    rulesets: list[str]
+    ruleset_ix: np.ndarray
+    builds: list[str]
+    build_ix: np.ndarray
+    months: list[str]
+    month_ix: np.ndarray
+    decks: np.ndarray
+    players: np.ndarray
+    starter: np.ndarray
+    hand_deal: np.ndarray
+    seat: np.ndarray
+    position: np.ndarray
+    player_names: list[str]
+    player_ix: np.ndarray
+    cards: np.ndarray
+    stock_cards: np.ndarray
+    stock_offsets: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.hand_no)
+
+    @property
+    def players_of_hand(self) -> np.ndarray:
+        return self.players[self.hand_deal]
+
+    def game_id(self, deal: int) -> str:
+        value = self.game_ids[deal]
+        return str(value if isinstance(value, str) else value.as_py())
+
+    def rows(self) -> list[tuple[Any, ...]]:
+        """Every deal as plain values (its game, hand, ruleset, build, month, decks,
+        starter, seats with their player, position and cards, stock): what two readings of
+        one warehouse compare."""
+        starts = np.r_[0, np.cumsum(self.players)]
+        out = []
+        for d in range(len(self)):
+            hands = tuple((int(self.seat[h]), self.player_names[self.player_ix[h]], int(self.position[h]),
+                           tuple(self.cards[h].tolist())) for h in range(starts[d], starts[d + 1]))
+            stock = tuple(self.stock_cards[self.stock_offsets[d]:self.stock_offsets[d + 1]].tolist())
+            out.append((self.game_id(d), int(self.hand_no[d]), self.rulesets[self.ruleset_ix[d]],
+                        self.builds[self.build_ix[d]], self.months[self.month_ix[d]], int(self.decks[d]),
+                        int(self.starter[d]), hands, stock))
+        return out
+
+
 @dataclass
 class DealSet:
-    """Deals as arrays. Per deal: its game, hand, ruleset, build, month, decks, players
-    and starter (-1 when none); per hand (one row per deal and seat): its deal, header
-    seat, position after the dealer (0 = the dealer, 1 = the next clockwise), player and
-    7 card codes; the logged stocks, top first, flat with offsets per deal (empty when
-    the deal logged none)."""
+    """Deals gathered one by one (`add`: the simulator's records, a warehouse's raw `deal`
+    lines), made into `Deals` for the audit (`frozen`)."""
 
     game_id: list[str] = field(default_factory=list)
     hand_no: list[int] = field(default_factory=list)
@@ -132,6 +209,27 @@ class DealSet:
         self.stock_offsets.append(len(self.stock_cards))
         return True
 
+    def frozen(self) -> Deals:
+        rulesets, ruleset_ix = _dense(self.ruleset)
+        builds, build_ix = _dense(self.build)
+        months, month_ix = _dense(self.month)
+        players, player_ix = _dense(self.hand_player)
+        games = np.asarray(self.game_id, dtype=object)
+        game = np.r_[0, np.cumsum(games[1:] != games[:-1])] if len(games) else np.zeros(0, np.int64)
+        return Deals(
+            game_ids=list(self.game_id), game=game.astype(np.int64),
+            hand_no=np.asarray(self.hand_no, dtype=np.int64), rulesets=rulesets, ruleset_ix=ruleset_ix,
+            builds=builds, build_ix=build_ix, months=months, month_ix=month_ix,
+            decks=np.asarray(self.decks, dtype=np.int64), players=np.asarray(self.players, dtype=np.int64),
+            starter=np.asarray(self.starter, dtype=np.int64),
+            hand_deal=np.asarray(self.hand_deal, dtype=np.int64),
+            seat=np.asarray(self.hand_seat, dtype=np.int64),
+            position=np.asarray(self.hand_position, dtype=np.int64), player_names=players,
+            player_ix=player_ix,
+            cards=np.asarray(self.hand_cards, dtype=np.int8).reshape(-1, HAND_SIZE),
+            stock_cards=np.asarray(self.stock_cards, dtype=np.int8),
+            stock_offsets=np.asarray(self.stock_offsets, dtype=np.int64))
+
 
 def deals_from_records(records: Iterable[Mapping[str, Any]], *, ruleset: str, build: str = "sim",
                        month: str = "2026-01", decks: int = 1, into: DealSet | None = None) -> DealSet:
@@ -164,11 +262,108 @@ def game_filter(build: str | None, since: str | None, ruleset: str | None,
     return where, params
 
 
+#: rows a record batch when the deals are read (the reader's memory is a few batches)
+BATCH_ROWS = 262_144
+
+
 def deals_from_warehouse(reader: Any, *, build: str | None = None, since: str | None = None,
-                         ruleset: str | None = None) -> DealSet:
-    """Every deal line the warehouse replayed without a violation, with its game's build
-    (`unknown` when the header names none), decks and seats; `since` is an ISO date or
-    moment (the game's start), `reader` an `ingest.read.Reader`."""
+                         ruleset: str | None = None) -> Deals:
+    """Every deal the warehouse replayed without a violation at its `deal` line, with its
+    game's build (`unknown` when the header names none), decks and seats; `since` is an
+    ISO date or moment (the game's start), `reader` an `ingest.read.Reader`.
+
+    The deal's facts are the engine's (`hands.dealer_seat`, `starter`, `stock`,
+    `deal_violations`; `hand_players.deal_position`, `opening_cards`), read as Arrow record
+    batches into numpy arrays. A warehouse holding games ingested before schema 7, whose
+    rows have no deal facts, is read from its `deal` lines instead (`deals_from_events`)
+    until those games are ingested again (docs/decisions.md)."""
+    if reader.rows("SELECT count(*) FROM hands WHERE dealer_seat IS NULL")[0][0]:
+        return deals_from_events(reader, build=build, since=since, ruleset=ruleset).frozen()
+    where, params = game_filter(build, since, ruleset, rows="h")
+    where += ["h.deal_violations = 0", f"h.ruleset IN ({', '.join('?' * len(RULESETS))})",
+              "len(g.players) > 0"]
+    params += list(RULESETS)
+    scope = (" FROM hands h JOIN games g"
+             " ON g.game_id = h.game_id AND g.ruleset = h.ruleset AND g.month = h.month"
+             f" WHERE {' AND '.join(where)}")
+    deal_batches = _batches(
+        reader, "SELECT h.game_id, h.hand, h.ruleset, h.month, coalesce(g.server_build, 'unknown') AS build,"
+        " coalesce(g.decks, 1) AS decks, h.players, coalesce(h.starter, -1) AS starter, h.stock"
+        f"{scope} ORDER BY h.game_id, h.hand", params)
+    # each hand row with its deal's number in that order; sorted here by integers (a sort
+    # of the millions of rows by their game's id in DuckDB took most of the read's memory)
+    hand_batches = _batches(
+        reader, "SELECT d.deal, p.hand, p.seat, p.deal_position, p.player, p.opening_cards"
+        " FROM hand_players p JOIN (SELECT h.game_id, h.hand, h.ruleset, h.month,"
+        f" row_number() OVER (ORDER BY h.game_id, h.hand) - 1 AS deal{scope}) d"
+        " ON p.game_id = d.game_id AND p.hand = d.hand AND p.ruleset = d.ruleset AND p.month = d.month",
+        params)
+    return _deals_of(deal_batches, hand_batches)
+
+
+def _batches(reader: Any, query: str, params: Sequence[Any]) -> list[pa.RecordBatch]:
+    """The query's rows as Arrow record batches."""
+    from ingest import sandbox
+
+    statement = sandbox.check(query)
+    with reader.con.cursor() as cursor, sandbox.time_limit(cursor, reader.limits.seconds):
+        result = cursor.sql(statement, params=list(params))
+        return list(result.to_arrow_reader(BATCH_ROWS))
+
+
+def _list_values(column: pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
+    """A list<int8> column's values, flat, and each row's length (0 for a null)."""
+    chunks = column.chunks
+    values = [c.flatten().to_numpy(zero_copy_only=False) for c in chunks]
+    sizes = [pc.fill_null(pc.list_value_length(c), 0).to_numpy(zero_copy_only=False) for c in chunks]
+    return (np.concatenate(values).astype(np.int8) if values else np.zeros(0, np.int8),
+            np.concatenate(sizes).astype(np.int64) if sizes else np.zeros(0, np.int64))
+
+
+def _deals_of(deal_batches: list[pa.RecordBatch], hand_batches: list[pa.RecordBatch]) -> Deals:
+    deals = pa.Table.from_batches(deal_batches) if deal_batches else None
+    hands = pa.Table.from_batches(hand_batches) if hand_batches else None
+    if deals is None or hands is None or deals.num_rows == 0:
+        return DealSet().frozen()
+
+    def ints(table: pa.Table, name: str) -> np.ndarray:
+        return table[name].to_numpy().astype(np.int64)
+
+    players = ints(deals, "players")
+    hand_no = ints(deals, "hand")
+    deal_of, seat = ints(hands, "deal"), ints(hands, "seat")
+    order = np.argsort(deal_of * (int(seat.max()) + 1) + seat, kind="stable")
+    deal_of, seat = deal_of[order], seat[order]
+    cards, sizes = _list_values(hands["opening_cards"])
+    hand_deal = np.repeat(np.arange(len(players)), players)
+    # a clean deal gave every seat 7 cards (the engine's `bad_deal` otherwise), and each
+    # hand row names its deal's hand
+    if len(sizes) != len(hand_deal) or (sizes != HAND_SIZE).any() or (deal_of != hand_deal).any() \
+            or (ints(hands, "hand")[order] != hand_no[hand_deal]).any():
+        raise ValueError("the warehouse's hand_players rows do not match its clean deals")
+    stock_cards, stock_sizes = _list_values(deals["stock"])
+    game_ids = deals["game_id"]
+    same = pc.equal(game_ids.slice(1), game_ids.slice(0, len(game_ids) - 1)).to_numpy(zero_copy_only=False)
+    game = np.r_[0, np.cumsum(~same.astype(bool))].astype(np.int64)
+    rulesets, ruleset_ix = _dense(deals["ruleset"])
+    builds, build_ix = _dense(deals["build"])
+    months, month_ix = _dense(deals["month"])
+    player_names, player_ix = _dense(hands["player"])
+    return Deals(
+        game_ids=game_ids, game=game, hand_no=hand_no, rulesets=rulesets,
+        ruleset_ix=ruleset_ix, builds=builds, build_ix=build_ix, months=months, month_ix=month_ix,
+        decks=ints(deals, "decks"), players=players, starter=ints(deals, "starter"),
+        hand_deal=hand_deal, seat=seat, position=ints(hands, "deal_position")[order],
+        player_names=player_names, player_ix=player_ix[order],
+        cards=cards.reshape(-1, HAND_SIZE)[order], stock_cards=stock_cards,
+        stock_offsets=np.r_[0, np.cumsum(stock_sizes)].astype(np.int64))
+
+
+def deals_from_events(reader: Any, *, build: str | None = None, since: str | None = None,
+                      ruleset: str | None = None) -> DealSet:
+    """The deals read from the warehouse's raw `deal` lines (every deal line replayed
+    without a violation, its JSON parsed here): the reading of a warehouse whose rows
+    predate the engine's deal facts (schema 7)."""
     where, params = game_filter(build, since, ruleset)
     where += ["e.type = 'deal'", "NOT e.set_aside", "e.code IS NULL"]
     rows = reader.rows(
@@ -280,9 +475,11 @@ class AuditReport:
 # --------------------------------------------------------------------------- statistics
 
 
+@functools.lru_cache(maxsize=4096)
 def hypergeom_sum_pmf(total: int, successes: int, n: int) -> np.ndarray:
     """The exact pmf of the sum of n independent hypergeometric counts (7 cards from
-    `total`, `successes` of them special): scipy's pmf convolved n times (by squaring)."""
+    `total`, `successes` of them special): scipy's pmf convolved n times (by squaring).
+    Cached (read only): many groups of an audit share their size."""
     one = stats.hypergeom(total, successes, HAND_SIZE).pmf(np.arange(HAND_SIZE + 1))
     result = np.array([1.0])
     power = one
@@ -293,7 +490,9 @@ def hypergeom_sum_pmf(total: int, successes: int, n: int) -> np.ndarray:
         k >>= 1
         if k:
             power = np.clip(signal.fftconvolve(power, power), 0.0, None)
-    return result / result.sum()
+    pmf = result / result.sum()
+    pmf.setflags(write=False)
+    return pmf
 
 
 def _two_sided_from_pmf(pmf: np.ndarray, observed: int) -> float:
@@ -326,37 +525,9 @@ def _normal_interval(mean: float, sd: float, n: int) -> tuple[float, float]:
     return mean - half, mean + half
 
 
-@dataclass
-class _Arrays:
-    """The DealSet as numpy arrays (built once per audit)."""
-
-    cards: np.ndarray  # hands × 7, codes
-    hand_deal: np.ndarray
-    seat: np.ndarray
-    position: np.ndarray
-    players_of_hand: np.ndarray
-    starter: np.ndarray
-    decks: np.ndarray
-    players: np.ndarray
-
-    @classmethod
-    def of(cls, deals: DealSet) -> _Arrays:
-        hand_deal = np.asarray(deals.hand_deal, dtype=np.int64)
-        players = np.asarray(deals.players, dtype=np.int64)
-        return cls(
-            cards=np.asarray(deals.hand_cards, dtype=np.int64).reshape(-1, HAND_SIZE),
-            hand_deal=hand_deal, seat=np.asarray(deals.hand_seat, dtype=np.int64),
-            position=np.asarray(deals.hand_position, dtype=np.int64),
-            players_of_hand=players[hand_deal] if len(hand_deal) else hand_deal,
-            starter=np.asarray(deals.starter, dtype=np.int64),
-            decks=np.asarray(deals.decks, dtype=np.int64), players=players)
-
-
 def _special_test(cards: np.ndarray, ruleset: str, decks: int, scope: dict[str, Any],
                   intervals: bool) -> TestResult:
-    special = np.zeros(52, dtype=bool)
-    for rank in special_ranks(ruleset):
-        special[rank * 4: rank * 4 + 4] = True
+    special = np.isin(RANK_OF, list(special_ranks(ruleset)))
     n = len(cards)
     result = TestResult("hand.special", scope, n, "extra special cards per hand")
     if n < MIN_HANDS:
@@ -410,18 +581,32 @@ def _category_test(family: str, counts: np.ndarray, hands: int, decks: int, scop
     return result
 
 
+def _dense_key(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A key's distinct values, ascending, and each row's index among them: by counting
+    when the key is a small non-negative integer (every key here is: a label's index, a
+    seat, a card code), by sorting otherwise."""
+    key = np.asarray(key).ravel()
+    if key.dtype.kind in "iu" and key.min() >= 0 and key.max() < 1 << 24:
+        present = np.bincount(key) > 0
+        return np.flatnonzero(present), (np.cumsum(present) - 1)[key]
+    unique, inverse = np.unique(key, return_inverse=True)
+    return unique, inverse.ravel()
+
+
 def _groups(keys: Sequence[np.ndarray]) -> Iterable[tuple[tuple[int, ...], np.ndarray]]:
     """Row indexes grouped by the tuple of the keys' values (each key made dense, the
-    tuple packed into one integer, one stable sort)."""
+    tuple packed into one integer, one stable sort: a radix sort when the packed values
+    fit 16 bits)."""
     if not len(keys[0]):
         return
     combined = np.zeros(len(keys[0]), dtype=np.int64)
     values = []
     for key in keys:
-        unique, inverse = np.unique(key, return_inverse=True)
+        unique, inverse = _dense_key(key)
         values.append(unique)
-        combined = combined * len(unique) + inverse.ravel()
-    order = np.argsort(combined, kind="stable")
+        combined = combined * len(unique) + inverse
+    span = math.prod(len(v) for v in values)
+    order = np.argsort(combined.astype(np.uint16) if span <= 1 << 16 else combined, kind="stable")
     ordered = combined[order]
     starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
     ends = np.r_[starts[1:], len(ordered)]
@@ -434,63 +619,56 @@ def _groups(keys: Sequence[np.ndarray]) -> Iterable[tuple[tuple[int, ...], np.nd
         yield tuple(reversed(parts)), order[start:end]
 
 
-def _labels(values: Sequence[str]) -> tuple[list[str], np.ndarray]:
-    names = sorted(set(values))
-    index = {v: i for i, v in enumerate(names)}
-    return names, np.asarray([index[v] for v in values], dtype=np.int64)
-
-
-def audit_deals(deals: DealSet, level: float = 0.01, *, intervals: bool = True,
+def audit_deals(deals: Deals | DealSet, level: float = 0.01, *, intervals: bool = True,
                 per_month: bool = True, per_player: bool = True) -> AuditReport:
     """Every test of the deal audit on `deals`, corrected together (Benjamini–Hochberg);
     a test whose q-value is at most `level` is a finding. `intervals=False` skips the
     chi-square effects' intervals (the bench's repetitions need only the p-values)."""
+    if isinstance(deals, DealSet):
+        deals = deals.frozen()
     tests: list[TestResult] = []
     if len(deals):
-        arr = _Arrays.of(deals)
-        rulesets, ruleset_ix = _labels(deals.ruleset)
-        builds, build_ix = _labels(deals.build)
-        months, month_ix = _labels(deals.month)
-        hd = arr.hand_deal
+        d = deals
+        rulesets, ruleset_ix, builds, build_ix = d.rulesets, d.ruleset_ix, d.builds, d.build_ix
+        months, month_ix = d.months, d.month_ix
+        hd = d.hand_deal
         # hands: by position after the dealer (within a table size), and by header seat
-        for (r, b, d, p, pos), rows in _groups([ruleset_ix[hd], build_ix[hd], arr.decks[hd],
-                                                arr.players_of_hand, arr.position]):
-            scope = {"ruleset": rulesets[r], "build": builds[b], "decks": d, "players": p,
+        for (r, b, k, p, pos), rows in _groups([ruleset_ix[hd], build_ix[hd], d.decks[hd],
+                                                d.players_of_hand, d.position]):
+            scope = {"ruleset": rulesets[r], "build": builds[b], "decks": k, "players": p,
                      "position": pos}
-            cards = arr.cards[rows]
-            tests.append(_special_test(cards, rulesets[r], d, scope, intervals))
-            ranks = np.bincount((cards // 4).ravel(), minlength=13)
-            suits = np.bincount((cards % 4).ravel(), minlength=4)
-            tests.append(_category_test("hand.ranks", ranks, len(rows), d, scope, intervals))
-            tests.append(_category_test("hand.suits", suits, len(rows), d, scope, intervals))
-        for (r, b, d, seat), rows in _groups([ruleset_ix[hd], build_ix[hd], arr.decks[hd], arr.seat]):
-            scope = {"ruleset": rulesets[r], "build": builds[b], "decks": d, "seat": seat}
-            tests.append(_special_test(arr.cards[rows], rulesets[r], d, scope, intervals))
+            cards = d.cards[rows]
+            tests.append(_special_test(cards, rulesets[r], k, scope, intervals))
+            ranks = np.bincount(RANK_OF[cards].ravel(), minlength=13)
+            suits = np.bincount(SUIT_OF[cards].ravel(), minlength=4)
+            tests.append(_category_test("hand.ranks", ranks, len(rows), k, scope, intervals))
+            tests.append(_category_test("hand.suits", suits, len(rows), k, scope, intervals))
+        for (r, b, k, seat), rows in _groups([ruleset_ix[hd], build_ix[hd], d.decks[hd], d.seat]):
+            scope = {"ruleset": rulesets[r], "build": builds[b], "decks": k, "seat": seat}
+            tests.append(_special_test(d.cards[rows], rulesets[r], k, scope, intervals))
         if per_month and len(months) > 1:
-            for (r, b, m, d, pos), rows in _groups([ruleset_ix[hd], build_ix[hd], month_ix[hd],
-                                                    arr.decks[hd], arr.position]):
+            for (r, b, m, k, pos), rows in _groups([ruleset_ix[hd], build_ix[hd], month_ix[hd],
+                                                    d.decks[hd], d.position]):
                 scope = {"ruleset": rulesets[r], "build": builds[b], "month": months[m],
-                         "decks": d, "position": pos}
-                tests.append(_special_test(arr.cards[rows], rulesets[r], d, scope, intervals))
+                         "decks": k, "position": pos}
+                tests.append(_special_test(d.cards[rows], rulesets[r], k, scope, intervals))
         if per_player:
-            players, player_ix = _labels(deals.hand_player)
-            for (r, d, pl), rows in _groups([ruleset_ix[hd], arr.decks[hd], player_ix]):
-                scope = {"ruleset": rulesets[r], "decks": d, "player": players[pl]}
-                tests.append(_special_test(arr.cards[rows], rulesets[r], d, scope, intervals))
-        tests.extend(_starter_tests(deals, arr, rulesets, ruleset_ix, builds, build_ix, months,
-                                    month_ix, intervals, per_month))
-        tests.extend(_stock_tests(deals, rulesets, ruleset_ix, builds, build_ix))
-        tests.extend(_repeat_tests(deals, arr, rulesets, ruleset_ix))
-        tests.extend(_serial_tests(deals, arr, rulesets, ruleset_ix, builds, build_ix))
+            for (r, k, pl), rows in _groups([ruleset_ix[hd], d.decks[hd], d.player_ix]):
+                scope = {"ruleset": rulesets[r], "decks": k, "player": d.player_names[pl]}
+                tests.append(_special_test(d.cards[rows], rulesets[r], k, scope, intervals))
+        tests.extend(_starter_tests(d, intervals, per_month))
+        tests.extend(_stock_tests(d))
+        tests.extend(_repeat_tests(d))
+        tests.extend(_serial_tests(d))
     _correct(tests, level)
     return AuditReport(level, len(deals), len(deals.hand_deal), tests)
 
 
-def _starter_tests(deals: DealSet, arr: _Arrays, rulesets: list[str], ruleset_ix: np.ndarray,
-                   builds: list[str], build_ix: np.ndarray, months: list[str], month_ix: np.ndarray,
-                   intervals: bool, per_month: bool) -> list[TestResult]:
+def _starter_tests(deals: Deals, intervals: bool, per_month: bool) -> list[TestResult]:
+    rulesets, ruleset_ix, builds, build_ix = deals.rulesets, deals.ruleset_ix, deals.builds, deals.build_ix
+    months, month_ix = deals.months, deals.month_ix
     out: list[TestResult] = []
-    has = arr.starter >= 0
+    has = deals.starter >= 0
     keys: list[tuple[str, list[np.ndarray]]] = [("build", [ruleset_ix, build_ix])]
     if per_month and len(months) > 1:
         keys.append(("month", [ruleset_ix, build_ix, month_ix]))
@@ -503,7 +681,7 @@ def _starter_tests(deals: DealSet, arr: _Arrays, rulesets: list[str], ruleset_ix
                 scope["month"] = months[values[2]]
             forbidden = RULESETS[ruleset].forbidden_starter_ranks
             allowed = [i for i, r in enumerate(RANKS) if r not in forbidden]
-            counts = np.bincount(arr.starter[rows] // 4, minlength=13)[allowed]
+            counts = np.bincount(RANK_OF[deals.starter[rows]], minlength=13)[allowed]
             n = len(rows)
             result = TestResult("starter.ranks", scope, n, "Cohen's w")
             expected = n / len(allowed)
@@ -524,52 +702,71 @@ def _starter_tests(deals: DealSet, arr: _Arrays, rulesets: list[str], ruleset_ix
     return out
 
 
-def _stock_tests(deals: DealSet, rulesets: list[str], ruleset_ix: np.ndarray, builds: list[str],
-                 build_ix: np.ndarray) -> list[TestResult]:
+#: deals a chunk of the stock test (its arrays are a few bytes a logged card: memory
+#: stays bounded however many stocks the warehouse logged)
+STOCK_CHUNK = 65_536
+
+
+def _stock_tests(deals: Deals) -> list[TestResult]:
     """Each card's mean relative position in the stock's shuffled part, (i + ½)/L, against
-    ½ (variance (L² − 1)/(12 L²) for a uniform position), per ruleset and build."""
-    offsets = np.asarray(deals.stock_offsets, dtype=np.int64)
-    flat = np.asarray(deals.stock_cards, dtype=np.int64)
-    if not len(flat):
+    ½ (variance (L² − 1)/(12 L²) for a uniform position), per ruleset and build. The sums
+    the test rests on are gathered a chunk of deals at a time, per (ruleset, build, card)."""
+    rulesets, builds = deals.rulesets, deals.builds
+    if not len(deals.stock_cards):
         return []
-    sizes = np.diff(offsets)
-    deal = np.repeat(np.arange(len(sizes)), sizes)
-    position = np.arange(len(flat)) - offsets[deal]
     # where the ruleset forbids starter ranks, the cards turned and put back sit on top:
     # the shuffled part starts after the leading run of forbidden ranks and the card after it
     forbidden = np.zeros((len(rulesets), 13), dtype=bool)
     for i, name in enumerate(rulesets):
         for rank in RULESETS[name].forbidden_starter_ranks:
             forbidden[i, RANKS.index(rank)] = True
-    rules_of = ruleset_ix[deal]
-    is_forbidden = forbidden[rules_of, flat // 4]
-    first_allowed = sizes.copy()
-    np.minimum.at(first_allowed, deal[~is_forbidden], position[~is_forbidden])
     has_forbidden = np.asarray(forbidden.any(axis=1), dtype=bool)
-    start = np.where(has_forbidden[ruleset_ix], first_allowed + 1, 0)
-    start = np.minimum(start, sizes)
-    keep = position >= start[deal]
-    keep &= (sizes - start)[deal] >= 2
-    cards, deal = flat[keep], deal[keep]
-    length = (sizes - start)[deal].astype(float)
-    u = (position[keep] - start[deal] + 0.5) / length
-    var = (length ** 2 - 1) / (12 * length ** 2)
+    cells = len(rulesets) * len(builds) * len(CARDS)
+    count, shifts, squares, variances = (np.zeros(cells) for _ in range(4))
+    for first in range(0, len(deals), STOCK_CHUNK):
+        chunk = slice(first, min(first + STOCK_CHUNK, len(deals)))
+        offsets = deals.stock_offsets[chunk.start:chunk.stop + 1]
+        flat = deals.stock_cards[offsets[0]:offsets[-1]].astype(np.int64)
+        if not len(flat):
+            continue
+        sizes = np.diff(offsets)
+        ruleset_ix, build_ix = deals.ruleset_ix[chunk], deals.build_ix[chunk]
+        deal = np.repeat(np.arange(len(sizes)), sizes)
+        position = np.arange(len(flat)) - (offsets[:-1] - offsets[0])[deal]
+        is_forbidden = forbidden[ruleset_ix[deal], RANK_OF[flat]]
+        first_allowed = sizes.copy()
+        np.minimum.at(first_allowed, deal[~is_forbidden], position[~is_forbidden])
+        start = np.where(has_forbidden[ruleset_ix], first_allowed + 1, 0)
+        start = np.minimum(start, sizes)
+        keep = position >= start[deal]
+        keep &= (sizes - start)[deal] >= 2
+        cards, deal = flat[keep], deal[keep]
+        length = (sizes - start)[deal].astype(float)
+        shift = (position[keep] - start[deal] + 0.5) / length - 0.5
+        cell = (ruleset_ix[deal] * len(builds) + build_ix[deal]) * len(CARDS) + cards
+        count += np.bincount(cell, minlength=cells)
+        shifts += np.bincount(cell, weights=shift, minlength=cells)
+        squares += np.bincount(cell, weights=shift * shift, minlength=cells)
+        variances += np.bincount(cell, weights=(length ** 2 - 1) / (12 * length ** 2), minlength=cells)
     out: list[TestResult] = []
-    for (r, b, card), rows in _groups([ruleset_ix[deal], build_ix[deal], cards]):
+    for cell in np.flatnonzero(count):
+        group, card = divmod(int(cell), len(CARDS))
+        r, b = divmod(group, len(builds))
         scope = {"ruleset": rulesets[r], "build": builds[b], "card": card_name(card)}
-        n = len(rows)
+        n = int(count[cell])
         result = TestResult("stock.position", scope, n, "mean relative position - 0.5")
         if n < MIN_HANDS:
             result.status = NOT_ENOUGH
             out.append(result)
             continue
-        shift = u[rows] - 0.5
-        z = float(shift.sum() / math.sqrt(var[rows].sum()))
+        total = float(shifts[cell])
+        z = total / math.sqrt(float(variances[cell]))
         result.statistic = z
         result.p_value = float(2 * stats.norm.sf(abs(z)))
-        result.observed, result.expected = float(u[rows].mean()), 0.5
-        result.effect = float(shift.mean())
-        result.ci_low, result.ci_high = _normal_interval(result.effect, float(shift.std(ddof=1)), n)
+        result.effect = total / n
+        result.observed, result.expected = 0.5 + result.effect, 0.5
+        sd = math.sqrt(max(float(squares[cell]) - total * total / n, 0.0) / (n - 1))
+        result.ci_low, result.ci_high = _normal_interval(result.effect, sd, n)
         result.detail = "0 = top of the stock, 1 = bottom"
         out.append(result)
     return out
@@ -578,13 +775,12 @@ def _stock_tests(deals: DealSet, rulesets: list[str], ruleset_ix: np.ndarray, bu
 def _hand_keys(cards: np.ndarray) -> np.ndarray:
     """Each hand as one integer: its 7 sorted card codes (6 bits each) packed, so equal
     hands have equal keys and no two different hands collide."""
-    ordered = np.sort(cards, axis=1)
+    ordered = np.sort(cards, axis=1).astype(np.int64)
     shifts = np.arange(HAND_SIZE, dtype=np.int64) * 6
     return (ordered << shifts).sum(axis=1)
 
 
-def _repeat_tests(deals: DealSet, arr: _Arrays, rulesets: list[str], ruleset_ix: np.ndarray
-                  ) -> list[TestResult]:
+def _repeat_tests(deals: Deals) -> list[TestResult]:
     """Deals that share two or more identical hands, per ruleset and decks. Two deals share
     two hands exactly when they share an unordered pair of hand keys, so every deal's
     pairs of hands are listed (at most C(P, 2) a deal) and sorted: deals in a group of
@@ -594,6 +790,7 @@ def _repeat_tests(deals: DealSet, arr: _Arrays, rulesets: list[str], ruleset_ix:
     seats share two hands is at most P²(P-1)² / 2 × w/C(N,7) × w/C(N-7,7) (w = 2⁷ with two
     decks, the ways one multiset hand can be dealt, else 1); with C(n,2) pairs of deals,
     the union bound is the p-value."""
+    rulesets, ruleset_ix, arr = deals.rulesets, deals.ruleset_ix, deals
     out: list[TestResult] = []
     keys = _hand_keys(arr.cards) if len(arr.cards) else np.zeros(0, dtype=np.int64)
     for (r, d), deal_rows in _groups([ruleset_ix, arr.decks]):
@@ -606,7 +803,7 @@ def _repeat_tests(deals: DealSet, arr: _Arrays, rulesets: list[str], ruleset_ix:
             out.append(result)
             continue
         groups, members = _shared_pairs(arr.hand_deal, keys, deal_rows)
-        involved = np.unique(members) if len(members) else members
+        involved = _distinct_deals(members, len(deals))
         seats = int(arr.players[deal_rows].max())
         total = 52 * d
         ways = 2 ** HAND_SIZE if d == 2 else 1
@@ -621,7 +818,7 @@ def _repeat_tests(deals: DealSet, arr: _Arrays, rulesets: list[str], ruleset_ix:
         ci = stats.binomtest(len(involved), n).proportion_ci(0.95)
         result.ci_low, result.ci_high = float(ci.low), float(ci.high)
         exact = _exact_repeats(arr, keys, involved)
-        shown = ", ".join(f"{deals.game_id[a]}#{deals.hand_no[a]} = {deals.game_id[b]}#{deals.hand_no[b]}"
+        shown = ", ".join(f"{deals.game_id(a)}#{deals.hand_no[a]} = {deals.game_id(b)}#{deals.hand_no[b]}"
                           for a, b in groups[:5])
         result.detail = (f"{len(involved)} deals in {len(groups)} groups sharing 2+ hands ({exact} exact "
                          f"repeats of an earlier deal)" + (f": {shown}" if shown else "")
@@ -633,7 +830,9 @@ def _repeat_tests(deals: DealSet, arr: _Arrays, rulesets: list[str], ruleset_ix:
 def _deal_hands(hand_deal: np.ndarray, deal_rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The hand rows of `deal_rows` (a deal's hands are consecutive rows, deals in order):
     the rows, each deal's first row among them and its count of hands."""
-    rows = np.flatnonzero(np.isin(hand_deal, deal_rows))
+    marked = np.zeros(int(hand_deal.max()) + 1 if len(hand_deal) else 0, dtype=bool)
+    marked[deal_rows] = True
+    rows = np.flatnonzero(marked[hand_deal])
     deal_of = hand_deal[rows]
     firsts = np.flatnonzero(np.r_[True, deal_of[1:] != deal_of[:-1]]) if len(rows) else rows
     counts = np.diff(np.r_[firsts, len(rows)])
@@ -675,7 +874,14 @@ def _shared_pairs(hand_deal: np.ndarray, keys: np.ndarray, deal_rows: np.ndarray
     return examples, members
 
 
-def _exact_repeats(arr: _Arrays, keys: np.ndarray, involved: np.ndarray) -> int:
+def _distinct_deals(members: np.ndarray, deals: int) -> np.ndarray:
+    """The distinct deal numbers among `members`, ascending (marked, not sorted)."""
+    marked = np.zeros(deals, dtype=bool)
+    marked[members] = True
+    return np.flatnonzero(marked)
+
+
+def _exact_repeats(arr: Deals, keys: np.ndarray, involved: np.ndarray) -> int:
     """Deals among `involved` equal to an earlier one in every hand and the starter."""
     if len(involved) < 2:
         return 0
@@ -689,28 +895,31 @@ def _exact_repeats(arr: _Arrays, keys: np.ndarray, involved: np.ndarray) -> int:
         signature[has, i] = keys[rows][ordered][firsts[has] + i]
     signature[:, width] = arr.starter[deal_of[firsts]]
     signature[:, width + 1] = counts
-    distinct = np.unique(signature, axis=0)
-    return int(len(signature) - len(distinct))
+    # distinct rows: sorted by every column, a row is new where it differs from the last
+    ordered_rows = signature[np.lexsort(signature.T[::-1])]
+    distinct = 1 + int(np.any(ordered_rows[1:] != ordered_rows[:-1], axis=1).sum())
+    return len(signature) - distinct
 
 
-def _serial_tests(deals: DealSet, arr: _Arrays, rulesets: list[str], ruleset_ix: np.ndarray,
-                  builds: list[str], build_ix: np.ndarray) -> list[TestResult]:
+def _serial_tests(deals: Deals) -> list[TestResult]:
     """Serial correlation between consecutive deals of a game: the cards a seat's hand
     shares with its hand of the game's previous deal. Two independent uniform 7-card hands
     of one deck share Hypergeometric(52, 7, 7) cards, and the overlaps of successive pairs
     are independent, so the sum is tested exactly as the special cards are. One-deck deals
     only (two decks' multisets have another law)."""
+    rulesets, ruleset_ix, builds, build_ix = deals.rulesets, deals.ruleset_ix, deals.builds, deals.build_ix
+    arr = deals
     n = len(deals)
     if n < 2:
         return []
     players = arr.players
     starts = np.r_[0, np.cumsum(players)[:-1]]
-    _games, game_ix = _labels(deals.game_id)
-    hand_no = np.asarray(deals.hand_no, dtype=np.int64)
+    game_ix = deals.game
+    hand_no = deals.hand_no
     follows = np.zeros(n, dtype=bool)
     follows[1:] = ((game_ix[1:] == game_ix[:-1]) & (hand_no[1:] == hand_no[:-1] + 1)
                    & (players[1:] == players[:-1]) & (arr.decks[1:] == 1) & (arr.decks[:-1] == 1))
-    masks = (np.int64(1) << arr.cards).sum(axis=1)
+    masks = (np.int64(1) << arr.cards.astype(np.int64)).sum(axis=1)
     current = np.flatnonzero(follows)
     if not len(current):
         return []

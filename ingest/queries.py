@@ -21,6 +21,7 @@ code, ruleset and server build.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -31,7 +32,7 @@ import pyarrow as pa
 
 from engine import _core
 from ingest import sandbox
-from ingest.schema import TABLES
+from ingest.schema import LATER_COLUMNS, TABLES
 from ingest.store import DEFAULT_WAREHOUSE, Snapshot, Warehouse, WarehouseError
 
 VIEWS: dict[str, str] = {
@@ -255,8 +256,11 @@ def attach_snapshot(con: duckdb.DuckDBPyConnection, store: Warehouse, snapshot: 
         if files:
             hive = ", ".join(f"{_quote(c)}: 'VARCHAR'" for c in spec.partition_by)
             options = f", hive_partitioning = true, hive_types = {{{hive}}}" if hive else ""
+            columns, mixed = _later_columns(name, files)
+            if mixed:
+                options += ", union_by_name = true"
             con.execute(
-                f"CREATE VIEW {name} AS SELECT {', '.join(spec.schema.names)} FROM read_parquet("
+                f"CREATE VIEW {name} AS SELECT {', '.join(columns)} FROM read_parquet("
                 f"[{', '.join(_quote(f) for f in files)}]{options})")
         else:  # an empty table: DuckDB cannot read_parquet no file
             con.register("empty_table", spec.schema.empty_table())
@@ -279,6 +283,41 @@ def _resolved(path: str) -> str:
             _REAL_PATHS.clear()
         real = _REAL_PATHS[path] = str(Path(path).resolve())
     return real
+
+
+#: the DuckDB type of each Arrow type a later column has (`schema.LATER_COLUMNS`)
+_SQL_TYPES = {pa.int8(): "TINYINT", pa.int32(): "INTEGER", pa.list_(pa.int8()): "TINYINT[]"}
+#: each part's later columns, read once from its footer (a part is never rewritten; the
+#: key has its size and time all the same)
+_PART_COLUMNS: dict[tuple[str, int, int], frozenset[str]] = {}
+
+
+def _later_columns(name: str, files: list[str]) -> tuple[list[str], bool]:
+    """The select list of table `name` over its part files, and whether the parts differ
+    in their columns. A part written before a column was added (`LATER_COLUMNS`: a
+    warehouse ingested by an older build) has none of it: the column reads as null, cast
+    when no part has it, by name (`union_by_name`) when some have."""
+    import pyarrow.parquet as pq
+
+    spec = TABLES[name]
+    if name not in LATER_COLUMNS:
+        return list(spec.schema.names), False
+    later = LATER_COLUMNS[name][1]
+    present: list[frozenset[str]] = []
+    for path in files:
+        stat = os.stat(path)
+        key = (path, stat.st_size, stat.st_mtime_ns)
+        found = _PART_COLUMNS.get(key)
+        if found is None:
+            if len(_PART_COLUMNS) >= 1_000_000:  # bounded, as `_REAL_PATHS`
+                _PART_COLUMNS.clear()
+            found = _PART_COLUMNS[key] = frozenset(later) & frozenset(pq.read_schema(path).names)
+        present.append(found)
+    somewhere = frozenset().union(*present)
+    columns = [n if n not in later or n in somewhere
+               else f"CAST(NULL AS {_SQL_TYPES[spec.schema.field(n).type]}) AS {n}"
+               for n in spec.schema.names]
+    return columns, any(p != somewhere for p in present)
 
 
 def _quote(text: str) -> str:

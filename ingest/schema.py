@@ -24,12 +24,19 @@ from engine._core import warehouse_columns
 #: it in `batches`. 5 added the `cases` table: a build reading version 4 would not carry
 #: the cases' version in the `batches` rows it writes (and so drop them from the
 #: snapshot), so it must refuse 5. 6 added the engine's `decisions` table (what each
-#: player faced at each of their moves, for the pair audit), for the same reason
-SCHEMA_VERSION = 6
+#: player faced at each of their moves, for the pair audit), for the same reason. 7 added
+#: the deal's facts, derived once by the engine (`hands.dealer_seat`, `starter`, `stock`,
+#: `deal_violations`; `hand_players.deal_position`, `opening_cards`: card codes, the
+#: core's `card_codes()`), which the deal audit reads instead of parsing every `deal`
+#: line's JSON: a build reading 6 would write parts without them into a table whose
+#: later parts have them
+SCHEMA_VERSION = 7
 #: the versions this build reads: a version-4 warehouse has no `cases` yet, a version-4
 #: or -5 one no `decisions` (read as empty; its next writer creates the table and writes
-#: version 6; games ingested before have no decisions until they are ingested again)
-READABLE_SCHEMAS = frozenset({4, 5, 6})
+#: version 6; games ingested before have no decisions until they are ingested again);
+#: parts written before 7 have no deal facts (`LATER_COLUMNS`, read as null: the deal
+#: audit reads those games' `deal` lines instead, docs/decisions.md)
+READABLE_SCHEMAS = frozenset({4, 5, 6, 7})
 
 #: the partition value when a game's ruleset is not one the engine knows
 UNKNOWN_RULESET = "unknown"
@@ -51,10 +58,12 @@ _PARTITIONS = [
 _ENGINE_TYPES: dict[str, pa.DataType] = {
     "string": pa.string(),
     "bool": pa.bool_(),
+    "int8": pa.int8(),
     "int32": pa.int32(),
     "int64": pa.int64(),
     "timestamp[us, UTC]": TS,
     "list<string>": NAMES,
+    "list<int8>": pa.list_(pa.int8()),
     "map<string, int64>": POINTS,
 }
 
@@ -216,5 +225,11 @@ CASE_TABLES: tuple[str, ...] = ("cases",)
 #: tables added after warehouses were first written (schema 4 had none of them): a
 #: warehouse without one reads it as empty, and its next writer creates it
 LATER_TABLES: tuple[str, ...] = ("cases", "decisions")
+#: columns added to a table after warehouses were first written, with the schema version
+#: that added them: a part written before has none of them, and reads them as null
+LATER_COLUMNS: dict[str, tuple[int, tuple[str, ...]]] = {
+    "hands": (7, ("dealer_seat", "starter", "stock", "deal_violations")),
+    "hand_players": (7, ("deal_position", "opening_cards")),
+}
 #: every table but `batches`, whose rows record their versions (the committed snapshot)
 SNAPSHOT_TABLES: tuple[str, ...] = (*DATA_TABLES, *SUMMARY_TABLES, *CASE_TABLES)

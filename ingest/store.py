@@ -59,6 +59,7 @@ if TYPE_CHECKING:
 
 from ingest import lock as writer_lock
 from ingest.schema import (
+    LATER_COLUMNS,
     LATER_TABLES,
     READABLE_SCHEMAS,
     SCHEMA_VERSION,
@@ -488,6 +489,11 @@ class Warehouse:
         metadata: dict[str, Any] = {"haftkhabis.batch": batch, "haftkhabis.operation": operation}
         if self._lock is not None and self._lock.token is not None:
             metadata["haftkhabis.writer"] = self._lock.token  # the fencing token
+        if adds and self._add_later_columns(name, table, metadata):
+            if expected is not None:
+                expected += 1
+                self._expected[name] = expected
+            table = self.table(name, expected)
         properties = CommitProperties(
             custom_metadata=metadata,
             app_transactions=[Transaction(APP_ID, attempt)] if attempt is not None else None,
@@ -519,6 +525,29 @@ class Warehouse:
             self._expected[name] = version
         self.checkpoint(name, version)
         return version
+
+    def _add_later_columns(self, name: str, table: DeltaTable, metadata: dict[str, Any]) -> bool:
+        """Give a table created before some of its columns were declared (`LATER_COLUMNS`:
+        a warehouse of an older schema) those columns, before parts holding them are
+        committed; whether it had to. Without them in the table's own schema, a compact
+        (delta-rs's optimize, which reads that schema) would drop them from every part it
+        merges. They are added nullable: Delta adds no required column to rows that exist,
+        and the older parts read them as null."""
+        from deltalake import CommitProperties, Field
+
+        later = LATER_COLUMNS.get(name)
+        if later is None:
+            return False
+        have = {f.name for f in table.schema().fields}
+        missing = [n for n in later[1] if n not in have]
+        if not missing:
+            return False
+        spec = TABLES[name]
+        table.alter.add_columns(
+            [Field.from_arrow(pa.field(n, spec.schema.field(n).type, nullable=True)) for n in missing],
+            commit_properties=CommitProperties(custom_metadata={
+                **metadata, "haftkhabis.operation": f"add columns of schema {later[0]}"}))
+        return True
 
     def checkpoint(self, name: str, version: int, *, force: bool = False) -> None:
         """A Delta checkpoint of `name` at `version` when it is a multiple of

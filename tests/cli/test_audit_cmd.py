@@ -64,3 +64,15 @@ def test_audit_pairs_names_the_colluding_pair(tmp_path: Path) -> None:
     assert table.exit_code == 1 and "1 cases" in table.stdout and "replay?game=" in table.stdout
     none = runner.invoke(app, ["audit", "pairs", "--warehouse", str(root), "--build", "no-such"])
     assert none.exit_code == 0 and "not enough games" in none.stdout
+
+
+def test_the_table_shows_the_first_findings_and_says_where_the_rest_are(capsys: pytest.CaptureFixture[str]) -> None:
+    from cli.audit_cmd import SHOWN_FINDINGS, _print
+    from ingest.fairplay import AuditReport, TestResult
+
+    tests = [TestResult("hand.special", {"ruleset": "bazito", "seat": i}, 100, "extra special cards per hand",
+                        p_value=i / 1e6, q_value=i / 1e5, finding=True) for i in range(SHOWN_FINDINGS + 20)]
+    _print(AuditReport(0.01, 1000, 4000, tests))
+    out = capsys.readouterr().out
+    assert f"{SHOWN_FINDINGS + 20} findings (the {SHOWN_FINDINGS} with the smallest q" in out
+    assert f"seat {SHOWN_FINDINGS - 1}," in out and f"seat {SHOWN_FINDINGS + 5}," not in out

@@ -22,8 +22,9 @@ from tests.ingest.conftest import batches, write_lines
 REPO = Path(__file__).resolve().parents[2]
 ENGINE_TABLES = ["games", "hands", "hand_players", "events", "violations", "decisions"]
 #: the Arrow type each type name of the engine's declarations stands for
-ARROW = {"string": pa.string(), "bool": pa.bool_(), "int32": pa.int32(), "int64": pa.int64(),
-         "timestamp[us, UTC]": pa.timestamp("us", tz="UTC"), "list<string>": pa.list_(pa.string()),
+ARROW = {"string": pa.string(), "bool": pa.bool_(), "int8": pa.int8(), "int32": pa.int32(),
+         "int64": pa.int64(), "timestamp[us, UTC]": pa.timestamp("us", tz="UTC"),
+         "list<string>": pa.list_(pa.string()), "list<int8>": pa.list_(pa.int8()),
          "map<string, int64>": pa.map_(pa.string(), pa.int64())}
 
 

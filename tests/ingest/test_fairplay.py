@@ -7,9 +7,11 @@ import itertools
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 import pytest
 from scipy import stats
 
+from engine.cards import RANKS, SUITS
 from engine.simulate import ShuffleBias, simulate_deals
 from ingest.fairplay import (
     NOT_ENOUGH,
@@ -75,7 +77,7 @@ def test_repeats_are_the_pairs_of_deals_a_comparison_of_every_pair_finds(ruleset
     some three, some one (not a repeat)."""
     from collections import Counter
 
-    from ingest.fairplay import _Arrays, _exact_repeats, _hand_keys, _shared_pairs
+    from ingest.fairplay import _exact_repeats, _hand_keys, _shared_pairs
 
     records = list(simulate_deals(ruleset, 120, seed=5, decks=decks))
     rng = np.random.default_rng(11)
@@ -90,8 +92,8 @@ def test_repeats_are_the_pairs_of_deals_a_comparison_of_every_pair_finds(ruleset
     for b in (30, 31, 32):  # one deal repeated three times
         records[b] = {**records[7], "game": records[b]["game"], "hand": records[b]["hand"],
                       "hands": {k: list(v) for k, v in records[7]["hands"].items()}}
-    deals = deals_from_records(records, ruleset=ruleset)
-    arr = _Arrays.of(deals)
+    deals = deals_from_records(records, ruleset=ruleset).frozen()
+    arr = deals
     keys = _hand_keys(arr.cards)
     groups, members = _shared_pairs(arr.hand_deal, keys, np.arange(len(deals)))
     hands = [Counter(keys[arr.hand_deal == d].tolist()) for d in range(len(deals))]
@@ -159,3 +161,135 @@ def test_the_fairplay_sample_shows_its_rigged_build(tmp_path: Path) -> None:
     assert [(t.family, t.scope.get("seat"), t.scope.get("build")) for t in report.findings] == [
         ("hand.special", 0, "hk-server/2.5.0-beta")]
     assert report.findings[0].ci_low < 0.5 < report.findings[0].ci_high
+
+
+def _tampered_warehouse(root: Path) -> Path:
+    """Bazito games with a planted bias (seat 2's extra special card), a fault in most
+    games (a forbidden starter among them), and by hand: a second, different deal line at
+    a taken seq (one of the two is set aside) and a deal with a misspelt card; ingested."""
+    import io
+
+    import orjson
+
+    from engine.simulate import SimConfig, write_simulation
+    from ingest.pipeline import ingest
+
+    out = io.BytesIO()
+    write_simulation(SimConfig("bazito", games=60, seed=21, match={"hands": 3},
+                               fault_rate=0.9, shuffle=ShuffleBias("extra_special", rate=0.5, seat=2)), out)
+    lines = out.getvalue().splitlines()
+    deals = [i for i, raw in enumerate(lines) if b'"type":"deal"' in raw]
+    conflict = orjson.loads(lines[deals[0]])
+    first, second = list(conflict["hands"])[:2]
+    conflict["hands"][first][0], conflict["hands"][second][0] = (conflict["hands"][second][0],
+                                                                 conflict["hands"][first][0])
+    misspelt = orjson.loads(lines[deals[5]])
+    card = misspelt["hands"][next(iter(misspelt["hands"]))][0]
+    misspelt["hands"][next(iter(misspelt["hands"]))][0] = card.lower()
+    lines[deals[5]] = orjson.dumps(misspelt)
+    lines.insert(deals[0] + 3, orjson.dumps(conflict))
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "tampered.jsonl").write_bytes(b"\n".join(lines) + b"\n")
+    ingest([str(root / "tampered.jsonl")], str(root / "wh"), workers=1)
+    return root / "wh"
+
+
+@pytest.mark.parametrize("warehouse", ["rigged", "tampered"])
+def test_the_engines_deal_facts_are_the_deal_lines(tmp_path: Path, warehouse: str) -> None:
+    """The deals read from the engine's typed columns are the deals read from the raw
+    `deal` lines (the audit's reading before schema 7), deal by deal and seat by seat,
+    with every filter, and the audits of the two agree test by test; the tampered
+    warehouse's set-aside and violating deal lines are left out by both."""
+    from ingest.fairplay import deals_from_events
+    from ingest.read import connect
+
+    root = rigged_warehouse(tmp_path) if warehouse == "rigged" else _tampered_warehouse(tmp_path)
+    reader = connect(root)
+    try:
+        if warehouse == "tampered":
+            left_out = reader.rows("SELECT count(*) FILTER (set_aside), count(*) FILTER (code IS NOT NULL)"
+                                   " FROM events WHERE type = 'deal'")[0]
+            assert left_out[0] >= 1 and left_out[1] >= 2, left_out
+        build = reader.rows("SELECT coalesce(server_build, 'unknown') FROM games LIMIT 1")[0][0]
+        for filters in ({}, {"build": build}, {"since": "2026-06-01"}, {"ruleset": "persian"}):
+            typed = deals_from_warehouse(reader, **filters)
+            raw = deals_from_events(reader, **filters).frozen()
+            assert typed.rows() == raw.rows(), filters
+        typed, raw = deals_from_warehouse(reader), deals_from_events(reader).frozen()
+        assert len(typed) >= 100
+        hands = reader.rows("SELECT count(*) FROM hands")[0][0]
+        assert (len(typed) < hands) == (warehouse == "tampered")
+        assert audit_deals(typed, 0.01).to_json() == audit_deals(raw, 0.01).to_json()
+    finally:
+        reader.close()
+
+
+def test_a_warehouse_ingested_before_the_deal_facts_is_audited_from_its_deal_lines(tmp_path: Path) -> None:
+    """Parts written before schema 7 have no deal facts: they read as null and the audit
+    reads the `deal` lines instead, with the same deals as a warehouse that has them."""
+    import pyarrow.parquet as pq
+
+    from ingest.read import connect
+    from ingest.schema import LATER_COLUMNS
+
+    root = rigged_warehouse(tmp_path)
+    reader = connect(root)
+    try:
+        expected = deals_from_warehouse(reader).rows()
+    finally:
+        reader.close()
+    for table, (_version, columns) in LATER_COLUMNS.items():
+        for part in (root / table).rglob("*.parquet"):  # as a build before 7 wrote it
+            pq.write_table(pq.read_table(part).drop_columns(list(columns)), part)
+    reader = connect(root)
+    try:
+        assert reader.rows("SELECT count(*), count(dealer_seat) FROM hands")[0][1] == 0
+        assert deals_from_warehouse(reader).rows() == expected
+    finally:
+        reader.close()
+
+
+def test_the_card_codes_are_the_cores() -> None:
+    from engine._core import card_codes
+    from ingest.fairplay import RANK_OF, SUIT_OF, card_code, card_name
+
+    assert [card_name(card_code(c)) for c in card_codes()] == card_codes()
+    assert len(set(card_codes())) == 52
+    assert all(card_codes()[code] == RANKS[RANK_OF[code]] + SUITS[SUIT_OF[code]] for code in range(52))
+
+
+def test_a_newer_writer_gives_an_older_table_the_deal_columns_so_a_compact_keeps_them(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tables created before schema 7 (without the deal columns): the first batch that
+    writes parts with them adds them to the table's own schema, so a compact (which reads
+    that schema) keeps them, and the audit reads the facts."""
+    from ingest import schema
+    from ingest.maintenance import compact
+    from ingest.pipeline import ingest
+    from ingest.read import connect
+    from ingest.store import Warehouse
+
+    root = tmp_path / "wh"
+    with monkeypatch.context() as patch:
+        for table, (_version, columns) in schema.LATER_COLUMNS.items():
+            spec = schema.TABLES[table]
+            older = schema.TableSpec(table, pa.schema([f for f in spec.schema if f.name not in columns]),
+                                     spec.partition_by)
+            patch.setitem(schema.TABLES, table, older)
+        Warehouse(root).ensure()
+    rigged = rigged_warehouse(tmp_path / "rigged")
+    lines = (rigged.parent / "rigged.jsonl").read_bytes().splitlines(keepends=True)
+    games = sorted({line.split(b'"game":"')[1].split(b'"')[0] for line in lines})
+    for half in (games[::2], games[1::2]):  # two batches: two parts a partition to merge
+        log = tmp_path / f"half-{len(half)}-{half[0].decode()}.jsonl"
+        log.write_bytes(b"".join(line for line in lines if line.split(b'"game":"')[1].split(b'"')[0] in half))
+        ingest([str(log)], str(root), workers=1)
+    assert compact(str(root), retain_hours=0).files_removed["hands"] > 0
+    reader = connect(root)
+    try:
+        hands = reader.rows("SELECT count(*), count(dealer_seat), count(deal_violations) FROM hands")[0]
+        assert hands[0] > 0 and hands[0] == hands[1] == hands[2]
+        assert reader.rows("SELECT count(*) = count(opening_cards) FROM hand_players")[0][0]
+        assert len(deals_from_warehouse(reader)) == hands[0]
+    finally:
+        reader.close()

@@ -263,6 +263,26 @@ pub struct HandRecord {
     pub cards_left: Vec<(Text, Vec<Card>)>,
     pub reshuffles: u32,
     pub closed: bool,
+    /// what the hand's `deal` dealt, as the table took it
+    pub deal: DealRecord,
+}
+
+/// What a `deal` line dealt, as the table took it (notation.md: "`hands` (player → list of
+/// cards, every player in the hand), `starter` …, optional `stock` (the rest of the deck,
+/// top first)"): the facts the deal audit reads (docs/fairplay.md), kept once here.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DealRecord {
+    /// the `deal` line's seq
+    pub seq: Option<u64>,
+    /// the dealer's seat (header order)
+    pub dealer_seat: usize,
+    /// each seat's cards as dealt, in the order written ("Every player is dealt 7 cards";
+    /// a seat the deal gave no hand holds none)
+    pub opening: Vec<Vec<Card>>,
+    /// the starter the table turned (None where the ruleset has none)
+    pub starter: Option<Card>,
+    /// the stock as logged, top first, when the deal logged one that is the rest of the pack
+    pub stock: Option<Vec<Card>>,
 }
 
 /// The state as plain data, for the replay views and golden tests.
@@ -486,6 +506,7 @@ struct HandLogEntry {
     cards_left: Vec<Vec<Card>>,
     reshuffles: u32,
     closed: bool,
+    deal: DealRecord,
 }
 
 /// Up to this many players, [`Table::seat`] scans the seats instead of hashing the name.
@@ -1281,6 +1302,7 @@ impl Table {
                     cards_left,
                     reshuffles,
                     closed: entry.closed && running.is_none(),
+                    deal: entry.deal.clone(),
                 }
             })
             .collect()
@@ -1800,6 +1822,15 @@ impl Table {
             hand.pile.push(card);
             hand.current_suit = Some(card.suit());
         }
+        let deal = DealRecord {
+            seq: self.seq,
+            dealer_seat: dealer,
+            opening: hand.hands.clone(),
+            starter,
+            stock: stock_order
+                .as_ref()
+                .map(|order| order.iter().copied().collect()),
+        };
         hand.stock = stock;
         hand.stock_order = stock_order;
         self.hand_open = true;
@@ -1821,6 +1852,7 @@ impl Table {
             cards_left: Vec::new(),
             reshuffles: 0,
             closed: false,
+            deal,
         });
         self.start_turn(&mut hand, first, !rules.has_starter);
         self.hand = Some(Box::new(hand));

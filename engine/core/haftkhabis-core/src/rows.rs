@@ -262,6 +262,15 @@ pub struct HandRow {
     pub duration_ms: Option<i64>,
     pub reshuffles: i64,
     pub violations: i64,
+    /// the dealer's seat (header order)
+    pub dealer_seat: i64,
+    /// the starter's card code ([`Card::index`]); None where the ruleset has none
+    pub starter: Option<u8>,
+    /// the stock as the deal logged it, top first, as card codes; None when it logged none
+    pub stock: Option<Vec<u8>>,
+    /// the violations found at the hand's `deal` line (0: the deal replayed clean, the
+    /// only deals the deal audit reads); None when the line is not among the game's
+    pub deal_violations: Option<i64>,
 }
 
 /// What one player did in one hand, counted over the hand's replayed lines.
@@ -295,6 +304,11 @@ pub struct HandPlayerRow {
     pub cards_left: Option<i64>,
     pub left_cards: Option<Vec<String>>,
     pub tally: PlayerTally,
+    /// seats after the dealer, clockwise (0 = the dealer, 1 = the next seat)
+    pub deal_position: i64,
+    /// the cards the deal gave the seat, in the order written, as card codes
+    /// ([`Card::index`]): "Every player is dealt 7 cards"
+    pub opening_cards: Vec<u8>,
 }
 
 /// `events`: one row per distinct line of the game.
@@ -550,6 +564,9 @@ impl GameRows {
         let mut fingerprints: Vec<u64> = Vec::with_capacity(lines.len());
         let mut events: Vec<EventRow> = Vec::with_capacity(lines.len());
         let mut decisions: Vec<DecisionRow> = Vec::new();
+        // the violations found at each replayed `deal` line, by seq (a hand's deal facts
+        // are kept by the table with the line's seq)
+        let mut deal_codes: HashMap<u64, i64> = HashMap::new();
         let mut ordered = true;
         let mut previous: Option<u64> = None;
         for (ordinal, kept) in lines.into_iter().enumerate() {
@@ -577,6 +594,9 @@ impl GameRows {
                 _ => None,
             };
             let (hand, phase) = fact.map_or((None, None), |f| (f.hand, f.phase));
+            if let (Some(seq), Some(_), Some("deal")) = (seq, fact, cells.kind.as_deref()) {
+                deal_codes.insert(seq, codes.len() as i64);
+            }
             if let Some(hand) = hand {
                 tallies.entry(hand).or_default().count(
                     &cells,
@@ -694,7 +714,11 @@ impl GameRows {
             hands_dealt = records.len() as i64;
             for record in &records {
                 let tally = tallies.remove(&record.number).unwrap_or_default();
-                hand_rows.push(hand_row(record, &tally, players.len()));
+                let deal_violations = record
+                    .deal
+                    .seq
+                    .and_then(|seq| deal_codes.get(&seq).copied());
+                hand_rows.push(hand_row(record, &tally, players.len(), deal_violations));
                 player_rows.extend(player_rows_of(record, &tally, players));
             }
         }
@@ -761,7 +785,12 @@ impl GameRows {
     }
 }
 
-fn hand_row(record: &HandRecord, tally: &HandTally, players: usize) -> HandRow {
+fn hand_row(
+    record: &HandRecord,
+    tally: &HandTally,
+    players: usize,
+    deal_violations: Option<i64>,
+) -> HandRow {
     let outcome = record.outcome.as_ref();
     let duration = match (tally.first_ts, tally.last_ts) {
         (Some(a), Some(b)) => Some((b - a) / 1000),
@@ -785,7 +814,20 @@ fn hand_row(record: &HandRecord, tally: &HandTally, players: usize) -> HandRow {
         duration_ms: duration,
         reshuffles: i64::from(record.reshuffles),
         violations: tally.violations,
+        dealer_seat: record.deal.dealer_seat as i64,
+        starter: record.deal.starter.map(card_code),
+        stock: record.deal.stock.as_deref().map(card_codes),
+        deal_violations,
     }
+}
+
+/// A card as the warehouse stores it: its index in the pack ([`Card::index`], 0..52).
+fn card_code(card: Card) -> u8 {
+    card.index() as u8
+}
+
+fn card_codes(cards: &[Card]) -> Vec<u8> {
+    cards.iter().copied().map(card_code).collect()
 }
 
 fn player_rows_of(record: &HandRecord, tally: &HandTally, players: &[Text]) -> Vec<HandPlayerRow> {
@@ -821,6 +863,12 @@ fn player_rows_of(record: &HandRecord, tally: &HandTally, players: &[Text]) -> V
                     .get(player.as_str())
                     .copied()
                     .unwrap_or_default(),
+                deal_position: (seat as i64 - record.deal.dealer_seat as i64).rem_euclid(n),
+                opening_cards: record
+                    .deal
+                    .opening
+                    .get(seat)
+                    .map_or_else(Vec::new, |cards| card_codes(cards)),
             }
         })
         .collect()

@@ -205,3 +205,54 @@ fn each_move_in_turn_is_a_decision_with_what_the_mover_faced() {
         .filter(|d| d.seq != 3)
         .all(|d| d.decision.suit_choices.is_none()));
 }
+
+/// The card codes of `cards` in notation (`Card::index`, what the warehouse stores).
+fn codes(cards: &[&str]) -> Vec<u8> {
+    cards
+        .iter()
+        .map(|c| {
+            haftkhabis_core::cards::Card::parse(c)
+                .map(|card| card.index() as u8)
+                .unwrap_or_else(|| panic!("{c} is a card"))
+        })
+        .collect()
+}
+
+#[test]
+fn a_hand_keeps_what_its_deal_dealt() {
+    // notation.md: "`deal` | `hand`, `dealer`, `hands` (player → list of cards, every
+    // player in the hand), `starter` …, optional `stock` (the rest of the deck, top first)"
+    let lines = fixture("fx-bazito-points.jsonl");
+    let rows = ingest(&lines).into_iter().next().expect("a game's rows");
+    let hand = &rows.hands[0];
+    assert_eq!(hand.dealer_seat, 0, "p0 deals");
+    assert_eq!(hand.starter, Some(codes(&["4C"])[0]));
+    let stock = hand.stock.as_deref().expect("the deal logged its stock");
+    assert_eq!(stock.len(), 52 - 4 * 7 - 1);
+    assert_eq!(&stock[..3], codes(&["8H", "6D", "2D"]).as_slice());
+    assert_eq!(hand.deal_violations, Some(0));
+    let seats: Vec<(i64, i64)> = rows
+        .hand_players
+        .iter()
+        .map(|p| (p.seat, p.deal_position))
+        .collect();
+    assert_eq!(seats, vec![(0, 0), (1, 1), (2, 2), (3, 3)]);
+    assert_eq!(
+        rows.hand_players[1].opening_cards,
+        codes(&["QC", "TH", "6C", "4H", "KS", "5S", "3D"])
+    );
+
+    // a misspelt card in the deal ("7d" is repaired, and flagged at the line): the hand
+    // is dealt as the table did, and its deal line's violation is counted
+    let mut lines = fixture("fx-bazito-points.jsonl");
+    lines[1] = lines[1]
+        .replace("\"7D\"", "\"7d\"")
+        .replace("\"dealer\":\"p0\"", "\"dealer\":\"p2\"");
+    let rows = ingest(&lines).into_iter().next().expect("a game's rows");
+    let hand = &rows.hands[0];
+    assert_eq!(hand.dealer_seat, 2);
+    assert!(hand.deal_violations.is_some_and(|n| n >= 1));
+    let positions: Vec<i64> = rows.hand_players.iter().map(|p| p.deal_position).collect();
+    assert_eq!(positions, vec![2, 3, 0, 1]);
+    assert_eq!(rows.hand_players[0].opening_cards[6], codes(&["7D"])[0]);
+}

@@ -20,6 +20,7 @@ use pyo3::types::{PyList, PyTuple};
 /// The values a [`ColumnBuffer`] owns, in Arrow's little-endian layout.
 enum Owned {
     Bytes(Vec<u8>),
+    I8(Vec<i8>),
     I32(Vec<i32>),
     I64(Vec<i64>),
 }
@@ -46,6 +47,7 @@ impl ColumnBuffer {
     fn span(&self) -> (*const u8, usize) {
         match &self.owned {
             Owned::Bytes(v) => (v.as_ptr(), v.len()),
+            Owned::I8(v) => (v.as_ptr().cast(), v.len()),
             Owned::I32(v) => (v.as_ptr().cast(), std::mem::size_of_val(v.as_slice())),
             Owned::I64(v) => (v.as_ptr().cast(), std::mem::size_of_val(v.as_slice())),
         }
@@ -180,7 +182,18 @@ impl Primitive for i32 {
     }
 }
 
-/// Fixed-width integers: `int64`, `int32`.
+impl Primitive for i8 {
+    fn to_le(self) -> Self {
+        self
+    }
+    fn buffer(values: Vec<Self>) -> ColumnBuffer {
+        ColumnBuffer {
+            owned: Owned::I8(values),
+        }
+    }
+}
+
+/// Fixed-width integers: `int64`, `int32`, `int8`.
 #[derive(Default)]
 pub struct IntCol<T: Primitive> {
     values: Vec<T>,
@@ -191,6 +204,8 @@ pub struct IntCol<T: Primitive> {
 pub type I64Col = IntCol<i64>;
 /// 32-bit integers (`int32`).
 pub type I32Col = IntCol<i32>;
+/// 8-bit integers (`int8`): card codes.
+pub type I8Col = IntCol<i8>;
 
 impl IntCol<i64> {
     pub fn push(&mut self, value: Option<i64>) {
@@ -207,6 +222,17 @@ impl IntCol<i32> {
             value.map(|v| i32::try_from(v).unwrap_or(if v < 0 { i32::MIN } else { i32::MAX }));
         self.values.push(clamped.unwrap_or(0));
         self.validity.push(value.is_some());
+    }
+}
+
+impl IntCol<i8> {
+    pub fn push(&mut self, value: Option<i8>) {
+        self.values.push(value.unwrap_or(0));
+        self.validity.push(value.is_some());
+    }
+
+    fn len(&self) -> usize {
+        self.values.len()
     }
 }
 
@@ -237,6 +263,16 @@ impl Column for IntCol<i64> {
 
 impl Column for IntCol<i32> {
     const TYPE: &'static str = "int32";
+    fn nulls(&self) -> usize {
+        self.validity.nulls
+    }
+    fn export<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        self.export_values(py)
+    }
+}
+
+impl Column for IntCol<i8> {
+    const TYPE: &'static str = "int8";
     fn nulls(&self) -> usize {
         self.validity.nulls
     }
@@ -392,6 +428,55 @@ impl StrListCol {
 
 impl Column for StrListCol {
     const TYPE: &'static str = "list<string>";
+    fn nulls(&self) -> usize {
+        self.validity.nulls
+    }
+    fn export<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let mut this = std::mem::take(self);
+        let length = this.offsets.len() - 1;
+        let offsets = buffer_of(&mut this.offsets);
+        payload(
+            py,
+            length,
+            this.validity.nulls,
+            vec![this.validity.export(), Some(offsets)],
+            vec![this.items.export(py)?],
+        )
+    }
+}
+
+/// Lists of 8-bit integers (`list<int8>`): a hand's or a stock's card codes.
+pub struct I8ListCol {
+    offsets: Vec<i32>,
+    items: I8Col,
+    validity: Validity,
+}
+
+impl Default for I8ListCol {
+    fn default() -> Self {
+        I8ListCol {
+            offsets: vec![0],
+            items: I8Col::default(),
+            validity: Validity::default(),
+        }
+    }
+}
+
+impl I8ListCol {
+    pub fn push(&mut self, value: Option<&[i8]>) {
+        if let Some(items) = value {
+            for &item in items {
+                self.items.push(Some(item));
+            }
+        }
+        self.offsets
+            .push(i32::try_from(self.items.len()).unwrap_or(i32::MAX));
+        self.validity.push(value.is_some());
+    }
+}
+
+impl Column for I8ListCol {
+    const TYPE: &'static str = "list<int8>";
     fn nulls(&self) -> usize {
         self.validity.nulls
     }

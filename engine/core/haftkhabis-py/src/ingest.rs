@@ -21,7 +21,9 @@ use haftkhabis_core::spool;
 use haftkhabis_core::validator::{self, ErrorRecord, ValidatorOptions};
 use haftkhabis_core::ENGINE_VERSION;
 
-use crate::columns::{BoolCol, Column, I32Col, I64Col, PointsCol, StrCol, StrListCol, TsCol};
+use crate::columns::{
+    BoolCol, Column, I32Col, I64Col, I8Col, I8ListCol, PointsCol, StrCol, StrListCol, TsCol,
+};
 use crate::error::CoreError;
 use crate::validation::error_dict;
 
@@ -230,6 +232,16 @@ table_columns! {
         reshuffles: I32Col, required;
         violations: I32Col, required;
         ingest_batch: I64Col, required;
+        /// the dealer's seat (header order)
+        dealer_seat: I32Col, required;
+        /// the starter's card code (`card_codes()`: the card at that index); null where
+        /// the ruleset has no starter
+        starter: I8Col, nullable;
+        /// the stock the deal logged, top first, as card codes; null when it logged none
+        stock: I8ListCol, nullable;
+        /// the violations found at the hand's `deal` line: 0 when it replayed clean (the
+        /// deal audit reads only those)
+        deal_violations: I32Col, nullable;
     }
 }
 
@@ -258,6 +270,11 @@ table_columns! {
         /// the player's fouls (`violations.foul`) on the hand's lines
         violations: I32Col, required;
         ingest_batch: I64Col, required;
+        /// seats after the dealer, clockwise (0 = the dealer, 1 = the next seat)
+        deal_position: I32Col, required;
+        /// the cards the deal gave the seat, in the order written, as card codes
+        /// (`card_codes()`)
+        opening_cards: I8ListCol, required;
     }
 }
 
@@ -368,6 +385,15 @@ pub fn warehouse_columns(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     Ok(tables)
 }
 
+/// A card code (0..52, `haftkhabis_core::cards::Card::index`) as an `int8` cell.
+fn code_cell(code: u8) -> i8 {
+    i8::try_from(code).unwrap_or(i8::MAX)
+}
+
+fn code_cells(codes: &[u8]) -> Vec<i8> {
+    codes.iter().copied().map(code_cell).collect()
+}
+
 fn seq_cell(seq: Option<u64>) -> Option<i64> {
     // the notation caps seq at 2^63-1 (notation::MAX_SEQ)
     seq.and_then(|s| i64::try_from(s).ok())
@@ -436,6 +462,11 @@ impl Partition {
             c.reshuffles.push(Some(h.reshuffles));
             c.violations.push(Some(h.violations));
             c.ingest_batch.push(Some(batch));
+            c.dealer_seat.push(Some(h.dealer_seat));
+            c.starter.push(h.starter.map(code_cell));
+            let stock = h.stock.as_deref().map(code_cells);
+            c.stock.push(stock.as_deref());
+            c.deal_violations.push(h.deal_violations);
         }
 
         let c = &mut self.hand_players;
@@ -462,6 +493,8 @@ impl Partition {
             c.jacks_played.push(Some(t.jacks_played));
             c.violations.push(Some(t.violations));
             c.ingest_batch.push(Some(batch));
+            c.deal_position.push(Some(p.deal_position));
+            c.opening_cards.push(Some(&code_cells(&p.opening_cards)));
         }
 
         let c = &mut self.events;

@@ -151,6 +151,16 @@ mod core_module {
         module.add("Code", crate::codes::code_enum(module.py())?)
     }
 
+    /// The card codes the warehouse stores (`hands.starter`, `hands.stock`,
+    /// `hand_players.opening_cards`): the card of code `i` is `card_codes()[i]`, in
+    /// notation (`"7C"`); one deck, suit-major (the core's `Card::index`).
+    #[pyfunction]
+    fn card_codes() -> Vec<String> {
+        haftkhabis_core::cards::Card::deck()
+            .map(|card| card.code())
+            .collect()
+    }
+
     /// Every ruleset profile's parameters, in the contract's order (bazito, persian,
     /// pis-yedili).
     #[pyfunction]
