@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -94,6 +94,9 @@ class Journal:
         """Start a new segment after the last one (a crash may have left a torn record
         at the end of the last: it is never appended to)."""
         if self._file is not None:
+            # a record appended to it may still wait for its sync, which will sync the
+            # new segment: this one is synced now, before it is left
+            os.fdatasync(self._file.fileno())
             self._file.close()
         existing = self.segments()
         self._segment = (existing[-1] if existing else 0) + 1
@@ -107,25 +110,38 @@ class Journal:
 
     # ------------------------------------------------------------------ appending
 
-    def append(self, header: dict[str, Any], body_path: Path) -> Record:
-        """Append the body in `body_path` with `header`; return once it is on disk."""
-        head = orjson.dumps(header) + b"\n"
-        size = int(header["size"])
+    def append(self, header: dict[str, Any], body: bytes | Path) -> Record:
+        """Append `body` (its bytes, or the file holding them) with `header`; return once
+        it is on disk."""
+        return self.append_many([(header, body)])[0]
+
+    def append_many(self, items: Sequence[tuple[dict[str, Any], bytes | Path]]) -> list[Record]:
+        """Append each body with its header, in order; return once all are on disk (one
+        sync for them all: the pushes a server takes while the last sync ran)."""
+        records = []
         with self._lock:
             if self._file is None or self._offset >= self.segment_bytes:
                 self._open_next()
             assert self._file is not None
-            start = self._offset
-            self._file.write(head)
-            with open(body_path, "rb") as body:
-                while chunk := body.read(1 << 20):
-                    self._file.write(chunk)
-            self._file.write(b"\n")
+            for header, body in items:
+                head = orjson.dumps(header) + b"\n"
+                size = int(header["size"])
+                start = self._offset
+                self._file.write(head)
+                if isinstance(body, Path):
+                    with open(body, "rb") as source:
+                        while chunk := source.read(1 << 20):
+                            self._file.write(chunk)
+                else:
+                    self._file.write(body)
+                self._file.write(b"\n")
+                self._offset = start + len(head) + size + 1
+                records.append(Record.of(header, self._segment, start + len(head),
+                                         Position(self._segment, self._offset)))
             self._file.flush()
-            self._offset = start + len(head) + size + 1
-            record = Record.of(header, self._segment, start + len(head), Position(self._segment, self._offset))
-        self._sync(record.end)
-        return record
+        if records:
+            self._sync(records[-1].end)
+        return records
 
     def _sync(self, upto: Position) -> None:
         """Wait until the journal is on disk up to `upto`: the first waiter syncs for all."""
