@@ -1,8 +1,9 @@
 """`POST /v1/ingest`: pushed bodies accepted durably, and group-committed to the warehouse.
 
-A push is streamed to a temporary file, then appended to the journal (`service.journal`):
-the `202` comes once the journal is on disk up to it, so a server killed at any moment
-after it loses nothing. One committer thread takes the pushes waiting — at most every
+A push is received (in memory up to `MEMORY_BODY`, past it in a temporary file), then
+appended to the journal (`service.journal`) by one appender thread, with every push that
+arrived while it wrote and synced the last ones: the `202` comes once the journal is on
+disk up to it, so a server killed at any moment after it loses nothing. One committer thread takes the pushes waiting — at most every
 `commit_interval` seconds, at once when `commit_lines` lines wait — and commits them
 together as one warehouse batch, in journal order (the order of acceptance), through a
 long-lived writer process (`ingest.live.commit_files`: its CPU and memory never slow the
@@ -61,7 +62,7 @@ RECENT_RECEIPTS = 200_000
 #: commits.log is started again past this size (the previous one is kept as commits.log.1)
 COMMITS_LOG_BYTES = 256 << 20
 #: a pushed body up to this size waits for the journal in memory (past it, in a file)
-MEMORY_BODY = 1 << 20
+MEMORY_BODY = 256 << 10  # a game is tens of kilobytes; connections × this is the most held
 
 
 def state_folder(location: Location) -> Path:

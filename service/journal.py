@@ -1,11 +1,13 @@
 """The pushed bodies' journal: what makes a `202` durable.
 
-`POST /v1/ingest` streams a body to a temporary file, then appends it to the journal — a
-folder of append-only segment files (`<state>/journal/00000001.log`, …) — and answers
-only once the journal is on disk up to the end of that record (`fdatasync`). Syncs are
-shared: the appends that land while one sync runs wait for the next, which covers them
-all (a group commit of the disk, as databases do), so a thousand pushes a second cost a
-few hundred syncs, not a thousand. A server killed with SIGKILL (or the machine losing
+`POST /v1/ingest` receives a body (in memory up to 256 KiB, past it in a temporary
+file), then has it appended to the journal — a folder of append-only segment files
+(`<state>/journal/00000001.log`, …) — and answers only once the journal is on disk up to
+the end of that record (`fdatasync`). Syncs are shared: the service's appender takes
+every body that arrived while the last sync ran and appends them under one sync
+(`append_many`), and appends from other threads that land while one sync runs wait for
+the next, which covers them all (a group commit of the disk, as databases do), so a
+thousand pushes a second cost a few hundred syncs, not a thousand. A server killed with SIGKILL (or the machine losing
 power) after a `202` has the body in the journal.
 
 A record is a header line, the body, a newline:

@@ -55,3 +55,26 @@ def test_a_body_cut_short_is_an_error(tmp_path: Path) -> None:
         handle.truncate(last.body_offset + 10)
     with pytest.raises(OSError, match="ends inside record ing_4"):
         journal.write_bodies([(last, tmp_path / "cut.jsonl")])
+
+
+def test_a_body_past_the_memory_bound_waits_in_a_file(tmp_path: Path) -> None:
+    from service.jobs import MEMORY_BODY, Spool
+
+    small, large = Spool(tmp_path / "incoming"), Spool(tmp_path / "incoming")
+    line = b'{"game": "g", "seq": 1}\n'
+    for _ in range(3):
+        small.write(line)
+    while large.size <= MEMORY_BODY:
+        large.write(line * 1000)
+    small.close()
+    large.close()
+    assert small.body == line * 3 and small.lines == 3
+    assert isinstance(large.body, Path) and large.body.read_bytes() == line * (large.size // len(line))
+    journal = Journal(tmp_path / "journal")
+    records = journal.append_many([({"id": "ing_small", "size": small.size}, small.body),
+                                   ({"id": "ing_large", "size": large.size}, large.body)])
+    large.discard()
+    assert not list((tmp_path / "incoming").iterdir())  # the file is gone once journaled
+    out = [tmp_path / "small.jsonl", tmp_path / "large.jsonl"]
+    journal.write_bodies(zip(records, out, strict=True))
+    assert out[0].read_bytes() == line * 3 and out[1].read_bytes() == line * (large.size // len(line))
