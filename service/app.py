@@ -545,11 +545,9 @@ def create_app(settings: Settings) -> FastAPI:
         except BaseException:
             spool.discard()
             raise
-        try:
-            receipt, _new = await queue.accept(spool)
-        except BaseException:
-            spool.discard()
-            raise
+        # the spool is the queue's from here (a client that leaves must not take a body
+        # the journal's appender is writing)
+        receipt, _new = await queue.accept(spool)
         metrics.pushes_accepted.inc()
         if log.isEnabledFor(logging.INFO):
             log.info("%s pushed %s bytes as %s", who.principal.describe(), receipt.size, receipt.id)

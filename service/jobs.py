@@ -341,8 +341,13 @@ class IngestQueue:
         """Accept the received body: journal it (on disk before this returns), queue it.
         Its receipt, and whether it is new (False: the same body is already waiting, or
         being journaled, and that receipt stands). The body is appended by the journal's
-        thread with the others that came meanwhile, under one sync (`_append_run`)."""
-        sha = spool.close()
+        thread with the others that came meanwhile, under one sync (`_append_run`), which
+        then discards the spool: it is this queue's from the call on."""
+        try:
+            sha = spool.close()
+        except BaseException:
+            spool.discard()
+            raise
         with self._lock:
             same = self._queued_by_sha.get(sha)
             if same is not None:
