@@ -20,7 +20,7 @@ import logging
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import date, datetime
@@ -38,7 +38,6 @@ from fastapi_offline import FastAPIOffline
 from pydantic import BeforeValidator, StringConstraints
 from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.background import BackgroundTask
-from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match
 
@@ -329,13 +328,15 @@ def create_app(settings: Settings) -> FastAPI:
 
     # ------------------------------------------------------------------ keys and roles
 
-    def caller(*roles: Role, player_token: bool = False, limited: bool = True) -> Callable[..., Caller]:
+    def caller(*roles: Role, player_token: bool = False, limited: bool = True) -> Callable[..., Awaitable[Caller]]:
         """A dependency: the authenticated caller, holding one of `roles` (or a player's
         token, when `player_token`), within its key's rate (unless not `limited`: pushes
         are paced by the queue's back-pressure instead)."""
         allowed = ", ".join(r.value for r in roles) + (" or a player's token" if player_token else "")
 
-        def dependency(
+        # async: run on the event loop (a dict look-up, a `stat` of the keys file, a token
+        # bucket), where a plain function would be handed to a thread and back on every call
+        async def dependency(
             bearer: Annotated[HTTPAuthorizationCredentials | None, Security(_bearer)],
             header: Annotated[str | None, Security(_header)],
         ) -> Caller:
@@ -513,7 +514,7 @@ def create_app(settings: Settings) -> FastAPI:
             408: _doc("the body arrived slower than the server's minimum rate"),
             413: _doc("the body (decompressed) is larger than the server's cap"),
             429: _doc("the committer is behind: push again after `Retry-After` seconds")})
-    async def ingest(request: Request, response: Response,
+    async def ingest(request: Request,
                      who: Annotated[Caller, Depends(caller(Role.ingest, limited=False))]) -> models.BatchStatus:
         """Push log lines (a finished game, or any part of any games). The answer, `202`
         with the push's receipt, comes once the body is on disk; pushes waiting are
@@ -544,11 +545,17 @@ def create_app(settings: Settings) -> FastAPI:
         except BaseException:
             spool.discard()
             raise
-        receipt, _new = await run_in_threadpool(queue.submit, spool)
+        # the spool is the queue's from here (a client that leaves must not take a body
+        # the journal's appender is writing)
+        receipt, _new = await queue.accept(spool)
         metrics.pushes_accepted.inc()
-        response.headers["Location"] = f"/v1/batches/{receipt.id}"
-        log.info("%s pushed %s bytes as %s", who.principal.describe(), receipt.size, receipt.id)
-        return receipt_status(receipt)
+        if log.isEnabledFor(logging.INFO):
+            log.info("%s pushed %s bytes as %s", who.principal.describe(), receipt.size, receipt.id)
+        # the answer as the response model writes it, made here: FastAPI would check the
+        # model it was just built from once more, a cost paid on every push
+        return Response(receipt_status(receipt).model_dump_json(), status_code=202,  # type: ignore[return-value]
+                        media_type="application/json",
+                        headers={"Location": f"/v1/batches/{receipt.id}"})
 
     @app.get("/v1/batches/{batch_id}", response_model=models.BatchStatus, tags=["logs"],
              responses=AUTH_ERRORS | {404: _doc("no such batch")})

@@ -9,7 +9,7 @@ player's cards among them; the desk sends it (`GET /v1/cases/{id}/bundle`).
 """
 
 # no `from __future__ import annotations`: FastAPI reads the routes' annotations
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, Literal
 from urllib.parse import urlencode
 
@@ -72,7 +72,7 @@ def _row(case: desk.Case) -> dict[str, Any]:
 
 
 def add_routes(app: FastAPI, settings: Settings, gateway: Gateway,
-               caller: Callable[..., Callable[..., Caller]]) -> None:
+               caller: Callable[..., Callable[..., Awaitable[Caller]]]) -> None:
     """The desk's routes on `app` (`service.app.create_app` calls it)."""
     desk_only = caller(Role.support)
     readers = caller(Role.support, Role.auditor)

@@ -1,8 +1,9 @@
 """`POST /v1/ingest`: pushed bodies accepted durably, and group-committed to the warehouse.
 
-A push is streamed to a temporary file, then appended to the journal (`service.journal`):
-the `202` comes once the journal is on disk up to it, so a server killed at any moment
-after it loses nothing. One committer thread takes the pushes waiting — at most every
+A push is received (in memory up to `MEMORY_BODY`, past it in a temporary file), then
+appended to the journal (`service.journal`) by one appender thread, with every push that
+arrived while it wrote and synced the last ones: the `202` comes once the journal is on
+disk up to it, so a server killed at any moment after it loses nothing. One committer thread takes the pushes waiting — at most every
 `commit_interval` seconds, at once when `commit_lines` lines wait — and commits them
 together as one warehouse batch, in journal order (the order of acceptance), through a
 long-lived writer process (`ingest.live.commit_files`: its CPU and memory never slow the
@@ -28,6 +29,7 @@ the user's state directory for one on S3; `serve --state` names another).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hashlib
 import logging
@@ -41,7 +43,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
@@ -59,6 +61,8 @@ STATE_DIR = "_api"
 RECENT_RECEIPTS = 200_000
 #: commits.log is started again past this size (the previous one is kept as commits.log.1)
 COMMITS_LOG_BYTES = 256 << 20
+#: a pushed body up to this size waits for the journal in memory (past it, in a file)
+MEMORY_BODY = 256 << 10  # a game is tens of kilobytes; connections × this is the most held
 
 
 def state_folder(location: Location) -> Path:
@@ -104,21 +108,34 @@ class Receipt:
     error: str | None = None
 
     def to_json(self) -> bytes:
-        return orjson.dumps(asdict(self))
+        return orjson.dumps(self)  # its fields in order, as `asdict` gives them
 
 
 def _now() -> str:
     return datetime.now(UTC).isoformat()
 
 
+def _settle(futures: Sequence[asyncio.Future[None]], error: BaseException | None) -> None:
+    """In the event loop: the pushes the appender journaled (or could not) are answered."""
+    for future in futures:
+        if future.done():
+            continue
+        if error is None:
+            future.set_result(None)
+        else:
+            future.set_exception(error)
+
+
 class Spool:
-    """A pushed body being received: to a temporary file, hashed and its lines counted as
-    it comes."""
+    """A pushed body being received, hashed and its lines counted as it comes: held in
+    memory up to `MEMORY_BODY` bytes (a game's push, tens of kilobytes: no file to make,
+    write and delete), past it written to a temporary file."""
 
     def __init__(self, folder: Path) -> None:
-        folder.mkdir(parents=True, exist_ok=True)
-        self.tmp = folder / f".{secrets.token_hex(8)}.tmp"
-        self._file: IO[bytes] = open(self.tmp, "wb")  # noqa: SIM115 - closed by close/discard
+        self.folder = folder
+        self.tmp: Path | None = None
+        self._file: IO[bytes] | None = None
+        self._chunks: list[bytes] = []
         self._hash = hashlib.sha256()
         self.size = 0
         self.lines = 0
@@ -127,7 +144,16 @@ class Spool:
     def write(self, data: bytes) -> None:
         if not data:
             return
-        self._file.write(data)
+        if self._file is None and self.size + len(data) > MEMORY_BODY:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            self.tmp = self.folder / f".{secrets.token_hex(8)}.tmp"
+            self._file = open(self.tmp, "wb")  # noqa: SIM115 - closed by close/discard
+            self._file.writelines(self._chunks)
+            self._chunks = []
+        if self._file is not None:
+            self._file.write(data)
+        else:
+            self._chunks.append(data)
         self._hash.update(data)
         self.size += len(data)
         self.lines += data.count(b"\n")
@@ -135,14 +161,23 @@ class Spool:
 
     def close(self) -> str:
         """Close it: the body's sha256 (a last line without its newline is counted)."""
-        self._file.close()
+        if self._file is not None:
+            self._file.close()
         if self._last != b"\n":
             self.lines += 1
         return self._hash.hexdigest()
 
+    @property
+    def body(self) -> bytes | Path:
+        """The body: its bytes, or the file holding them."""
+        return self.tmp if self.tmp is not None else b"".join(self._chunks)
+
     def discard(self) -> None:
-        self._file.close()
-        self.tmp.unlink(missing_ok=True)
+        if self._file is not None:
+            self._file.close()
+        if self.tmp is not None:
+            self.tmp.unlink(missing_ok=True)
+        self._chunks = []
 
 
 @dataclass
@@ -188,6 +223,17 @@ class _Waiting:
 
 
 @dataclass
+class _Append:
+    """An accepted body waiting for the journal's appender, and who waits for it."""
+
+    receipt: Receipt
+    header: dict[str, Any]
+    spool: Spool
+    loop: asyncio.AbstractEventLoop
+    done: asyncio.Future[None]
+
+
+@dataclass
 class _Group:
     items: list[_Waiting]
     folder: Path
@@ -222,6 +268,12 @@ class IngestQueue:
         self._stopping = False
         self._pool: ProcessPoolExecutor | None = None
         self._thread = threading.Thread(target=self._run, name="haftkhabis-commit", daemon=True)
+        # the journal's appender: the bodies accepted while it wrote and synced the last
+        # ones, appended and synced together, their pushes answered together
+        self._appending: list[_Append] = []
+        self._appending_by_sha: dict[str, _Append] = {}
+        self._append_wake = threading.Condition(self._lock)
+        self._appender = threading.Thread(target=self._append_run, name="haftkhabis-journal", daemon=True)
 
     # ------------------------------------------------------------------ life cycle
 
@@ -253,11 +305,15 @@ class IngestQueue:
             self.journal.mark_committed(committed)
         self._pool = self._writer()
         self._thread.start()
+        self._appender.start()
 
     def stop(self) -> None:
         with self._wake:
             self._stopping = True
             self._wake.notify_all()
+            self._append_wake.notify_all()
+        if self._appender.is_alive():
+            self._appender.join(timeout=10)  # the bodies it holds are answered first
         pool, self._pool = self._pool, None
         if pool is not None:
             # a group cut short leaves no trace (ingest recovers it), and stays in the
@@ -281,28 +337,75 @@ class IngestQueue:
     def spool(self) -> Spool:
         return Spool(self.incoming)
 
-    def submit(self, spool: Spool) -> tuple[Receipt, bool]:
+    async def accept(self, spool: Spool) -> tuple[Receipt, bool]:
         """Accept the received body: journal it (on disk before this returns), queue it.
-        Its receipt, and whether it is new (False: the same body is already waiting, and
-        that receipt stands)."""
-        sha = spool.close()
+        Its receipt, and whether it is new (False: the same body is already waiting, or
+        being journaled, and that receipt stands). The body is appended by the journal's
+        thread with the others that came meanwhile, under one sync (`_append_run`), which
+        then discards the spool: it is this queue's from the call on."""
         try:
+            sha = spool.close()
+        except BaseException:
+            spool.discard()
+            raise
+        with self._lock:
+            same = self._queued_by_sha.get(sha)
+            if same is not None:
+                spool.discard()
+                return replace(same.receipt), False
+            item = self._appending_by_sha.get(sha)
+            new = item is None
+            if item is None:
+                receipt = Receipt(id=f"ing_{secrets.token_hex(8)}", status="queued", sha256=sha,
+                                  size=spool.size, lines=spool.lines, received_at=_now())
+                header = {"id": receipt.id, "sha256": sha, "size": spool.size, "lines": spool.lines,
+                          "received_at": receipt.received_at}
+                loop = asyncio.get_running_loop()
+                item = _Append(receipt, header, spool, loop, loop.create_future())
+                self._appending.append(item)
+                self._appending_by_sha[sha] = item
+                self._append_wake.notify()
+            else:
+                spool.discard()
+        # shielded: a client that leaves does not cancel what others may wait for too
+        await asyncio.shield(item.done)
+        return replace(item.receipt), new
+
+    def _append_run(self) -> None:
+        """The journal's appender: take every body waiting, append them with one sync,
+        queue them for the committer, answer their pushes (one call into each event loop
+        for all of them)."""
+        while True:
             with self._lock:
-                same = self._queued_by_sha.get(sha)
-                if same is not None:
-                    return replace(same.receipt), False
-            receipt = Receipt(id=f"ing_{secrets.token_hex(8)}", status="queued", sha256=sha,
-                              size=spool.size, lines=spool.lines, received_at=_now())
-            header = {"id": receipt.id, "sha256": sha, "size": spool.size, "lines": spool.lines,
-                      "received_at": receipt.received_at}
-            record = self.journal.append(header, spool.tmp)
-        finally:
-            spool.tmp.unlink(missing_ok=True)
-        with self._wake:
-            self._remember(receipt)
-            self._enqueue(_Waiting(receipt, record, time.monotonic()))
-            self._wake.notify_all()
-        return replace(receipt), True
+                while not self._appending and not self._stopping:
+                    self._append_wake.wait()
+                if not self._appending:
+                    return
+                items, self._appending = self._appending, []
+            error: BaseException | None = None
+            try:
+                records = self.journal.append_many([(item.header, item.spool.body) for item in items])
+            except BaseException as exc:  # the pushes are answered with it (500), never a 202
+                error, records = exc, []
+            finally:
+                for item in items:
+                    item.spool.discard()
+            now = time.monotonic()
+            with self._wake:
+                for item in items:
+                    if self._appending_by_sha.get(item.receipt.sha256) is item:
+                        del self._appending_by_sha[item.receipt.sha256]
+                for item, record in zip(items, records, strict=False):
+                    self._remember(item.receipt)
+                    self._enqueue(_Waiting(item.receipt, record, now))
+                if records:
+                    self._wake.notify_all()
+            by_loop: dict[asyncio.AbstractEventLoop, list[asyncio.Future[None]]] = {}
+            for item in items:
+                by_loop.setdefault(item.loop, []).append(item.done)
+            for loop, futures in by_loop.items():
+                with contextlib.suppress(RuntimeError):  # its loop is closed: nobody waits
+                    loop.call_soon_threadsafe(_settle, futures, error)
 
     def _enqueue(self, item: _Waiting) -> None:
         self._waiting.append(item)
@@ -333,11 +436,12 @@ class IngestQueue:
         """Seconds a new push should wait before it is sent (None: send it now): the
         queue's lag or size is past the policy's bounds, and this is how long the recent
         commit rate takes to work through what waits."""
-        stats = self.stats()
-        if stats.oldest_age <= self.policy.max_lag and stats.waiting_bytes <= self.policy.max_waiting:
-            return None
-        rate = stats.lines_per_second or 1_000.0
-        return max(1.0, min(300.0, stats.waiting_lines / rate))
+        with self._lock:  # each push asks: the two figures, not a copy of all the stats
+            oldest_age = time.monotonic() - self._waiting[0].since if self._waiting else 0.0
+            if oldest_age <= self.policy.max_lag and self._waiting_bytes <= self.policy.max_waiting:
+                return None
+            rate = self._stats.lines_per_second or 1_000.0
+            return max(1.0, min(300.0, self._waiting_lines / rate))
 
     # ------------------------------------------------------------------ receipts
 

@@ -1,11 +1,13 @@
 """The pushed bodies' journal: what makes a `202` durable.
 
-`POST /v1/ingest` streams a body to a temporary file, then appends it to the journal — a
-folder of append-only segment files (`<state>/journal/00000001.log`, …) — and answers
-only once the journal is on disk up to the end of that record (`fdatasync`). Syncs are
-shared: the appends that land while one sync runs wait for the next, which covers them
-all (a group commit of the disk, as databases do), so a thousand pushes a second cost a
-few hundred syncs, not a thousand. A server killed with SIGKILL (or the machine losing
+`POST /v1/ingest` receives a body (in memory up to 256 KiB, past it in a temporary
+file), then has it appended to the journal — a folder of append-only segment files
+(`<state>/journal/00000001.log`, …) — and answers only once the journal is on disk up to
+the end of that record (`fdatasync`). Syncs are shared: the service's appender takes
+every body that arrived while the last sync ran and appends them under one sync
+(`append_many`), and appends from other threads that land while one sync runs wait for
+the next, which covers them all (a group commit of the disk, as databases do), so a
+thousand pushes a second cost a few hundred syncs, not a thousand. A server killed with SIGKILL (or the machine losing
 power) after a `202` has the body in the journal.
 
 A record is a header line, the body, a newline:
@@ -24,7 +26,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -94,6 +96,9 @@ class Journal:
         """Start a new segment after the last one (a crash may have left a torn record
         at the end of the last: it is never appended to)."""
         if self._file is not None:
+            # a record appended to it may still wait for its sync, which will sync the
+            # new segment: this one is synced now, before it is left
+            os.fdatasync(self._file.fileno())
             self._file.close()
         existing = self.segments()
         self._segment = (existing[-1] if existing else 0) + 1
@@ -107,25 +112,38 @@ class Journal:
 
     # ------------------------------------------------------------------ appending
 
-    def append(self, header: dict[str, Any], body_path: Path) -> Record:
-        """Append the body in `body_path` with `header`; return once it is on disk."""
-        head = orjson.dumps(header) + b"\n"
-        size = int(header["size"])
+    def append(self, header: dict[str, Any], body: bytes | Path) -> Record:
+        """Append `body` (its bytes, or the file holding them) with `header`; return once
+        it is on disk."""
+        return self.append_many([(header, body)])[0]
+
+    def append_many(self, items: Sequence[tuple[dict[str, Any], bytes | Path]]) -> list[Record]:
+        """Append each body with its header, in order; return once all are on disk (one
+        sync for them all: the pushes a server takes while the last sync ran)."""
+        records = []
         with self._lock:
             if self._file is None or self._offset >= self.segment_bytes:
                 self._open_next()
             assert self._file is not None
-            start = self._offset
-            self._file.write(head)
-            with open(body_path, "rb") as body:
-                while chunk := body.read(1 << 20):
-                    self._file.write(chunk)
-            self._file.write(b"\n")
+            for header, body in items:
+                head = orjson.dumps(header) + b"\n"
+                size = int(header["size"])
+                start = self._offset
+                self._file.write(head)
+                if isinstance(body, Path):
+                    with open(body, "rb") as source:
+                        while chunk := source.read(1 << 20):
+                            self._file.write(chunk)
+                else:
+                    self._file.write(body)
+                self._file.write(b"\n")
+                self._offset = start + len(head) + size + 1
+                records.append(Record.of(header, self._segment, start + len(head),
+                                         Position(self._segment, self._offset)))
             self._file.flush()
-            self._offset = start + len(head) + size + 1
-            record = Record.of(header, self._segment, start + len(head), Position(self._segment, self._offset))
-        self._sync(record.end)
-        return record
+        if records:
+            self._sync(records[-1].end)
+        return records
 
     def _sync(self, upto: Position) -> None:
         """Wait until the journal is on disk up to `upto`: the first waiter syncs for all."""

@@ -29,7 +29,6 @@ import os
 import secrets
 import shutil
 import tempfile
-import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -86,18 +85,24 @@ class BodyPace:
 
     async def paced(self, chunks: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
         """`chunks`, BodyTooSlow once they fall behind."""
-        started = time.monotonic()
+        if self.min_rate <= 0:
+            async for chunk in chunks:
+                yield chunk
+            return
+        # each chunk awaited under a timer of the loop (`asyncio.wait_for` would make a task
+        # a chunk, measurably dear on a push's path)
+        loop = asyncio.get_running_loop()
+        started = loop.time()
         received = 0
         source = aiter(chunks)
         while True:
-            due = started + self.grace + received / self.min_rate if self.min_rate > 0 else None
-            wait = None if due is None else max(0.0, due - time.monotonic())
             try:
-                chunk = await asyncio.wait_for(anext(source), wait)
+                async with asyncio.timeout_at(started + self.grace + received / self.min_rate):
+                    chunk = await anext(source)
             except StopAsyncIteration:
                 return
             except TimeoutError:
-                raise BodyTooSlow(received, time.monotonic() - started, self) from None
+                raise BodyTooSlow(received, loop.time() - started, self) from None
             received += len(chunk)
             yield chunk
 

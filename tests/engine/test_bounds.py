@@ -96,6 +96,17 @@ def test_the_line_cap_is_a_setting_on_every_reading_path(tmp_path: Path) -> None
                                 lambda read, found: seen.extend((f["line"], f["code"]) for f in found),
                                 max_line_bytes=200)
     assert spooled == [1] and seen == [(2, "line_too_long")]
+    # and so does one shard reading the files itself (no routing pass)
+    read: list[tuple[int | None, str]] = []
+    reports: list[int] = []
+
+    def on_file(report: _core.FileRead, found: list[_core.QuarantineInfo]) -> None:
+        reports.append(report["lines"])
+        read.extend((f["line"], f["code"]) for f in found)
+
+    ingestor = _core.Ingestor(batch=1)
+    ingestor.feed_files([str(log)], on_file, lambda ruleset, month, tables: None, max_line_bytes=200)
+    assert read == [(2, "line_too_long")] and reports == [2] and ingestor.lines_read == 1
 
 
 def open_games(path: Path, games: int) -> None:

@@ -196,8 +196,10 @@ def _state(root: str) -> tuple[Any, ...]:
         """).fetchall()[0])
 
 
+# two workers route the files to spools first; one reads them itself, with no routing pass
+@pytest.mark.parametrize("workers", [1, 2])
 def test_bad_input_is_quarantined_and_the_rest_goes_in(
-        games: dict[str, list[SimulatedGame]], tmp_path: Path) -> None:
+        games: dict[str, list[SimulatedGame]], tmp_path: Path, workers: int) -> None:
     good = games["bazito"][:5]
     folder = tmp_path / "in"
     write_lines(folder / "good.jsonl", game_lines(good[:3]))
@@ -222,7 +224,7 @@ def test_bad_input_is_quarantined_and_the_rest_goes_in(
     try:
         # a cap above its 10 MB lines (the default, 1 MiB, would quarantine them as
         # line_too_long, unheld: tests/engine/test_bounds.py): kept verbatim under the cap
-        summary = ingest([str(folder), str(unreadable)], root, workers=2, max_line_bytes=16 * 2**20)
+        summary = ingest([str(folder), str(unreadable)], root, workers=workers, max_line_bytes=16 * 2**20)
     finally:
         listener.close()
     by_file = {Path(f["path"]).name: f for f in summary.files}

@@ -55,3 +55,74 @@ def test_a_body_cut_short_is_an_error(tmp_path: Path) -> None:
         handle.truncate(last.body_offset + 10)
     with pytest.raises(OSError, match="ends inside record ing_4"):
         journal.write_bodies([(last, tmp_path / "cut.jsonl")])
+
+
+def test_a_body_past_the_memory_bound_waits_in_a_file(tmp_path: Path) -> None:
+    from service.jobs import MEMORY_BODY, Spool
+
+    small, large = Spool(tmp_path / "incoming"), Spool(tmp_path / "incoming")
+    line = b'{"game": "g", "seq": 1}\n'
+    for _ in range(3):
+        small.write(line)
+    while large.size <= MEMORY_BODY:
+        large.write(line * 1000)
+    small.close()
+    large.close()
+    assert small.body == line * 3 and small.lines == 3
+    assert isinstance(large.body, Path) and large.body.read_bytes() == line * (large.size // len(line))
+    journal = Journal(tmp_path / "journal")
+    records = journal.append_many([({"id": "ing_small", "size": small.size}, small.body),
+                                   ({"id": "ing_large", "size": large.size}, large.body)])
+    large.discard()
+    assert not list((tmp_path / "incoming").iterdir())  # the file is gone once journaled
+    out = [tmp_path / "small.jsonl", tmp_path / "large.jsonl"]
+    journal.write_bodies(zip(records, out, strict=True))
+    assert out[0].read_bytes() == line * 3 and out[1].read_bytes() == line * (large.size // len(line))
+
+
+def test_a_push_whose_client_leaves_is_still_journaled_whole_and_others_answered(tmp_path: Path) -> None:
+    """The appender owns a body from `accept` on: a cancelled push (its client gone) takes
+    nothing from it, and the pushes journaled with it are answered."""
+    import asyncio
+
+    from ingest.storage import Location
+    from service.jobs import MEMORY_BODY, IngestQueue
+
+    queue = IngestQueue(Location.of(str(tmp_path / "wh")), state=tmp_path / "state")
+    queue._appender.start()  # the journal's appender alone: no committer, no writer
+    line = b'{"game": "g", "seq": 1}\n'
+    bodies = [line * (MEMORY_BODY // len(line) + 10), line * 2]  # one in a file, one in memory
+
+    async def push_two() -> tuple[str, str]:
+        spools = []
+        for body in bodies:
+            spool = queue.spool()
+            spool.write(body)
+            spools.append(spool)
+        with queue.journal._lock:  # the appender cannot write until both are handed over
+            leaving = asyncio.ensure_future(queue.accept(spools[0]))
+            staying = asyncio.ensure_future(queue.accept(spools[1]))
+            while len(queue._appending) < 2:  # both handed over, waiting for the journal
+                await asyncio.sleep(0)
+            leaving.cancel()
+        receipt, new = await staying
+        with pytest.raises(asyncio.CancelledError):
+            await leaving
+        assert new
+        return receipt.id, receipt.sha256
+
+    try:
+        staying_id, _ = asyncio.run(push_two())
+        with queue._lock:
+            queue._stopping = True
+            queue._append_wake.notify_all()
+        queue._appender.join()
+    finally:
+        queue.journal.close()
+    records = list(queue.journal.records(queue.journal.committed()))
+    assert [r.size for r in records] == [len(b) for b in bodies]
+    out = [tmp_path / f"{r.id}.jsonl" for r in records]
+    queue.journal.write_bodies(zip(records, out, strict=True))
+    assert [p.read_bytes() for p in out] == bodies
+    assert records[1].id == staying_id
+    assert not [p for p in (tmp_path / "state" / "incoming").iterdir()]  # the spilled body's file is gone

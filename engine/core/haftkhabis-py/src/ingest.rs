@@ -15,10 +15,11 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 
-use haftkhabis_core::reader::{display_name, DEFAULT_MAX_LINE_BYTES};
+use haftkhabis_core::reader::{display_name, LineReader, DEFAULT_MAX_LINE_BYTES};
 use haftkhabis_core::rows::{GameRows, RowBuilder};
 use haftkhabis_core::spool;
 use haftkhabis_core::validator::{self, ErrorRecord, ValidatorOptions};
+use haftkhabis_core::violation::Code;
 use haftkhabis_core::ENGINE_VERSION;
 
 use crate::columns::{
@@ -58,18 +59,7 @@ pub fn route_files(
     let paths: Vec<&Path> = spools.iter().map(PathBuf::as_path).collect();
     let mut failure: Option<PyErr> = None;
     let report = |read: spool::FileRead, errors: Vec<ErrorRecord>| -> PyResult<()> {
-        let d = PyDict::new(py);
-        d.set_item("file", &read.file)?;
-        d.set_item("lines", read.lines)?;
-        match &read.error {
-            Some(error) => {
-                let e = PyDict::new(py);
-                e.set_item("line", error.line)?;
-                e.set_item("message", &error.message)?;
-                d.set_item("error", e)?;
-            }
-            None => d.set_item("error", py.None())?,
-        }
+        let d = file_read_dict(py, &read)?;
         let found: Vec<Bound<'_, PyDict>> = errors
             .iter()
             .map(|e| quarantine_dict(py, e))
@@ -91,6 +81,24 @@ pub fn route_files(
         Some(error) => Err(error),
         None => Ok(spooled),
     }
+}
+
+/// What reading one file gave, as `route_files` and `Ingestor.feed_files` report it:
+/// `{"file", "lines", "error": {"line", "message"} | None}`.
+fn file_read_dict<'py>(py: Python<'py>, read: &spool::FileRead) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("file", &read.file)?;
+    d.set_item("lines", read.lines)?;
+    match &read.error {
+        Some(error) => {
+            let e = PyDict::new(py);
+            e.set_item("line", error.line)?;
+            e.set_item("message", &error.message)?;
+            d.set_item("error", e)?;
+        }
+        None => d.set_item("error", py.None())?,
+    }
+    Ok(d)
 }
 
 /// Whether a column may hold nulls, as the declarations below say it.
@@ -766,6 +774,82 @@ impl Ingestor {
                 return Ok(());
             }
         }
+    }
+
+    /// Read `files` once, in order, and replay their lines: the routing pass and the
+    /// spool left out, for a batch replayed by this one shard (every game is its own),
+    /// each line parsed once. After each file, `on_file(read, errors)` gets what
+    /// `route_files` gives for it: `{"file", "lines", "error": {"line", "message"} |
+    /// None}` and the file's lines that belong to no game (error records with their
+    /// `raw` bytes, in line order), found by the same reading of a line as the router's
+    /// ("the router and the validator never disagree on a line's game"). A line longer
+    /// than `max_line_bytes` is one of those (`line_too_long`, `raw` None), read past.
+    /// `progress(lines, games, violations)` every 65,536 lines, as `feed_spool`.
+    #[pyo3(signature = (files, on_file, sink, progress=None, *, max_line_bytes=DEFAULT_MAX_LINE_BYTES))]
+    fn feed_files(
+        &mut self,
+        py: Python<'_>,
+        files: Vec<String>,
+        on_file: Bound<'_, PyAny>,
+        sink: Bound<'_, PyAny>,
+        progress: Option<Bound<'_, PyAny>>,
+        max_line_bytes: usize,
+    ) -> PyResult<()> {
+        for file in &files {
+            let name = self.name(file);
+            let mut reader = LineReader::open(file).max_line_bytes(max_line_bytes);
+            let mut read = spool::FileRead {
+                file: file.clone(),
+                lines: 0,
+                error: None,
+            };
+            let mut too_long: Vec<ErrorRecord> = Vec::new();
+            loop {
+                let inner = &mut self.inner;
+                // read a stretch without Python, then hand over what is due
+                let more = py.detach(|| {
+                    for _ in 0..65_536 {
+                        match reader.next_line() {
+                            None => return false,
+                            Some(Ok((number, raw))) => {
+                                read.lines += 1;
+                                inner.feed_line(raw, &name, number);
+                            }
+                            Some(Err(error)) if error.code == Code::LineTooLong => {
+                                read.lines += 1;
+                                too_long.push(ErrorRecord {
+                                    file: name.clone(),
+                                    line: error.line,
+                                    code: error.code,
+                                    message: error.message,
+                                    raw: None,
+                                });
+                            }
+                            Some(Err(error)) => read.error = Some(error),
+                        }
+                    }
+                    true
+                });
+                let built = self.inner.sink_mut().take();
+                self.drain(py, built, &sink)?;
+                if let Some(progress) = &progress {
+                    let tally = self.tally;
+                    progress.call1((self.inner.lines_read(), tally.games, tally.violations))?;
+                }
+                if !more {
+                    break;
+                }
+            }
+            let mut errors = self.inner.take_errors();
+            errors.append(&mut too_long);
+            errors.sort_by_key(|e| e.line); // stable: as the router lists them
+            let found: Vec<Bound<'_, PyDict>> = errors
+                .iter()
+                .map(|e| quarantine_dict(py, e))
+                .collect::<PyResult<_>>()?;
+            on_file.call1((file_read_dict(py, &read)?, found))?;
+        }
+        Ok(())
     }
 
     /// Replay lines handed in (`(raw, file, line)`, in input order): a game being
