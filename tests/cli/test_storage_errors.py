@@ -146,15 +146,22 @@ def test_a_disk_that_fills_mid_batch(logs: tuple[Path, Path, Path], tmp_path: Pa
     deleted, the tables are as before."""
     warehouse, more, _ = logs
     mount = tmp_path / "mnt"
-    # leave 112 KiB free: the batch's spool and its first parts fit (three parts, measured
-    # with the cleanup switched off; 96 to 128 KiB all fail after writing one to three),
-    # the rest does not
-    fill = ("dd if=/dev/zero of=\"$M/fill\" bs=4k 2>/dev/null || true; "
-            "rm -f \"$M/fill\"; dd if=/dev/zero of=\"$M/fill\" bs=4k "
-            "count=$(( $(df -k --output=avail \"$M\" | tail -1) / 4 - 28 )) 2>/dev/null")
+    command = ["ingest", str(more), "--warehouse", "WH", "--quiet", "--workers", "1"]
+    copy = mount / "probe"
+    probe = " ".join(shlex.quote(str(copy) if a == "WH" else a)
+                     for a in [sys.executable, "-m", "cli.app", *command])
+    # what the batch adds to the disk, measured on a copy in the same tmpfs (the same
+    # command with nothing in its way); then only half of it is left free, so the batch
+    # writes its first parts and fails on a later one, whatever its layout of the moment
+    fill = (f"cp -a {shlex.quote(str(warehouse))} \"$M/probe\"; "
+            "before=$(du -sk \"$M/probe\" | cut -f1); "
+            f"{probe} >/dev/null; "
+            "grown=$(( $(du -sk \"$M/probe\" | cut -f1) - before )); rm -rf \"$M/probe\"; "
+            "test $grown -gt 32; "
+            "dd if=/dev/zero of=\"$M/fill\" bs=4k "
+            "count=$(( ($(df -k --output=avail \"$M\" | tail -1) - grown / 2) / 4 )) 2>/dev/null")
     result = _in_namespace(f"cp -a {shlex.quote(str(warehouse))} \"$M/wh\"; {fill}",
-                           ["ingest", str(more), "--warehouse", str(mount / "wh"), "--quiet",
-                            "--workers", "1"], mount)
+                           [str(mount / "wh") if a == "WH" else a for a in command], mount)
     assert _exit(result) == STORAGE_EXIT, result.stderr
     assert len(_error_lines(result)) == 1, result.stderr
     left = _afterwards(result)
