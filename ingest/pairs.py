@@ -32,7 +32,7 @@ makes no case by sitting together).
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -285,10 +285,17 @@ class PairRows:
         return data
 
 
-def read_pair_rows(reader: Any, *, build: str | None = None, since: str | None = None,
-                   ruleset: str | None = None) -> PairRows:
-    """The rows the pair audit reads (`reader` an `ingest.read.Reader`): the games, the
-    engine's `gift_to` in `events` with `hand_players`, and the engine's `decisions`."""
+#: the most `decisions` rows one statement reads (with their lines' type, card and suit):
+#: a bigger warehouse is read in that many parts, each a share of its games (all of a
+#: game's rows in one part), so the join's memory stays bounded (a million hands' 21 M
+#: rows in one statement ran DuckDB out of its memory limit)
+DECISIONS_PER_READ = 2_000_000
+
+
+def _pair_games_and_gifts(reader: Any, build: str | None, since: str | None,
+                          ruleset: str | None) -> tuple[list[tuple[str, list[str]]], list[tuple[Any, ...]]]:
+    """The games (with their players) and the engine's `gift_to` with the players dealt
+    into each gift's hand."""
     where, params = game_filter(build, since, ruleset, rows="g")
     games = reader.rows("SELECT g.game_id, g.players FROM games g"
                         f" WHERE {' AND '.join([*where, 'g.players IS NOT NULL'])} ORDER BY g.game_id", params)
@@ -300,24 +307,52 @@ def read_pair_rows(reader: Any, *, build: str | None = None, since: str | None =
         " AND hp.ruleset = e.ruleset AND hp.month = e.month"
         f" WHERE {' AND '.join([*where, 'e.gift_to IS NOT NULL', 'e.gift_to <> e.player', 'NOT e.set_aside'])}"
         " GROUP BY e.game_id, g.players, e.hand, e.seq, e.player, e.gift_to ORDER BY e.game_id, e.seq", params)
+    return games, gifts
+
+
+def _decision_parts(reader: Any, build: str | None, since: str | None, ruleset: str | None,
+                    per_read: int = DECISIONS_PER_READ) -> Iterator[pl.DataFrame]:
+    """The `decisions` rows that can make a decision of a signal, with their line's type,
+    card and suit and their game's players: in parts of about `per_read` rows, each a
+    share of the games by a hash of their id (a game's rows in one part, in order)."""
     where, params = game_filter(build, since, ruleset, rows="d")
-    decisions = reader.frame(
-        "SELECT d.game_id, g.players, d.ruleset, d.hand, d.seq, d.player, d.playable, d.obliged, d.may_draw,"
-        " d.next_player, d.next_cards, map_entries(d.suits_held) AS suits_held, d.suit_choices,"
-        " e.type, e.card, e.suit"
-        " FROM decisions d JOIN games g ON g.game_id = d.game_id AND g.ruleset = d.ruleset AND g.month = d.month"
-        " JOIN events e ON e.game_id = d.game_id AND e.seq = d.seq AND e.ruleset = d.ruleset"
-        " AND e.month = d.month AND NOT e.set_aside"
-        f" WHERE {' AND '.join([*where, 'g.players IS NOT NULL'])}"
-        " AND (d.suit_choices IS NOT NULL OR list_has_any(list_transform(d.playable, lambda c: c[1]), ?))"
-        " ORDER BY d.game_id, d.seq", [*params, _ATTACK_RANKS])
+    total = reader.rows("SELECT count(*) FROM decisions")[0][0] or 0
+    parts = max(1, -(-int(total) // per_read))
+    for part in range(parts):
+        share = [f"hash(d.game_id) % {parts} = {part}"] if parts > 1 else []
+        yield reader.frame(
+            "SELECT d.game_id, g.players, d.ruleset, d.hand, d.seq, d.player, d.playable, d.obliged,"
+            " d.may_draw, d.next_player, d.next_cards, map_entries(d.suits_held) AS suits_held,"
+            " d.suit_choices, e.type, e.card, e.suit"
+            " FROM decisions d JOIN games g ON g.game_id = d.game_id AND g.ruleset = d.ruleset"
+            " AND g.month = d.month"
+            " JOIN events e ON e.game_id = d.game_id AND e.seq = d.seq AND e.ruleset = d.ruleset"
+            " AND e.month = d.month AND NOT e.set_aside"
+            f" WHERE {' AND '.join([*where, *share, 'g.players IS NOT NULL'])}"
+            " AND (d.suit_choices IS NOT NULL OR list_has_any(list_transform(d.playable, lambda c: c[1]), ?))"
+            " ORDER BY d.game_id, d.seq", [*params, _ATTACK_RANKS])
+
+
+def read_pair_rows(reader: Any, *, build: str | None = None, since: str | None = None,
+                   ruleset: str | None = None) -> PairRows:
+    """The rows the pair audit reads (`reader` an `ingest.read.Reader`): the games, the
+    engine's `gift_to` in `events` with `hand_players`, and the engine's `decisions`, all
+    held (the bench cuts them into audits of a few games); the audit itself reads through
+    `pairs_from_warehouse`, in bounded parts."""
+    games, gifts = _pair_games_and_gifts(reader, build, since, ruleset)
+    decisions = pl.concat(list(_decision_parts(reader, build, since, ruleset)), how="vertical")
     return PairRows(games, gifts, decisions)
 
 
 def pairs_from_warehouse(reader: Any, *, build: str | None = None, since: str | None = None,
-                         ruleset: str | None = None) -> PairData:
-    """What the pair audit reads of the warehouse, as its arrays (`read_pair_rows`)."""
-    return read_pair_rows(reader, build=build, since=since, ruleset=ruleset).data()
+                         ruleset: str | None = None, per_read: int = DECISIONS_PER_READ) -> PairData:
+    """What the pair audit reads of the warehouse, as its arrays: the games and gifts, then
+    the decisions a part at a time (`_decision_parts`), each turned into arrays and let go."""
+    games, gifts = _pair_games_and_gifts(reader, build, since, ruleset)
+    data = PairRows(games, gifts, pl.DataFrame()).data()
+    for part in _decision_parts(reader, build, since, ruleset, per_read):
+        data.add_decisions(part)
+    return data
 
 
 # ------------------------------------------------------------------------------ scoring
