@@ -360,15 +360,6 @@ def attacker(kind: str, url: str, keys: list[str], huge: Path | None,
                             text=True, start_new_session=own_session)
 
 
-def cpu_seconds(pid: int) -> float:
-    """CPU (user and system) a process has used so far, its threads included."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def children(pid: int) -> list[int]:
     found = []
     for task in Path(f"/proc/{pid}/task").iterdir():
@@ -378,6 +369,8 @@ def children(pid: int) -> list[int]:
 
 
 def bench_api(samples: int, scale: float, one_session: bool, priority: int | None) -> None:
+    from bench_live import cpu_seconds  # the same /proc reading (bench/ is the script's path)
+
     names = [f"attacker-{n}" for n in range(8)] + ["probe"]
     keys = {name: os.urandom(16).hex() for name in names}
     huge = open_games_file(max(10_000, int(550_000 * scale)))
