@@ -48,7 +48,7 @@ def serve(
     max_ingest_mb: Annotated[int, typer.Option("--max-ingest-mb", min=1, help="Largest body POST /v1/ingest takes (MiB, decompressed).")] = 256,
     max_line_bytes: Annotated[int, typer.Option("--max-line-bytes", min=1, metavar="N", help="The longest line a validated or pushed body may hold; a longer one is a line_too_long error, read past unheld.")] = _core.DEFAULT_MAX_LINE_BYTES,
     ingest_workers: Annotated[int, typer.Option("--ingest-workers", min=1, help="Worker processes per pushed batch.")] = 1,
-    commit_interval: Annotated[float, typer.Option("--commit-interval", min=0.0, help="Pushes waiting are committed together at most this many seconds after the last commit.")] = 1.0,
+    commit_interval: Annotated[float, typer.Option("--commit-interval", min=0.0, help="Pushes waiting are committed together at most this many seconds after the last commit started.")] = 1.0,
     commit_lines: Annotated[int, typer.Option("--commit-lines", min=1, help="…and at once when this many lines wait (the most a group holds).")] = 100_000,
     max_lag: Annotated[float, typer.Option("--max-lag", min=0.0, help="Past this many seconds of wait for the oldest push, new pushes are told to wait (429, Retry-After).")] = 30.0,
     compact_every: Annotated[int, typer.Option("--compact-every", min=0, help="Merge the small parts group commits leave after this many groups (0: never; `haftkhabis compact` still vacuums).")] = 600,

@@ -950,7 +950,7 @@ class Follower:
         for record in [*self._files.values(), *self._gone]:
             record.offset, record.lines = record.read, record.read_lines
         self._group = None
-        self._last_commit = time.monotonic()
+        self._last_commit = clock  # the interval runs from a commit's start
         for folder in self._segments().glob(f"{group.id}*"):  # and its `+N` folders
             shutil.rmtree(folder, ignore_errors=True)
         done = FollowBatch(batch, len(segments), int(outcome.get("lines") or 0),

@@ -4,7 +4,8 @@ A push is received (in memory up to `MEMORY_BODY`, past it in a temporary file),
 appended to the journal (`service.journal`) by one appender thread, with every push that
 arrived while it wrote and synced the last ones: the `202` comes once the journal is on
 disk up to it, so a server killed at any moment after it loses nothing. One committer thread takes the pushes waiting — at most every
-`commit_interval` seconds, at once when `commit_lines` lines wait — and commits them
+`commit_interval` seconds (counted from the last commit's start: a commit that takes
+longer is followed at once by the next), at once when `commit_lines` lines wait — and commits them
 together as one warehouse batch, in journal order (the order of acceptance), through a
 long-lived writer process (`ingest.live.commit_files`: its CPU and memory never slow the
 API or take it down, and its imports are paid once). Each push's receipt names the batch
@@ -32,9 +33,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import itertools
 import logging
 import multiprocessing
 import os
+import queue
 import secrets
 import shutil
 import threading
@@ -263,11 +266,15 @@ class IngestQueue:
         self._receipts: OrderedDict[str, Receipt] = OrderedDict()
         self._stats = QueueStats()
         self._last_commit = 0.0  # monotonic
-        self._committing = 0  # pushes at the head of `_waiting` in the group being committed
+        self._committing = 0  # pushes at the head of `_waiting` taken into groups not finished
+        self._taken_lines = 0  # their lines
         self._since_compact = 0  # groups committed since the last compaction
         self._stopping = False
         self._pool: ProcessPoolExecutor | None = None
         self._thread = threading.Thread(target=self._run, name="haftkhabis-commit", daemon=True)
+        # a committed group's readers refreshed and receipts finished while the next commits
+        self._committed: queue.Queue[tuple[_Group, dict[str, Any]] | None] = queue.Queue(maxsize=1)
+        self._publisher = threading.Thread(target=self._publish_run, name="haftkhabis-publish", daemon=True)
         # the journal's appender: the bodies accepted while it wrote and synced the last
         # ones, appended and synced together, their pushes answered together
         self._appending: list[_Append] = []
@@ -305,6 +312,7 @@ class IngestQueue:
             self.journal.mark_committed(committed)
         self._pool = self._writer()
         self._thread.start()
+        self._publisher.start()
         self._appender.start()
 
     def stop(self) -> None:
@@ -322,6 +330,7 @@ class IngestQueue:
                 process.terminate()
             pool.shutdown(wait=False, cancel_futures=True)
         self._thread.join(timeout=10)
+        self._publisher.join(timeout=10)  # the groups committed are finished first
         self.journal.close()
 
     def _writer(self) -> ProcessPoolExecutor:
@@ -512,58 +521,73 @@ class IngestQueue:
         """Wait for a group to be due; take it (None: stopping)."""
         with self._wake:
             while not self._stopping:
-                if not self._waiting:
+                if len(self._waiting) <= self._committing:  # all taken
                     self._wake.wait()
                     continue
                 due = self._last_commit + self.policy.interval
                 now = time.monotonic()
-                if self._waiting_lines >= self.policy.lines or now >= due:
+                if self._waiting_lines - self._taken_lines >= self.policy.lines or now >= due:
                     break
                 self._wake.wait(due - now)
             if self._stopping:
                 return None
             taken: list[_Waiting] = []
             lines = 0
-            for item in self._waiting:
+            for item in itertools.islice(self._waiting, self._committing, None):
                 if taken and lines + item.record.lines > self.policy.max_lines:
                     break
                 taken.append(item)
                 lines += item.record.lines
+            self._last_commit = time.monotonic()  # the interval runs from a commit's start
             started = _now()
             for item in taken:
                 item.receipt.status, item.receipt.started_at = "running", started
                 if self._queued_by_sha.get(item.receipt.sha256) is item:
                     del self._queued_by_sha[item.receipt.sha256]
-            self._committing = len(taken)
+            self._committing += len(taken)
+            self._taken_lines += lines
         return _Group(taken, self.groups / secrets.token_hex(6))
 
     def _run(self) -> None:
-        while True:
-            group = self._take()
-            if group is None:
-                return
-            try:
-                self._write_files(group)
-                outcome = self._commit(group)
-            except Exception as exc:  # the group could not be read back: say so, go on
-                log.error("a group of %d pushes failed", len(group.items), exc_info=exc)
-                outcome = {"error": f"{type(exc).__name__}: {exc}"[:500]}
-            finally:
-                shutil.rmtree(group.folder, ignore_errors=True)
+        try:
+            while True:
+                group = self._take()
+                if group is None:
+                    return
+                try:
+                    self._write_files(group)
+                    outcome = self._commit(group)
+                except Exception as exc:  # the group could not be read back: say so, go on
+                    log.error("a group of %d pushes failed", len(group.items), exc_info=exc)
+                    outcome = {"error": f"{type(exc).__name__}: {exc}"[:500]}
+                finally:
+                    shutil.rmtree(group.folder, ignore_errors=True)
+                if outcome.get("batch") is not None:
+                    self._since_compact += 1
+                # the next group is taken at once; this one's readers and receipts follow
+                # in order (a group waits here while the one before is still published)
+                self._committed.put((group, outcome))
+                if self.policy.compact_every and self._since_compact >= self.policy.compact_every:
+                    self._compact()
+        finally:
+            self._committed.put(None)
+
+    def _publish_run(self) -> None:
+        """Each committed group in turn: the listener told (readers see the batch), then
+        its receipts finished: a receipt never says committed before readers see it."""
+        while (committed := self._committed.get()) is not None:
+            group, outcome = committed
             if outcome.get("batch") is not None:
-                self._since_compact += 1
                 now = time.monotonic()
                 event = CommitEvent(int(outcome["batch"]), len(group.items), int(outcome.get("lines") or 0),
                                     float(outcome.get("wall") or 0.0), int(outcome.get("quarantined") or 0),
                                     tuple(outcome.get("games_committed") or ()),
                                     tuple(now - item.since for item in group.items))
                 try:
-                    self._on_commit(event)  # readers see the batch before its receipts say so
+                    self._on_commit(event)
                 except Exception as exc:
                     log.warning("a commit's listener failed", exc_info=exc)
             self._finish(group, outcome)
-            if self.policy.compact_every and self._since_compact >= self.policy.compact_every:
-                self._compact()
 
     def _compact(self) -> None:
         """Merge the groups' small parts (in the writer: pushes are still taken meanwhile,
@@ -651,8 +675,10 @@ class IngestQueue:
                 receipt.finished_at = finished
                 done.append(replace(receipt))
             del self._waiting[:len(group.items)]  # the group is the queue's head
-            self._committing = 0
-            self._waiting_lines -= sum(i.record.lines for i in group.items)
+            self._committing -= len(group.items)
+            lines = sum(i.record.lines for i in group.items)
+            self._taken_lines -= lines
+            self._waiting_lines -= lines
             self._waiting_bytes -= sum(i.record.size for i in group.items)
             stats = self._stats
             if batch is not None:
@@ -666,7 +692,6 @@ class IngestQueue:
             else:
                 stats.failures += 1
             stats.pushes_committed += sum(1 for r in done if r.status == "committed")
-            self._last_commit = time.monotonic()
         self._log_group(done)
         self.journal.mark_committed(group.items[-1].record.end)
 

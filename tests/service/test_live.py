@@ -75,6 +75,60 @@ def test_pushes_within_one_interval_are_one_batch(serve: Callable[..., Server], 
         assert [f["path"] for f in files] == [f"{outcome['id']}.jsonl"]  # its own, by name only
 
 
+def test_a_group_commits_while_the_one_before_is_published(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The committer takes the next group while the last one's readers are told and its
+    receipts finished (by the publisher thread, in order): a slow listener does not hold
+    the next commit back, and a receipt says committed only after its listener ran."""
+    import asyncio
+
+    from ingest.storage import Location
+    from service.jobs import CommitEvent, CommitPolicy, IngestQueue
+
+    games = _games(2, seed=7)
+    listening, second_committed = threading.Event(), threading.Event()
+    told: list[int] = []
+    status_while_told: list[str] = []
+    released: list[bool] = []
+
+    def on_commit(event: CommitEvent) -> None:
+        told.append(event.batch)
+        if len(told) == 1:
+            status_while_told.append(queue.get(first.id).status)  # type: ignore[union-attr]
+            listening.set()
+            released.append(second_committed.wait(timeout=120))  # old: never, on this thread
+
+    queue = IngestQueue(Location.of(str(tmp_path / "wh")), state=tmp_path / "state",
+                        on_commit=on_commit, policy=CommitPolicy(interval=0.0))
+    commit = queue._commit
+
+    def counted(group: Any) -> dict[str, Any]:
+        outcome = commit(group)
+        if outcome.get("batch") is not None and told:
+            second_committed.set()
+        return outcome
+
+    monkeypatch.setattr(queue, "_commit", counted)
+
+    async def push(body: bytes) -> Any:
+        spool = queue.spool()
+        spool.write(body)
+        return (await queue.accept(spool))[0]
+
+    queue.start()
+    try:
+        first = asyncio.run(push(games[0][1]))
+        assert listening.wait(timeout=300)
+        second = asyncio.run(push(games[1][1]))
+        assert second_committed.wait(timeout=300)
+    finally:
+        queue.stop()  # the publisher finishes what was committed before it ends
+    assert released == [True] and status_while_told == ["running"]
+    receipts = [queue.get(first.id), queue.get(second.id)]
+    assert [r.status for r in receipts if r] == ["committed", "committed"]
+    assert [r.batch for r in receipts if r] == told and told[0] < told[1]
+
+
 @pytest.mark.slow
 def test_a_server_killed_during_a_push_storm_loses_nothing(api_keys: Keys, tmp_path: Path) -> None:
     rng = random.Random(30)
