@@ -1,10 +1,13 @@
 """Live ingest under load: N simulated table servers push finished games to a real
 `haftkhabis serve` (started here on a free loopback port, over a fresh warehouse) for a
-bounded time, one game a push, each as soon as the last was accepted; figures printed,
-never asserted.
+bounded time, one game a push, each as soon as the last was accepted (the service's
+saturation) or, with `--rate`, at an offered load (games ending at random, so many a
+second in all: what a platform's latency is below saturation); figures printed, never
+asserted.
 
     .venv/bin/python bench/bench_live.py                       # 32 servers, 60 s, local folder
     .venv/bin/python bench/bench_live.py --servers 8 --seconds 20
+    .venv/bin/python bench/bench_live.py --rate 200            # 32 servers finishing 200 games a second
     .venv/bin/python bench/bench_live.py --s3                  # the warehouse on moto's S3 emulator
 
 Printed: pushes (games) a second and lines a second accepted and committed (sustained:
@@ -158,6 +161,12 @@ def main() -> None:
     parser.add_argument("--commit-interval", type=float, default=1.0)
     parser.add_argument("--commit-lines", type=int, default=100_000)
     parser.add_argument("--s3", action="store_true", help="the warehouse on moto's S3 emulator")
+    parser.add_argument("--rate", type=float, default=None, metavar="GAMES_A_SECOND",
+                        help="an offered load: the servers together finish this many games a "
+                             "second (Poisson arrivals, each server its share), latency counted "
+                             "from a game's scheduled end, so a push delayed by a slow answer "
+                             "counts its delay; default: each server pushes its next game as "
+                             "soon as the last was accepted (the service's saturation)")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--accept-only", action="store_true",
                         help="no commits during the run (a commit interval of a day): how fast pushes are taken")
@@ -217,14 +226,20 @@ def run(args: argparse.Namespace, pool: list[tuple[str, list[bytes]]], url: str,
     peak = [0]
     rss: list[tuple[float, int]] = []  # (seconds from the start, the server's RSS), every half second
 
-    def pusher() -> None:
+    def pusher(server: int) -> None:
         headers = {"Authorization": f"Bearer {keys['ingest']}", "Content-Type": "application/x-ndjson"}
+        arrivals = random.Random(args.seed * 1000 + server)
+        due = time.time()
         with httpx.Client(base_url=url, timeout=120, headers=headers) as client:
             while not stop.is_set():
+                if args.rate:  # the next game of this server ends at `due`, whatever the last push took
+                    due += arrivals.expovariate(args.rate / args.servers)
+                    if stop.wait(max(0.0, due - time.time())):
+                        break
                 n = next(counter)
                 game, lines = pool[n % len(pool)]
                 name, body = body_of(game, lines, n // len(pool))
-                push = Push(name, len(lines), time.time())
+                push = Push(name, len(lines), due if args.rate else time.time())
                 try:
                     answer = client.post("/v1/ingest", content=body)
                 except httpx.HTTPError as exc:
@@ -257,7 +272,7 @@ def run(args: argparse.Namespace, pool: list[tuple[str, list[bytes]]], url: str,
     # these pushers: what a game costs each, whatever else the machine is running
     writer = writer_of(server.pid)
     cpu_from = (cpu_seconds(server.pid), cpu_seconds(writer) if writer else 0.0, time.process_time())
-    threads = [threading.Thread(target=pusher, daemon=True) for _ in range(args.servers)]
+    threads = [threading.Thread(target=pusher, args=(k,), daemon=True) for k in range(args.servers)]
     watcher = threading.Thread(target=sampler, daemon=True)
     began = time.time()
     watcher.start()
@@ -271,9 +286,11 @@ def run(args: argparse.Namespace, pool: list[tuple[str, list[bytes]]], url: str,
     support = httpx.Client(base_url=url, timeout=60, headers={"Authorization": f"Bearer {keys['support']}"})
     if args.accept_only:
         span = pushed_until - began
+        served = (cpu_seconds(server.pid) - cpu_from[0]) * 1000 / max(1, len(tally.pushes))
         print(f"  accepted: {len(tally.pushes)} pushes in {span:.1f} s = {len(tally.pushes) / span:.0f}/s, "
               f"{sum(p.lines for p in tally.pushes) / span:.0f} lines/s; refused {tally.refused}; "
-              f"errors {tally.errors}; load {os.getloadavg()[0]:.2f}")
+              f"errors {tally.errors}; the server's CPU {served:.3f} ms a push; "
+              f"load {os.getloadavg()[0]:.2f}")
         return
     # the drain: every accepted push committed
     support = httpx.Client(base_url=url, timeout=60, headers={"Authorization": f"Bearer {keys['support']}"})
@@ -312,7 +329,7 @@ def run(args: argparse.Namespace, pool: list[tuple[str, list[bytes]]], url: str,
     span = drained - began
     figures: dict[str, Any] = {
         "when": datetime.now(UTC).isoformat(timespec="seconds"),
-        "servers": args.servers, "seconds": args.seconds, "s3": args.s3,
+        "servers": args.servers, "seconds": args.seconds, "s3": args.s3, "offered_rate": args.rate,
         "commit_interval": args.commit_interval, "commit_lines": args.commit_lines,
         "games_accepted": games, "lines_accepted": lines,
         "games_per_second": round(games / span, 1), "lines_per_second": round(lines / span),

@@ -78,7 +78,7 @@ def serve(
     from service.alert_rules import AlertConfig, AlertFileError
     from service.app import MiB, Settings, create_app
     from service.auth import KeyFileError, KeyStore
-    from service.connections import bounded_h11
+    from service.connections import bounded_http
     from service.jobs import state_folder
 
     options = storage_options(storage)
@@ -125,7 +125,7 @@ def serve(
     sweep_stale()  # spool folders a killed ingest left in $TMPDIR
     uvicorn.run(create_app(settings), host=host, port=port, log_level=log_level,
                 proxy_headers=False, server_header=False, date_header=True,
-                http=bounded_h11(header_timeout), timeout_keep_alive=keep_alive_timeout)
+                http=bounded_http(header_timeout), loop="uvloop", timeout_keep_alive=keep_alive_timeout)
 
 
 def api_key(
