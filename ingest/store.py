@@ -360,8 +360,8 @@ class Warehouse:
                             schema=TABLES[name].file_schema, format="parquet",
                             filesystem=self.location.filesystem)
 
-    def committed_files(self, name: str, version: int) -> list[PartFile]:
-        """The parts of `name` at `version`, with their partition values."""
+    def committed_files(self, name: str, version: int | None = None) -> list[PartFile]:
+        """The parts of `name` at `version` (None: the latest), with their partition values."""
         return self._parts(name, self.table(name, version))
 
     @staticmethod
@@ -479,6 +479,8 @@ class Warehouse:
         spec = TABLES[name]
         self.location.synced()  # the parts it names are on disk first
         expected = self._expected.get(name) if self._lock is not None else None
+        if not adds and not removes and expected is not None:
+            return expected  # nothing to commit, on the version this writer holds
         table = self.table(name, expected)
         if not adds and not removes:
             return table.version()
