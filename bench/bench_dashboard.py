@@ -45,6 +45,7 @@ import shutil
 import statistics
 import sys
 import time
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -383,12 +384,14 @@ def _quantile(values: list[float], q: float) -> float:
     return sorted(values)[round(q * (len(values) - 1))]
 
 
-def measure_browser(warehouse: Path, steps: int, sessions: int, returning: bool = False) -> dict[str, Any]:
+def measure_browser(warehouse: Path, steps: int, sessions: int, returning: bool = False,
+                    only: Sequence[str] = ()) -> dict[str, Any]:
     """Each view's time to a whole page in chromium, per session, with the CPU seconds the
     browser and the dashboard server spent on it; the replay's steps. Each session is a
     new browser profile (a first visit: Streamlit's ~3 MB of scripts fetched and compiled),
     or with `returning` one profile for all, its HTTP cache kept (a returning user's
-    browser; each view still a new session)."""
+    browser; each view still a new session). `only`: the views whose label starts with one
+    of these (all when empty)."""
     from urllib.parse import urlencode
 
     from playwright.sync_api import sync_playwright
@@ -405,6 +408,7 @@ def measure_browser(warehouse: Path, steps: int, sessions: int, returning: bool 
     reader.close()
     values = {"game": game, "player": player}
     views = [*VIEWS, ("replay (deep link)", "replay", {"game": "{game}", "hand": str(hand), "step": "1"})]
+    views = [v for v in views if not only or v[0].startswith(tuple(only))]
     results: dict[str, Any] = {"warehouse": str(warehouse), "mode": "browser", "returning": returning,
                                "game": game, "player": player,
                                "load_before": os.getloadavg(), "pages": {}, "cpu": {}}
@@ -509,6 +513,8 @@ def main() -> None:
     real.add_argument("--returning", action="store_true",
                       help="one browser profile for every view, its HTTP cache kept (a returning user)")
     real.add_argument("--json", type=Path, default=None, help="also write the figures here")
+    real.add_argument("--only", nargs="+", default=(), metavar="VIEW",
+                      help="time only the views whose label starts so (e.g. replay: the deep link and its steps)")
     args = parser.parse_args()
     if args.command == "build":
         target = args.out or OUT / f"wh-{args.hands}"
@@ -518,7 +524,7 @@ def main() -> None:
         print(f"built {target} in {time.monotonic() - started:.0f}s")
     elif args.command == "browser":
         print(f"timing the dashboard in chromium on {args.warehouse}")
-        results = measure_browser(args.warehouse, args.steps, args.sessions, args.returning)
+        results = measure_browser(args.warehouse, args.steps, args.sessions, args.returning, args.only)
         if args.json:
             args.json.write_text(json.dumps(results, indent=2, default=str))
     else:

@@ -279,7 +279,7 @@ def replay_view(
     with moves:
         move_list(replay, keys, step)
     with main:
-        render_step(replay, step)
+        render_step(replay, step, keys)
 
     below = st.columns([3, 2], vertical_alignment="center")
     if link is not None:
@@ -307,10 +307,12 @@ def replay_view(
                 )
     score = replay.score_of(step.hand)
     if score is not None:
-        with st.expander(f"Hand {step.hand} scores", expanded=False):
-            html(f'<div class="hk">{score_table_html(score)}</div>')
-            if replay.totals and len(replay.scores) > 1:
-                html(f'<div class="hk">{totals_html(replay)}</div>')
+        with st.expander(f"Hand {step.hand} scores", expanded=False, key=f"{keys.prefix}_scores_open",
+                         on_change="rerun") as panel:
+            if panel.open:  # drawn only while open: a step redraws what it draws
+                html(f'<div class="hk">{score_table_html(score)}</div>')
+                if replay.totals and len(replay.scores) > 1:
+                    html(f'<div class="hk">{totals_html(replay)}</div>')
     return step
 
 
@@ -334,10 +336,11 @@ def move_label(step: ReplayStep, *, current: bool = False) -> str:
 
 #: the move list's lines: those around the current step. A button a line, redrawn at every
 #: step, cost a browser ~0.35 s of CPU a step for an 81-line hand and ~0.75 s for the
-#: longest (bench/bench_dashboard.py browser); the slider and the keys reach every line.
-MOVE_WINDOW = 41
+#: longest (bench/bench_dashboard.py browser), and about 1.5 ms a line still: 41 lines
+#: took 270 ms of browser CPU a step, 21 lines 240-250; the slider and the keys reach every line.
+MOVE_WINDOW = 21
 #: of which before the current step (more after it: stepping goes forward)
-MOVES_BEFORE = 10
+MOVES_BEFORE = 6
 
 
 def move_window(count: int, at: int) -> tuple[int, int]:
@@ -371,9 +374,10 @@ def move_list(replay: GameReplay, keys: ReplayKeys, current: ReplayStep) -> None
                       help=f"{s.label}" + (" — " + ", ".join(v.code.value for v in s.violations) if s.violations else ""))
 
 
-def render_step(replay: GameReplay, step: ReplayStep) -> None:
+def render_step(replay: GameReplay, step: ReplayStep, keys: ReplayKeys) -> None:
     """One step as the replay holds it (a player view's replay holds only what its player
-    could see)."""
+    could see). A closed panel's content is not drawn: every step redraws what it draws
+    (the log line's highlighted JSON was about a tenth of a step's browser CPU)."""
     n_steps = len(replay.hand_steps(step.hand))
     viewer = step.viewer
     left, right = st.columns([2, 3], gap="large")
@@ -391,9 +395,11 @@ def render_step(replay: GameReplay, step: ReplayStep) -> None:
             if decision:
                 st.markdown("**Could they have played something else?**")
                 html(decision)
-        with st.expander("The log line" + (f" (as {viewer} saw it)" if viewer else "")):
-            st.code(orjson.dumps(step.raw, option=orjson.OPT_INDENT_2).decode() if step.raw else "-",
-                    language="json")
+        with st.expander("The log line" + (f" (as {viewer} saw it)" if viewer else ""),
+                         key=f"{keys.prefix}_line_open", on_change="rerun") as panel:
+            if panel.open:
+                st.code(orjson.dumps(step.raw, option=orjson.OPT_INDENT_2).decode() if step.raw else "-",
+                        language="json")
     with right:
         st.markdown("**The table after this step**" + (f" — as **{viewer}** saw it" if viewer else ""))
         html(ui.table_html(step.after, replay.players, played=card, played_by=step.actor))

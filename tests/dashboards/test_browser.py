@@ -150,8 +150,9 @@ def test_move_list_keyboard_and_player_report(server: str, page: Any, tmp_path: 
 
 
 def _expand(page: Any, title: str) -> Any:
-    """Open the expander whose summary starts with `title` (no script run: it is drawn
-    already); its element."""
+    """Open the expander whose summary starts with `title`; its element. (A panel drawn
+    only while open — the step's scores, its log line, the what-if — then reruns the step:
+    wait for that run with `settle`.)"""
     expander = page.locator("[data-testid=stExpander]", has=page.locator("summary", has_text=title)).first
     # the click event on the summary itself, not a mouse click at coordinates: an expander
     # opened just before still animates its height, moving this one under the pointer
@@ -173,7 +174,9 @@ def test_the_player_views_page_shows_only_what_they_saw(
     assert step is not None
     open_app(page, f"{server}/replay?game={DISPUTED}&seq={seq}&view=player&player={player}")
     assert caption(page).startswith(f"Step {step.number} of")
+    before = last_run(page)
     _expand(page, f"Hand {step.hand} scores")
+    settle(page, before)  # the panel is drawn when opened: a run of the step
     before = last_run(page)
     whatif = _expand(page, "What if?")
     settle(page, before)  # the panel computes its what-if when opened: a run of the step
