@@ -32,6 +32,7 @@ import pyarrow as pa
 
 from engine import _core
 from ingest import sandbox
+from ingest.partcache import PartCache
 from ingest.schema import LATER_COLUMNS, TABLES
 from ingest.store import DEFAULT_WAREHOUSE, Snapshot, Warehouse, WarehouseError
 
@@ -217,7 +218,7 @@ def open_warehouse(root: str = DEFAULT_WAREHOUSE, *, threads: int | None = None,
 
 
 def attach_snapshot(con: duckdb.DuckDBPyConnection, store: Warehouse, snapshot: Snapshot, *,
-                    shared: bool) -> list[str]:
+                    shared: bool, cache: PartCache | None = None) -> list[str]:
     """Make every table of `snapshot` and the named views (`VIEWS`) queryable on `con`
     (not yet locked); return the files DuckDB must be allowed to read (`sandbox.lock`).
 
@@ -226,9 +227,10 @@ def attach_snapshot(con: duckdb.DuckDBPyConnection, store: Warehouse, snapshot: 
     `WarehouseError`), partition columns from their hive paths. No directory is allowed,
     so no file can be created anywhere; DuckDB does not tell reading an allowed file from
     overwriting it, so what keeps the parts unwritten is that every statement from outside
-    must pass the sandbox's check (one SELECT: no `COPY`). On S3: pyarrow datasets,
-    which only the connection itself sees; `shared` (every cursor must see the tables, as
-    the dashboard's sessions each query on their own) materialises them instead."""
+    must pass the sandbox's check (one SELECT: no `COPY`). On S3 with a `cache`
+    (`ingest.partcache`): the same, over the parts' local copies. On S3 without: pyarrow
+    datasets, which only the connection itself sees; `shared` (every cursor must see the
+    tables, as the dashboard's sessions each query on their own) materialises them instead."""
     readable: list[str] = []
     for name, spec in TABLES.items():
         version = snapshot.versions.get(name, 0)
@@ -239,7 +241,7 @@ def attach_snapshot(con: duckdb.DuckDBPyConnection, store: Warehouse, snapshot: 
             con.execute(f"CREATE TABLE {name} AS SELECT * FROM empty_table")
             con.unregister("empty_table")
             continue
-        if not store.location.local:
+        if not store.location.local and cache is None:
             dataset = store.dataset(name, version)
             if shared:
                 con.register("remote_table", dataset.to_table())
@@ -248,10 +250,16 @@ def attach_snapshot(con: duckdb.DuckDBPyConnection, store: Warehouse, snapshot: 
             else:
                 con.register(name, dataset)
             continue
-        folder = str(Path(store.root).resolve())
-        files = [_resolved(uri.removeprefix("file://")) for uri in store.table(name, version).file_uris()]
-        if any(not f.startswith(folder + "/") for f in files):
-            raise WarehouseError(f"{store.root}: table {name} names files outside the warehouse")
+        if cache is not None and not store.location.local:
+            try:
+                files = cache.local(name, store.table(name, version).file_uris())
+            except ValueError as exc:
+                raise WarehouseError(f"{store.root}: {exc}") from None
+        else:
+            folder = str(Path(store.root).resolve())
+            files = [_resolved(uri.removeprefix("file://")) for uri in store.table(name, version).file_uris()]
+            if any(not f.startswith(folder + "/") for f in files):
+                raise WarehouseError(f"{store.root}: table {name} names files outside the warehouse")
         readable += files
         if files:
             hive = ", ".join(f"{_quote(c)}: 'VARCHAR'" for c in spec.partition_by)

@@ -10,8 +10,9 @@ row pins (`ingest.store.Warehouse.snapshot`), the same tables and the same named
 access disabled, configuration locked; DuckDB's own Parquet reader over the snapshot's
 files, which are the only ones it may open), and every statement passes the sandbox's
 check (one SELECT) under its time limit. Each statement runs on its own cursor, so
-sessions query in parallel instead of taking turns on one connection; on S3 the tables
-are therefore materialised once (pyarrow datasets are seen by one connection only).
+sessions query in parallel instead of taking turns on one connection; on S3 over local
+copies of the snapshot's parts (`ingest.partcache`: a pyarrow dataset would be seen by one
+connection only, and materialising the tables took memory as large as the warehouse).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import polars as pl
 
 from engine.replay import GameReplay, replay_lines
 from ingest import sandbox
+from ingest.partcache import PartCache
 from ingest.queries import attach_snapshot
 from ingest.storage import Location
 from ingest.store import Snapshot, Warehouse, WarehouseError
@@ -46,6 +48,8 @@ class Reader:
     location: Location  # a folder, or an s3:// URI with its storage options
     limits: sandbox.Limits = sandbox.DASHBOARD_LIMITS
     marker: int | None = None  # `commit_marker` as it was before the snapshot was read
+    #: the files the connection may read: the snapshot's parts (their local copies on S3)
+    readable: tuple[str, ...] = ()
 
     @property
     def batch(self) -> int:
@@ -107,15 +111,31 @@ def connect(where: Path | str | Location, storage_options: Mapping[str, str] | N
     location = Location.of(where, storage_options)
     store = Warehouse(location)
     marker = commit_marker(location)  # before the snapshot: a commit in between is seen later
+    cache = None if location.local else part_cache(location)
     con = sandbox.connect(sandbox.DASHBOARD_LIMITS)
     try:
         snapshot = store.snapshot()
-        readable = attach_snapshot(con, store, snapshot, shared=True)
+        readable = attach_snapshot(con, store, snapshot, shared=True, cache=cache)
     except WarehouseError as exc:
         con.close()
         raise WarehouseMissing(str(exc)) from None
     sandbox.lock(con, readable=readable)
-    return Reader(con, snapshot, location, marker=marker)
+    if cache is not None:
+        cache.sweep(set(readable))
+    return Reader(con, snapshot, location, marker=marker, readable=tuple(readable))
+
+
+#: each object-store warehouse's part cache in this process (its sweep's clock with it)
+_CACHES: dict[tuple[str, tuple[tuple[str, str], ...]], PartCache] = {}
+
+
+def part_cache(location: Location) -> PartCache:
+    """The local copies of the parts of the warehouse at `location` (on an object store)."""
+    key = (location.uri, tuple(sorted((location.delta_options() or {}).items())))
+    cache = _CACHES.get(key)
+    if cache is None:
+        cache = _CACHES[key] = PartCache(location)
+    return cache
 
 
 # ------------------------------------------------------------------------ filters

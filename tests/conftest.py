@@ -2,12 +2,28 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
+
 import pytest
 from hypothesis import settings
 
 from tests.leakcheck import Corpus, corpus
 
 settings.register_profile("deep", max_examples=3000, deadline=None)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _cache_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Caches (an S3 warehouse's part copies, `ingest.partcache`) in the test's own
+    folder, never the user's; servers the tests start inherit it."""
+    saved = os.environ.get("XDG_CACHE_HOME")
+    os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("cache-home"))
+    yield
+    if saved is None:
+        os.environ.pop("XDG_CACHE_HOME", None)
+    else:
+        os.environ["XDG_CACHE_HOME"] = saved
 
 
 @pytest.fixture(scope="session")

@@ -23,7 +23,7 @@ from ingest.lock import LOCK_NAME, LockBusy, ObjectLock
 from ingest.maintenance import compact
 from ingest.pipeline import STAGED_SPOOL, ingest
 from ingest.queries import open_warehouse, scan_polars
-from ingest.schema import DATA_TABLES
+from ingest.schema import DATA_TABLES, SNAPSHOT_TABLES
 from ingest.store import APP_ID, PartWriter, Warehouse, WriterFenced, new_attempt
 from tests.ingest import faults
 from tests.ingest.conftest import (
@@ -284,3 +284,52 @@ def test_a_retried_commit_never_appends_twice(moto: Any, monkeypatch: pytest.Mon
     after = store.commit("quarantine", part("p3"), [], 8, "ingest", attempt=2000)
     assert after == version + 1
     assert store.table("quarantine").to_pyarrow_table().num_rows == 2
+
+
+def test_a_reader_of_an_s3_warehouse_reads_local_copies_of_its_parts(
+        moto: Any, logs: Path, reference: dict[str, Any], tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """`read.connect` over S3 (the dashboard's and the API's reader) answers from copies of
+    the snapshot's parts, each copied once (a second opening copies nothing), instead of
+    every table materialised in memory at each opening; after a compaction the new parts
+    are copied, and the parts it dropped are swept once no snapshot named them for
+    `KEEP_SECONDS`, never those the snapshot names."""
+    from ingest import partcache, read
+    from ingest.storage import Location
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    uri = f"s3://{moto.bucket()}/cached"
+    ingest([str(logs)], uri, workers=2, storage_options=moto.options)
+    reader = read.connect(uri, moto.options)
+    cache = read.part_cache(Location.of(uri, moto.options))
+    assert cache.root.is_relative_to(tmp_path / "cache")
+    assert digest(_tables(reader)) == digest(reference)
+    copies = {p: p.stat().st_ino for p in cache.root.rglob("*.parquet")}
+    assert {str(p) for p in copies} == set(reader.readable)  # the snapshot's parts, all of them
+    parts = sum(len(Warehouse(uri, moto.options).table(name, version).file_uris())
+                for name, version in reader.snapshot.versions.items() if version)
+    assert len(copies) == parts
+    reader.close()
+
+    again = read.connect(uri, moto.options)
+    assert {p: p.stat().st_ino for p in cache.root.rglob("*.parquet")} == copies  # none copied again
+    again.close()
+
+    compact(uri, storage_options=moto.options, retain_hours=0)
+    after = read.connect(uri, moto.options)
+    assert digest(_tables(after)) == digest(reference)
+    kept = {str(p) for p in cache.root.rglob("*.parquet")}
+    assert kept > {str(p) for p in copies}  # the old copies still there: a reader may be on them
+    assert set(after.readable) < kept
+    removed = cache.sweep(set(after.readable), now=time.time() + partcache.KEEP_SECONDS + 60)
+    left = {str(p) for p in cache.root.rglob("*.parquet")}
+    assert removed > 0 and left == set(after.readable)
+    assert digest(_tables(after)) == digest(reference)  # it reads the copies it names
+    after.close()
+
+
+def _tables(reader: Any) -> dict[str, list[tuple[Any, ...]]]:
+    """Every data table's rows through a `read.Reader`, as `contents()` gives them."""
+    return {name: sorted(reader.con.sql(f"SELECT *{'' if name in ('player_stats', 'cases') else ' EXCLUDE (ingest_batch)'} "
+                                        f"FROM {name}").fetchall(), key=repr)
+            for name in SNAPSHOT_TABLES}
