@@ -587,7 +587,10 @@ class IngestQueue:
                     self._on_commit(event)
                 except Exception as exc:
                     log.warning("a commit's listener failed", exc_info=exc)
-            self._finish(group, outcome)
+            try:
+                self._finish(group, outcome)
+            except Exception as exc:  # (the journal's position, say): found again at a restart
+                log.error("finishing batch %s's receipts failed", outcome.get("batch"), exc_info=exc)
 
     def _compact(self) -> None:
         """Merge the groups' small parts (in the writer: pushes are still taken meanwhile,
