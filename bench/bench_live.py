@@ -29,6 +29,7 @@ import argparse
 import json
 import os
 import random
+import shutil
 import socket
 import subprocess
 import sys
@@ -168,6 +169,8 @@ def main() -> None:
                              "counts its delay; default: each server pushes its next game as "
                              "soon as the last was accepted (the service's saturation)")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--keep", action="store_true",
+                        help="keep the run's folder (its warehouse, state and server log)")
     parser.add_argument("--accept-only", action="store_true",
                         help="no commits during the run (a commit interval of a day): how fast pushes are taken")
     args = parser.parse_args()
@@ -178,7 +181,7 @@ def main() -> None:
     keys = {"ingest": new_key(), "support": new_key()}
     (work / "keys.toml").write_text(key_entry("ingest", keys["ingest"], ["ingest"])
                                     + key_entry("support", keys["support"], ["support"]))
-    env = dict(os.environ)
+    env = dict(os.environ, XDG_CACHE_HOME=str(work / "cache"))  # an S3 reader's part copies
     moto = None
     if args.s3:
         from tests.ingest.services import MotoServer
@@ -216,6 +219,10 @@ def main() -> None:
         server.wait(timeout=30)
         if moto is not None:
             moto.stop()
+        if args.keep:
+            print(f"the run's folder (warehouse, state, server log) is kept: {work}")
+        else:  # a run leaves 0.4-1.4 GB: its warehouse, the journal, the bodies
+            shutil.rmtree(work, ignore_errors=True)
 
 
 def run(args: argparse.Namespace, pool: list[tuple[str, list[bytes]]], url: str, keys: dict[str, str],
