@@ -27,6 +27,13 @@ at level α holds no honest pair with probability at least 1 − α when players
 are exchangeable within a game. Co-seating does not change under that relabelling: it
 weighs a pair's score but is held fixed by the null (a pair of friends who sit together
 makes no case by sitting together).
+
+A relabelling permutes the seats of a game, so all the decisions of one seat about another
+in a game move together: the scores read them summed per (signal, game, actor, other)
+(`PairData.groups`), and the audit's warehouse read (`pairs_from_warehouse`) has DuckDB make
+those sums, a partition at a time. The per-row read (`read_pair_rows`, the signals made in
+polars, a row a decision) serves the bench's audits of a few games and the hand-made tests;
+both reads give the same audit (tests/ingest/test_pairs.py).
 """
 
 from __future__ import annotations
@@ -76,10 +83,12 @@ _TYPES = {"outcome": np.float64, "expected": np.float64}
 @dataclass
 class PairData:
     """What the pair audit reads, as arrays: each game's players (indexes into `names`,
-    seat order) and one row per decision of a behaviour signal: its signal (an index into
-    BEHAVIOUR), game, hand and seq, the deciding player and the player it touched (indexes
-    into their game's player list), the outcome x, its expectation e (nan: the deciding
-    player's own rate), and `aux` (a 2's target as a name index, a J's suit 0-3)."""
+    seat order) and the decisions of the behaviour signals, either a row each (`add`,
+    `add_gift`, `add_decisions`: its signal (an index into BEHAVIOUR), game, hand and seq,
+    the deciding player and the player it touched (indexes into their game's player list),
+    the outcome x, its expectation e (nan: the deciding player's own rate), and `aux` (a 2's
+    target as a name index, a J's suit 0-3)) or already summed with the rows kept for the
+    steps (`add_part`); the scores read the sums (`groups`)."""
 
     names: list[str] = field(default_factory=list)
     game_ids: list[str] = field(default_factory=list)
@@ -91,6 +100,11 @@ class PairData:
     _rows: list[tuple[float, ...]] = field(default_factory=list, repr=False)
     _chunks: list[dict[str, np.ndarray]] = field(default_factory=list, repr=False)
     _arrays: dict[str, np.ndarray] | None = field(default=None, repr=False)
+    # the warehouse read's sums per (signal, game, actor, other) and the rows it kept
+    # for the steps (`add_part`); a per-row read's rows are both
+    _group_chunks: list[dict[str, np.ndarray]] = field(default_factory=list, repr=False)
+    _step_chunks: list[dict[str, np.ndarray]] = field(default_factory=list, repr=False)
+    _groups: dict[str, np.ndarray] | None = field(default=None, repr=False)
     _seat_frame: pl.DataFrame | None = field(default=None, repr=False)
 
     def add_game(self, game: str, players: Sequence[str]) -> int:
@@ -122,7 +136,7 @@ class PairData:
             outcome: float, expected: float = math.nan, aux: int = -1) -> None:
         """One decision (game, actor and other as `add_game` and `local` give them)."""
         self._rows.append((BEHAVIOUR.index(signal), game, hand, seq, actor, other, outcome, expected, aux))
-        self._arrays = None
+        self._arrays = self._groups = None
 
     def arrays(self) -> dict[str, np.ndarray]:
         """Every decision row, one array a column (`_COLUMNS`)."""
@@ -136,10 +150,35 @@ class PairData:
                             else np.zeros(0, dtype=_TYPES.get(c, np.int64)) for c in _COLUMNS}
         return self._arrays
 
+    def groups(self) -> dict[str, np.ndarray]:
+        """The decisions summed per (signal, game, actor, other), in that order (what the
+        scores read: a relabelling moves a game's seats, so the decisions of one actor
+        about one other move together): `decisions`, Σx (`outcome`), Σe (`expected`) and
+        Σe(1 − e) (`variance`); the last two nan for the signals whose expectation is the
+        deciding player's own rate."""
+        if self._groups is None:
+            rows = self.arrays()
+            parts = list(self._group_chunks)
+            if len(rows["signal"]):
+                e = rows["expected"]
+                parts.append({"signal": rows["signal"], "game": rows["game"], "actor": rows["actor"],
+                              "other": rows["other"], "decisions": np.ones(len(e)), "outcome": rows["outcome"],
+                              "expected": e, "variance": e * (1 - e)})
+            self._groups = _summed(parts, max((len(p) for p in self.game_players), default=1))
+        return self._groups
+
     def decisions(self) -> dict[str, int]:
-        """Decision rows per behaviour signal."""
-        counts = np.bincount(self.arrays()["signal"], minlength=len(BEHAVIOUR))
+        """Decisions per behaviour signal."""
+        groups = self.groups()
+        counts = np.bincount(groups["signal"], weights=groups["decisions"], minlength=len(BEHAVIOUR))
         return {name: int(counts[s]) for s, name in enumerate(BEHAVIOUR)}
+
+    def step_rows(self) -> dict[str, np.ndarray]:
+        """The rows a case's steps are chosen from (`_COLUMNS`): every decision row read
+        one by one, and the rows the warehouse read kept (per signal and pair, its first
+        favours in each part)."""
+        parts = [self.arrays(), *self._step_chunks]
+        return {c: np.concatenate([p[c] for p in parts]) for c in _COLUMNS}
 
     def add_gift(self, game: str, players: Sequence[str], hand: int, seq: int, giver: str,
                  target: str, seated: Sequence[str]) -> None:
@@ -170,6 +209,35 @@ class PairData:
             self._sevens(rows, stack)
             self._soft(rows, attack)
             self._jacks(rows)
+
+    def add_part(self, frame: pl.DataFrame) -> None:
+        """A part of the warehouse read (`_SIGNAL_PARTS`): its sums per (signal, game,
+        actor, other) and its rows for the steps (the games registered first)."""
+        if frame.is_empty():
+            return
+        seats = self._seats()
+        table = (frame.join(seats.rename({"name": "player", "local": "actor"}), on=["game_id", "player"])
+                 .join(seats.drop("g").rename({"name": "other", "local": "other_local"}), on=["game_id", "other"])
+                 .with_columns(expected=(pl.col("num") / pl.col("den")).fill_null(math.nan),
+                               variance=(pl.col("spread") / pl.col("den") ** 2).fill_null(math.nan)))
+        sums, steps = table.filter(~pl.col("step")), table.filter(pl.col("step"))
+        self.gifts += int(sums.filter(pl.col("signal") == 0)["x"].sum())
+        self._group_chunks.append({
+            "signal": sums["signal"].to_numpy().astype(np.int64), "game": sums["g"].to_numpy().astype(np.int64),
+            "actor": sums["actor"].to_numpy().astype(np.int64),
+            "other": sums["other_local"].to_numpy().astype(np.int64),
+            "decisions": sums["n"].to_numpy().astype(np.float64), "outcome": sums["x"].to_numpy().astype(np.float64),
+            "expected": sums["expected"].to_numpy(), "variance": sums["variance"].to_numpy()})
+        aux = pl.when(pl.col("signal") == 0).then(pl.col("target").replace_strict(self._names, default=-1,
+                                                                                  return_dtype=pl.Int64))
+        self._step_chunks.append({
+            "signal": steps["signal"].to_numpy().astype(np.int64), "game": steps["g"].to_numpy().astype(np.int64),
+            "hand": steps["hand"].to_numpy().astype(np.int64), "seq": steps["seq"].to_numpy().astype(np.int64),
+            "actor": steps["actor"].to_numpy().astype(np.int64),
+            "other": steps["other_local"].to_numpy().astype(np.int64),
+            "outcome": steps["x"].to_numpy().astype(np.float64), "expected": steps["expected"].to_numpy(),
+            "aux": steps.select(aux.otherwise(pl.col("suit").cast(pl.Int64)))[:, 0].to_numpy().astype(np.int64)})
+        self._arrays = self._groups = None
 
     def _seats(self) -> pl.DataFrame:
         """(game_id, name, g, local) for every registered seat."""
@@ -209,7 +277,7 @@ class PairData:
             "expected": table["expected"].cast(pl.Float64).to_numpy(),
             "aux": table["aux"].cast(pl.Int64).to_numpy(),
         })
-        self._arrays = None
+        self._arrays = self._groups = None
 
     def _sevens(self, rows: pl.DataFrame, stack: list[str]) -> None:
         """A 7 playable, the next player not on one card, and something else allowed
@@ -259,6 +327,27 @@ def _popcount(bits: pl.Expr) -> pl.Expr:
     return sum(((bits // (2 ** i)) % 2 for i in range(4)), pl.lit(0))
 
 
+_KEYS = ("signal", "game", "actor", "other")
+_SUMS = ("decisions", "outcome", "expected", "variance")
+
+
+def _summed(parts: list[dict[str, np.ndarray]], width: int) -> dict[str, np.ndarray]:
+    """`parts` (columns `_KEYS` and `_SUMS`) summed per key, sorted by it (`width`: the most
+    players of a game)."""
+    if not parts:
+        return {**{c: np.zeros(0, dtype=np.int64) for c in _KEYS}, **{c: np.zeros(0) for c in _SUMS}}
+    columns = {c: np.concatenate([p[c] for p in parts]) for c in (*_KEYS, *_SUMS)}
+    games = int(columns["game"].max()) + 1 if len(columns["game"]) else 1
+    key = ((columns["signal"].astype(np.int64) * games + columns["game"]) * width + columns["actor"]) * width \
+        + columns["other"]
+    unique, inverse = np.unique(key, return_inverse=True)
+    out = {"other": unique % width, "actor": unique // width % width, "game": unique // (width * width) % games,
+           "signal": unique // (width * width * games)}
+    for c in _SUMS:
+        out[c] = np.bincount(inverse, weights=columns[c], minlength=len(unique))
+    return out
+
+
 @dataclass
 class PairRows:
     """What the pair audit reads of the warehouse, as read: each game's players, every 2
@@ -286,19 +375,26 @@ class PairRows:
 
 
 #: the most `decisions` rows one statement reads (with their lines' type, card and suit):
-#: a bigger warehouse is read in that many parts, each a share of its games (all of a
-#: game's rows in one part), so the join's memory stays bounded (a million hands' 21 M
-#: rows in one statement ran DuckDB out of its memory limit)
+#: a bigger warehouse (a bigger partition, for the audit's own read) is read in parts,
+#: each a share of its games (all of a game's rows in one part), so the join's memory
+#: stays bounded (a million hands' 21 M rows in one statement ran DuckDB out of its
+#: memory limit)
 DECISIONS_PER_READ = 2_000_000
+
+
+def _pair_games(reader: Any, build: str | None, since: str | None,
+                ruleset: str | None) -> list[tuple[str, list[str]]]:
+    """The games with their players, in game id order."""
+    where, params = game_filter(build, since, ruleset, rows="g")
+    return reader.rows("SELECT g.game_id, g.players FROM games g"
+                       f" WHERE {' AND '.join([*where, 'g.players IS NOT NULL'])} ORDER BY g.game_id", params)
 
 
 def _pair_games_and_gifts(reader: Any, build: str | None, since: str | None,
                           ruleset: str | None) -> tuple[list[tuple[str, list[str]]], list[tuple[Any, ...]]]:
     """The games (with their players) and the engine's `gift_to` with the players dealt
     into each gift's hand."""
-    where, params = game_filter(build, since, ruleset, rows="g")
-    games = reader.rows("SELECT g.game_id, g.players FROM games g"
-                        f" WHERE {' AND '.join([*where, 'g.players IS NOT NULL'])} ORDER BY g.game_id", params)
+    games = _pair_games(reader, build, since, ruleset)
     where, params = game_filter(build, since, ruleset)
     gifts = reader.rows(
         "SELECT e.game_id, g.players, e.hand, e.seq, e.player, e.gift_to, list(hp.player) AS seated"
@@ -346,13 +442,122 @@ def read_pair_rows(reader: Any, *, build: str | None = None, since: str | None =
 
 def pairs_from_warehouse(reader: Any, *, build: str | None = None, since: str | None = None,
                          ruleset: str | None = None, per_read: int = DECISIONS_PER_READ) -> PairData:
-    """What the pair audit reads of the warehouse, as its arrays: the games and gifts, then
-    the decisions a part at a time (`_decision_parts`), each turned into arrays and let go."""
-    games, gifts = _pair_games_and_gifts(reader, build, since, ruleset)
-    data = PairRows(games, gifts, pl.DataFrame()).data()
-    for part in _decision_parts(reader, build, since, ruleset, per_read):
-        data.add_decisions(part)
+    """What the pair audit reads of the warehouse, as its arrays: the games, then every
+    signal's decisions summed in DuckDB per (game, actor, other) (`_SIGNAL_PARTS`), a
+    partition at a time (a share of it when it holds more than `per_read` decisions), and
+    the first favours of every pair and signal for the steps. The per-row read
+    (`read_pair_rows`, `PairRows.data`) gives the same audit (tests/ingest/test_pairs.py)."""
+    data = PairRows(_pair_games(reader, build, since, ruleset), [], pl.DataFrame()).data()
+    filters, filter_params = game_filter(build, since, ruleset, rows="g")
+    for name, month, parts in _partitions(reader, ruleset, per_read):
+        rules = RULESETS.get(name)
+        effects = rules.effects.items() if rules is not None else ()
+        # the cards of those ranks (a card is its rank, then its suit)
+        stack = [rank + suit for rank, effect in effects if effect == "stack" for suit in _SUITS]
+        attack = [rank + suit for rank, effect in effects if effect in ("stack", "skip") for suit in _SUITS]
+        where = [f"{table}.ruleset = ? AND {table}.month = ?" for table in ("g", "x", "y")] + filters
+        params = [name, month] * 3 + filter_params
+        for part in range(parts):
+            share = [f"hash(g.game_id) % {parts} = {part}"] if parts > 1 else []
+            statement = _SIGNAL_PARTS.format(where=" AND ".join(where + share), steps=STEPS_PER_SIGNAL)
+            data.add_part(reader.frame(statement, [stack, attack, rules is not None, *params, *params]))
     return data
+
+
+def _partitions(reader: Any, ruleset: str | None, per_read: int) -> list[tuple[str, str, int]]:
+    """The (ruleset, month) partitions of the games, each with the parts it is read in
+    (about `per_read` decisions a part)."""
+    games = reader.rows("SELECT DISTINCT ruleset, month FROM games ORDER BY ruleset, month")
+    counts = dict(((r, m), n) for r, m, n in reader.rows(
+        "SELECT ruleset, month, count(*) FROM decisions GROUP BY ruleset, month"))
+    return [(r, m, max(1, -(-int(counts.get((r, m), 0)) // per_read))) for r, m in games
+            if ruleset is None or r == ruleset]
+
+
+#: every signal's decisions of one part of the warehouse (`pairs_from_warehouse` fills in
+#: the conditions on the games `g`, decisions or gifts `x` and their lines or seats `y`),
+#: what `PairData.add_gift` and `add_decisions` make of its rows: per (signal, game,
+#: actor, other, the expectation's denominator) the decisions, Σx, and Σe and Σe(1 − e)
+#: times that denominator (²); then the rows a case's steps show, the first favours
+#: (`STEPS_PER_SIGNAL`) per signal and pair in game and seq order. Parameters: the cards
+#: of the ruleset's stack ranks, those of its attack ranks (stack or skip), whether the
+#: ruleset is known (else only its 2s are read), then each of the two `where`'s parameters.
+_SIGNAL_PARTS = """
+WITH ranks AS (SELECT ?::VARCHAR[] AS stack, ?::VARCHAR[] AS attack, ?::BOOLEAN AS known),
+turns AS MATERIALIZED (
+    SELECT x.game_id, x.hand, x.seq, x.player, x.next_player AS other, x.next_cards, x.playable,
+           list_contains(g.players, x.next_player) AND x.next_player <> x.player AS next_seated,
+           x.may_draw AND NOT x.obliged AS free_draw, coalesce(y.type = 'play', false) AS played, y.card,
+           CASE WHEN r.known AND x.suit_choices IS NOT NULL AND y.type = 'play' AND y.suit IN ('C', 'D', 'H', 'S')
+                THEN list_filter(map_entries(x.suits_held), lambda h: h.value IS NOT NULL
+                                 AND list_contains(g.players, h.key) AND h.key <> x.player) END AS held,
+           x.suit_choices, position(y.suit IN 'CDHS') - 1 AS suit
+    FROM decisions x
+    JOIN games g ON g.game_id = x.game_id AND g.ruleset = x.ruleset AND g.month = x.month
+    JOIN events y ON y.game_id = x.game_id AND y.seq = x.seq AND y.ruleset = x.ruleset AND y.month = x.month
+        AND NOT y.set_aside,
+    ranks r
+    WHERE {where} AND g.players IS NOT NULL AND list_contains(g.players, x.player)
+        AND (x.suit_choices IS NOT NULL OR list_has_any(x.playable, r.attack))
+),
+gifts AS (
+    SELECT x.game_id, g.players, x.hand, x.seq, x.player, x.gift_to AS target, list(y.player) AS seated
+    FROM events x
+    JOIN games g ON g.game_id = x.game_id AND g.ruleset = x.ruleset AND g.month = x.month
+    JOIN hand_players y ON y.game_id = x.game_id AND y.hand = x.hand AND y.ruleset = x.ruleset AND y.month = x.month
+    WHERE {where} AND x.gift_to IS NOT NULL AND x.gift_to <> x.player AND NOT x.set_aside
+        AND len(g.players) > 0 AND list_contains(g.players, x.player)
+    GROUP BY x.game_id, g.players, x.hand, x.seq, x.player, x.gift_to
+),
+candidates AS (
+    SELECT game_id, hand, seq, player, target,
+           list_distinct(list_filter(seated, lambda p: p <> player AND list_contains(players, p))) AS others
+    FROM gifts
+),
+twos AS (
+    SELECT 0 AS signal, game_id, hand, seq, player, other, CAST(other = target AS INTEGER) AS x,
+           1 AS num, len(others) AS den, target, -1 AS suit
+    FROM (SELECT *, unnest(others) AS other FROM candidates WHERE list_contains(others, target))
+),
+sevens AS (
+    SELECT 1 AS signal, game_id, hand, seq, player, other,
+           CAST(coalesce(played AND list_contains(r.stack, card), false) AS INTEGER) AS x,
+           NULL::BIGINT AS num, NULL::BIGINT AS den, NULL::VARCHAR AS target, -1 AS suit
+    FROM turns, ranks r
+    WHERE next_seated AND next_cards > 1 AND list_has_any(playable, r.stack)
+        AND (NOT list_has_all(r.stack, playable) OR free_draw)
+),
+soft AS (
+    SELECT 3 AS signal, game_id, hand, seq, player, other,
+           CAST(NOT coalesce(played AND list_contains(r.attack, card), false) AS INTEGER) AS x,
+           NULL::BIGINT AS num, NULL::BIGINT AS den, NULL::VARCHAR AS target, -1 AS suit
+    FROM turns, ranks r
+    WHERE next_seated AND next_cards = 1 AND list_has_any(playable, r.attack)
+        AND (NOT list_has_all(r.attack, playable) OR free_draw)
+),
+jacks AS (
+    SELECT 2 AS signal, game_id, hand, seq, player, held.key AS other,
+           CAST((held.value >> suit) & 1 AS INTEGER) AS x, bit_count(held.value & suit_choices & 15) AS num,
+           bit_count(suit_choices & 15) AS den, NULL::VARCHAR AS target, suit
+    FROM (SELECT game_id, hand, seq, player, suit_choices, suit, unnest(held) AS held FROM turns
+          WHERE held IS NOT NULL)
+    WHERE bit_count(held.value & suit_choices & 15) > 0
+        AND bit_count(held.value & suit_choices & 15) < bit_count(suit_choices & 15)
+),
+decided AS MATERIALIZED (
+    SELECT * FROM twos UNION ALL SELECT * FROM sevens UNION ALL SELECT * FROM jacks UNION ALL SELECT * FROM soft
+)
+SELECT false AS step, signal, game_id, player, other, den, count(*) AS n, CAST(sum(x) AS BIGINT) AS x,
+       CAST(sum(num) AS BIGINT) AS num, CAST(sum(num * (den - num)) AS BIGINT) AS spread,
+       NULL::INTEGER AS hand, NULL::BIGINT AS seq, NULL::VARCHAR AS target, NULL::INTEGER AS suit
+FROM decided GROUP BY signal, game_id, player, other, den
+UNION ALL
+SELECT true, signal, game_id, player, other, den, 1, x, num, NULL, hand, seq, target, suit FROM decided
+WHERE x = CASE WHEN signal IN (0, 1) THEN 0 ELSE 1 END
+QUALIFY row_number() OVER (PARTITION BY signal, least(player, other), greatest(player, other)
+                           ORDER BY game_id, seq) <= {steps}
+ORDER BY step, signal, game_id, player, other, den, seq
+"""
 
 
 # ------------------------------------------------------------------------------ scoring
@@ -477,23 +682,24 @@ class _Universe:
 
 
 class _Signals:
-    """The decision rows as arrays, grouped by signal, with what every relabelling needs
-    computed once: each row's seats as positions in the universe's slots, and its game's
-    pair table."""
+    """The decisions summed per (signal, game, actor, other) (`PairData.groups`), with
+    what every relabelling needs computed once: each group's seats as positions in the
+    universe's slots, and its game's pair table."""
 
     def __init__(self, data: PairData, universe: _Universe) -> None:
-        rows = data.arrays()
-        order = np.argsort(rows["signal"], kind="stable")
-        self.bounds = np.searchsorted(rows["signal"][order], np.arange(len(BEHAVIOUR) + 1))
-        game = rows["game"][order]
+        groups = data.groups()  # sorted by signal first
+        self.bounds = np.searchsorted(groups["signal"], np.arange(len(BEHAVIOUR) + 1))
+        game = groups["game"]
         base = universe.offsets[game]
-        self.actor_slot = base + rows["actor"][order]
-        self.other_slot = base + rows["other"][order]
+        self.actor_slot = base + groups["actor"]
+        self.other_slot = base + groups["other"]
         self.base = base
         self.table_base = universe.table_offsets[game]
         self.size = universe.sizes[game]
-        self.outcome = rows["outcome"][order]
-        self.expected = rows["expected"][order]
+        self.decisions = groups["decisions"]
+        self.outcome = groups["outcome"]
+        self.expected = groups["expected"]
+        self.variance = groups["variance"]
 
     def scores(self, universe: _Universe, labels: np.ndarray, pairs: int, *, counts: bool = False
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -502,23 +708,27 @@ class _Signals:
         game's seats relabelled by `labels` (the new local index of each slot)."""
         shape = (len(BEHAVIOUR), pairs)
         count, observed, expected, z = (np.zeros(shape), np.zeros(shape), np.zeros(shape), np.full(shape, np.nan))
-        actor = labels[self.actor_slot]
-        pair = universe.table[self.table_base + actor * self.size + labels[self.other_slot]]
         for s, name in enumerate(BEHAVIOUR):
             low, high = self.bounds[s], self.bounds[s + 1]
             if low == high:
                 continue
-            x, e, p = self.outcome[low:high], self.expected[low:high], pair[low:high]
+            actor = labels[self.actor_slot[low:high]]
+            pair = universe.table[self.table_base[low:high] + actor * self.size[low:high]
+                                  + labels[self.other_slot[low:high]]]
+            n, x = self.decisions[low:high], self.outcome[low:high]
             if name in _OWN_RATE:
-                who = universe.slots[self.base[low:high] + actor[low:high]]
-                n = np.bincount(who, minlength=universe.names)
-                rate = np.bincount(who, weights=x, minlength=universe.names) / np.maximum(n, 1)
-                e = rate[who]
+                # each decision expects the deciding player's rate over all their decisions
+                who = universe.slots[self.base[low:high] + actor]
+                made = np.bincount(who, weights=n, minlength=universe.names)
+                rate = (np.bincount(who, weights=x, minlength=universe.names) / np.maximum(made, 1))[who]
+                e, v = n * rate, n * rate * (1 - rate)
+            else:
+                e, v = self.expected[low:high], self.variance[low:high]
             if counts:
-                count[s] = np.bincount(p, minlength=pairs)
-            observed[s] = np.bincount(p, weights=x, minlength=pairs)
-            expected[s] = np.bincount(p, weights=e, minlength=pairs)
-            variance = np.bincount(p, weights=e * (1 - e), minlength=pairs)
+                count[s] = np.bincount(pair, weights=n, minlength=pairs)
+            observed[s] = np.bincount(pair, weights=x, minlength=pairs)
+            expected[s] = np.bincount(pair, weights=e, minlength=pairs)
+            variance = np.bincount(pair, weights=v, minlength=pairs)
             ok = variance >= MIN_VARIANCE
             z[s, ok] = _SIGN[name] * (observed[s, ok] - expected[s, ok]) / np.sqrt(variance[ok])
         return count, observed, expected, z
@@ -613,7 +823,7 @@ def _all_steps(data: PairData, cases: list[PairScore]) -> dict[tuple[str, str], 
     card held back), in game and seq order, with the replay's deep link."""
     if not cases:
         return {}
-    rows = data.arrays()
+    rows = data.step_rows()
     names = len(data.names)
     slots = np.asarray([n for p in data.game_players for n in p], dtype=np.int64)
     offsets = np.r_[0, np.cumsum([len(p) for p in data.game_players])[:-1]].astype(np.int64)
