@@ -62,6 +62,10 @@ _OWN_RATE = frozenset({"sevens_spared", "soft_play"})
 #: a signal counts for a pair when the variance of its decisions' outcomes reaches this
 #: (about 8 decisions at an even chance; 9 2s given among three candidates)
 MIN_VARIANCE = 2.0
+#: how far below MIN_VARIANCE a float sum may fall and still reach it: a variance is a sum
+#: of fractions of small denominators, exactly 2 for 9 2s among three candidates, which
+#: summed one way in floats comes to 1.9999999999999998 and another 2.0000000000000004
+_ROUNDING = 1e-9
 PERMUTATIONS = 200
 #: steps shown per signal of a case
 STEPS_PER_SIGNAL = 6
@@ -729,7 +733,7 @@ class _Signals:
             observed[s] = np.bincount(pair, weights=x, minlength=pairs)
             expected[s] = np.bincount(pair, weights=e, minlength=pairs)
             variance = np.bincount(pair, weights=v, minlength=pairs)
-            ok = variance >= MIN_VARIANCE
+            ok = variance >= MIN_VARIANCE - _ROUNDING
             z[s, ok] = _SIGN[name] * (observed[s, ok] - expected[s, ok]) / np.sqrt(variance[ok])
         return count, observed, expected, z
 
@@ -835,7 +839,12 @@ def _all_steps(data: PairData, cases: list[PairScore]) -> dict[tuple[str, str], 
     out: dict[tuple[str, str], list[dict[str, Any]]] = {pair: [] for pair in wanted.values()}
     shown: dict[tuple[tuple[str, str], str], int] = {}
     picked = np.flatnonzero(np.isin(key, np.fromiter(wanted, dtype=np.int64)))
-    for r in sorted(picked.tolist(), key=lambda r: (data.game_ids[int(rows["game"][r])], int(rows["seq"][r]))):
+    # in game and seq order; a move that makes decisions of several signals for the pair
+    # lists them as the audit always has: 7s, soft play, J, then the 2
+    tie = {BEHAVIOUR.index(name): i for i, name in enumerate(("sevens_spared", "soft_play", "jacks_suited",
+                                                              "twos_spared"))}
+    for r in sorted(picked.tolist(), key=lambda r: (data.game_ids[int(rows["game"][r])], int(rows["seq"][r]),
+                                                    tie[int(rows["signal"][r])])):
         name = BEHAVIOUR[int(rows["signal"][r])]
         pair = wanted[int(key[r])]
         x, e = float(rows["outcome"][r]), float(rows["expected"][r])
