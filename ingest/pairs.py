@@ -39,6 +39,7 @@ both reads give the same audit (tests/ingest/test_pairs.py).
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -161,14 +162,20 @@ class PairData:
         Σe(1 − e) (`variance`); the last two nan for the signals whose expectation is the
         deciding player's own rate."""
         if self._groups is None:
+            width = max((len(p) for p in self.game_players), default=1)
+            if len(self._group_chunks) > 1:  # the parts read, summed once and let go
+                chunks, self._group_chunks = self._group_chunks, []
+                self._group_chunks = [_summed(chunks, width)]
+                del chunks
             rows = self.arrays()
-            parts = list(self._group_chunks)
             if len(rows["signal"]):
                 e = rows["expected"]
-                parts.append({"signal": rows["signal"], "game": rows["game"], "actor": rows["actor"],
-                              "other": rows["other"], "decisions": np.ones(len(e)), "outcome": rows["outcome"],
-                              "expected": e, "variance": e * (1 - e)})
-            self._groups = _summed(parts, max((len(p) for p in self.game_players), default=1))
+                self._groups = _summed([*self._group_chunks, {
+                    "signal": rows["signal"], "game": rows["game"], "actor": rows["actor"], "other": rows["other"],
+                    "decisions": np.ones(len(e)), "outcome": rows["outcome"], "expected": e,
+                    "variance": e * (1 - e)}], width)
+            else:
+                self._groups = _summed(self._group_chunks, width)
         return self._groups
 
     def decisions(self) -> dict[str, int]:
@@ -340,16 +347,25 @@ def _summed(parts: list[dict[str, np.ndarray]], width: int) -> dict[str, np.ndar
     players of a game)."""
     if not parts:
         return {**{c: np.zeros(0, dtype=np.int64) for c in _KEYS}, **{c: np.zeros(0) for c in _SUMS}}
-    columns = {c: np.concatenate([p[c] for p in parts]) for c in (*_KEYS, *_SUMS)}
-    games = int(columns["game"].max()) + 1 if len(columns["game"]) else 1
-    key = ((columns["signal"].astype(np.int64) * games + columns["game"]) * width + columns["actor"]) * width \
-        + columns["other"]
+    if len(parts) == 1 and _is_summed(parts[0], width):
+        return parts[0]
+    games = max((int(p["game"].max()) + 1 for p in parts if len(p["game"])), default=1)
+    key = np.concatenate([((p["signal"].astype(np.int64) * games + p["game"]) * width + p["actor"]) * width
+                          + p["other"] for p in parts])
     unique, inverse = np.unique(key, return_inverse=True)
+    del key
     out = {"other": unique % width, "actor": unique // width % width, "game": unique // (width * width) % games,
            "signal": unique // (width * width * games)}
     for c in _SUMS:
-        out[c] = np.bincount(inverse, weights=columns[c], minlength=len(unique))
+        out[c] = np.bincount(inverse, weights=np.concatenate([p[c] for p in parts]), minlength=len(unique))
     return out
+
+
+def _is_summed(part: dict[str, np.ndarray], width: int) -> bool:
+    """Whether `part`'s keys are already unique and in order (a `_summed` result)."""
+    key = ((part["signal"].astype(np.int64) * (int(part["game"].max()) + 1 if len(part["game"]) else 1)
+            + part["game"]) * width + part["actor"]) * width + part["other"]
+    return bool(np.all(key[1:] > key[:-1]))
 
 
 @dataclass
@@ -382,8 +398,9 @@ class PairRows:
 #: a bigger warehouse (a bigger partition, for the audit's own read) is read in parts,
 #: each a share of its games (all of a game's rows in one part), so the join's memory
 #: stays bounded (a million hands' 21 M rows in one statement ran DuckDB out of its
-#: memory limit)
-DECISIONS_PER_READ = 2_000_000
+#: memory limit; the audit's read of a partition of 2.8 M decisions peaked at 0.6 GB of
+#: DuckDB's buffers)
+DECISIONS_PER_READ = 3_000_000
 
 
 def _pair_games(reader: Any, build: str | None, since: str | None,
@@ -453,19 +470,34 @@ def pairs_from_warehouse(reader: Any, *, build: str | None = None, since: str | 
     (`read_pair_rows`, `PairRows.data`) gives the same audit (tests/ingest/test_pairs.py)."""
     data = PairRows(_pair_games(reader, build, since, ruleset), [], pl.DataFrame()).data()
     filters, filter_params = game_filter(build, since, ruleset, rows="g")
+    numbered = iter(range(len(filter_params)))
+    where = [f"{table}.ruleset = $ruleset AND {table}.month = $month" for table in ("g", "x", "y")]
+    where.append(re.sub(r"\?", lambda _: f"$filter{next(numbered)}", " AND ".join(filters or ["true"])))
     for name, month, parts in _partitions(reader, ruleset, per_read):
         rules = RULESETS.get(name)
         effects = rules.effects.items() if rules is not None else ()
-        # the cards of those ranks (a card is its rank, then its suit)
-        stack = [rank + suit for rank, effect in effects if effect == "stack" for suit in _SUITS]
-        attack = [rank + suit for rank, effect in effects if effect in ("stack", "skip") for suit in _SUITS]
-        where = [f"{table}.ruleset = ? AND {table}.month = ?" for table in ("g", "x", "y")] + filters
-        params = [name, month] * 3 + filter_params
+        values = {"ruleset": name, "month": month, "known": rules is not None,
+                  **{f"filter{i}": v for i, v in enumerate(filter_params)},
+                  # the cards of those ranks (a card is its rank, then its suit)
+                  "stack": [rank + suit for rank, effect in effects if effect == "stack" for suit in _SUITS],
+                  "attack": [rank + suit for rank, effect in effects if effect in ("stack", "skip")
+                             for suit in _SUITS]}
         for part in range(parts):
             share = [f"hash(g.game_id) % {parts} = {part}"] if parts > 1 else []
             statement = _SIGNAL_PARTS.format(where=" AND ".join(where + share), steps=STEPS_PER_SIGNAL)
-            data.add_part(reader.frame(statement, [stack, attack, rules is not None, *params, *params]))
+            data.add_part(reader.frame(*_bound(statement, values)))
     return data
+
+
+def _bound(statement: str, values: dict[str, Any]) -> tuple[str, list[Any]]:
+    """`statement` with each `$name` a `?`, and the values in the order they stand."""
+    params: list[Any] = []
+
+    def bind(name: re.Match[str]) -> str:
+        params.append(values[name.group(1)])
+        return "?"
+
+    return re.sub(r"\$([a-z]+[0-9]*)\b", bind, statement), params
 
 
 def _partitions(reader: Any, ruleset: str | None, per_read: int) -> list[tuple[str, str, int]]:
@@ -483,26 +515,28 @@ def _partitions(reader: Any, ruleset: str | None, per_read: int) -> list[tuple[s
 #: what `PairData.add_gift` and `add_decisions` make of its rows: per (signal, game,
 #: actor, other, the expectation's denominator) the decisions, Σx, and Σe and Σe(1 − e)
 #: times that denominator (²); then the rows a case's steps show, the first favours
-#: (`STEPS_PER_SIGNAL`) per signal and pair in game and seq order. Parameters: the cards
-#: of the ruleset's stack ranks, those of its attack ranks (stack or skip), whether the
-#: ruleset is known (else only its 2s are read), then each of the two `where`'s parameters.
+#: (`STEPS_PER_SIGNAL`) per signal and pair in game and seq order. Parameters (`_bound`):
+#: the cards of the ruleset's stack ranks, those of its attack ranks (stack or skip),
+#: whether the ruleset is known (else only its 2s are read), and the `where`'s.
 _SIGNAL_PARTS = """
-WITH ranks AS (SELECT ?::VARCHAR[] AS stack, ?::VARCHAR[] AS attack, ?::BOOLEAN AS known),
-turns AS MATERIALIZED (
-    SELECT x.game_id, x.hand, x.seq, x.player, x.next_player AS other, x.next_cards, x.playable,
+WITH turns AS MATERIALIZED (
+    SELECT x.game_id, x.hand, x.seq, x.player, x.next_player AS other, x.next_cards,
            list_contains(g.players, x.next_player) AND x.next_player <> x.player AS next_seated,
-           x.may_draw AND NOT x.obliged AS free_draw, coalesce(y.type = 'play', false) AS played, y.card,
-           CASE WHEN r.known AND x.suit_choices IS NOT NULL AND y.type = 'play' AND y.suit IN ('C', 'D', 'H', 'S')
-                THEN list_filter(map_entries(x.suits_held), lambda h: h.value IS NOT NULL
-                                 AND list_contains(g.players, h.key) AND h.key <> x.player) END AS held,
-           x.suit_choices, position(y.suit IN 'CDHS') - 1 AS suit
+           list_has_any(x.playable, $stack) AND (NOT list_has_all($stack, x.playable)
+                                                 OR (x.may_draw AND NOT x.obliged)) AS seven_moment,
+           coalesce(y.type = 'play' AND list_contains($stack, y.card), false) AS seven_played,
+           list_has_any(x.playable, $attack) AND (NOT list_has_all($attack, x.playable)
+                                                  OR (x.may_draw AND NOT x.obliged)) AS attack_moment,
+           coalesce(y.type = 'play' AND list_contains($attack, y.card), false) AS attack_played,
+           $known AND x.suit_choices IS NOT NULL AND y.type = 'play' AND y.suit IN ('C', 'D', 'H', 'S') AS declared,
+           CASE WHEN declared THEN map_entries(x.suits_held) END AS held,
+           CASE WHEN declared THEN g.players END AS players, x.suit_choices, position(y.suit IN 'CDHS') - 1 AS suit
     FROM decisions x
     JOIN games g ON g.game_id = x.game_id AND g.ruleset = x.ruleset AND g.month = x.month
     JOIN events y ON y.game_id = x.game_id AND y.seq = x.seq AND y.ruleset = x.ruleset AND y.month = x.month
-        AND NOT y.set_aside,
-    ranks r
+        AND NOT y.set_aside
     WHERE {where} AND g.players IS NOT NULL AND list_contains(g.players, x.player)
-        AND (x.suit_choices IS NOT NULL OR list_has_any(x.playable, r.attack))
+        AND (x.suit_choices IS NOT NULL OR list_has_any(x.playable, $attack))
 ),
 gifts AS (
     SELECT x.game_id, g.players, x.hand, x.seq, x.player, x.gift_to AS target, list(y.player) AS seated
@@ -524,28 +558,23 @@ twos AS (
     FROM (SELECT *, unnest(others) AS other FROM candidates WHERE list_contains(others, target))
 ),
 sevens AS (
-    SELECT 1 AS signal, game_id, hand, seq, player, other,
-           CAST(coalesce(played AND list_contains(r.stack, card), false) AS INTEGER) AS x,
+    SELECT 1 AS signal, game_id, hand, seq, player, other, CAST(seven_played AS INTEGER) AS x,
            NULL::BIGINT AS num, NULL::BIGINT AS den, NULL::VARCHAR AS target, -1 AS suit
-    FROM turns, ranks r
-    WHERE next_seated AND next_cards > 1 AND list_has_any(playable, r.stack)
-        AND (NOT list_has_all(r.stack, playable) OR free_draw)
+    FROM turns WHERE next_seated AND next_cards > 1 AND seven_moment
 ),
 soft AS (
-    SELECT 3 AS signal, game_id, hand, seq, player, other,
-           CAST(NOT coalesce(played AND list_contains(r.attack, card), false) AS INTEGER) AS x,
+    SELECT 3 AS signal, game_id, hand, seq, player, other, CAST(NOT attack_played AS INTEGER) AS x,
            NULL::BIGINT AS num, NULL::BIGINT AS den, NULL::VARCHAR AS target, -1 AS suit
-    FROM turns, ranks r
-    WHERE next_seated AND next_cards = 1 AND list_has_any(playable, r.attack)
-        AND (NOT list_has_all(r.attack, playable) OR free_draw)
+    FROM turns WHERE next_seated AND next_cards = 1 AND attack_moment
 ),
 jacks AS (
     SELECT 2 AS signal, game_id, hand, seq, player, held.key AS other,
            CAST((held.value >> suit) & 1 AS INTEGER) AS x, bit_count(held.value & suit_choices & 15) AS num,
            bit_count(suit_choices & 15) AS den, NULL::VARCHAR AS target, suit
-    FROM (SELECT game_id, hand, seq, player, suit_choices, suit, unnest(held) AS held FROM turns
-          WHERE held IS NOT NULL)
-    WHERE bit_count(held.value & suit_choices & 15) > 0
+    FROM (SELECT game_id, players, hand, seq, player, suit_choices, suit, unnest(held) AS held FROM turns
+          WHERE declared)
+    WHERE held.value IS NOT NULL AND held.key <> player AND list_contains(players, held.key)
+        AND bit_count(held.value & suit_choices & 15) > 0
         AND bit_count(held.value & suit_choices & 15) < bit_count(suit_choices & 15)
 ),
 decided AS MATERIALIZED (
@@ -695,11 +724,11 @@ class _Signals:
         self.bounds = np.searchsorted(groups["signal"], np.arange(len(BEHAVIOUR) + 1))
         game = groups["game"]
         base = universe.offsets[game]
-        self.actor_slot = base + groups["actor"]
-        self.other_slot = base + groups["other"]
-        self.base = base
-        self.table_base = universe.table_offsets[game]
-        self.size = universe.sizes[game]
+        self.actor_slot = _narrow(base + groups["actor"])
+        self.other_slot = _narrow(base + groups["other"])
+        self.base = _narrow(base)
+        self.table_base = _narrow(universe.table_offsets[game])
+        self.size = _narrow(universe.sizes[game])
         self.decisions = groups["decisions"]
         self.outcome = groups["outcome"]
         self.expected = groups["expected"]
@@ -736,6 +765,11 @@ class _Signals:
             ok = variance >= MIN_VARIANCE - _ROUNDING
             z[s, ok] = _SIGN[name] * (observed[s, ok] - expected[s, ok]) / np.sqrt(variance[ok])
         return count, observed, expected, z
+
+
+def _narrow(index: np.ndarray) -> np.ndarray:
+    """An index array as int32 when its values fit (half the memory, for the scores)."""
+    return index.astype(np.int32) if not len(index) or int(index.max()) < 2 ** 31 else index
 
 
 def _co_seating(universe: _Universe) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
