@@ -160,7 +160,8 @@ class PairData:
         scores read: a relabelling moves a game's seats, so the decisions of one actor
         about one other move together): `decisions`, Σx (`outcome`), Σe (`expected`) and
         Σe(1 − e) (`variance`); the last two nan for the signals whose expectation is the
-        deciding player's own rate."""
+        deciding player's own rate. For the 2s and J the seat pair is unordered (`_key`):
+        actor is the lower seat."""
         if self._groups is None:
             width = max((len(p) for p in self.game_players), default=1)
             if len(self._group_chunks) > 1:  # the parts read, summed once and let go
@@ -350,8 +351,7 @@ def _summed(parts: list[dict[str, np.ndarray]], width: int) -> dict[str, np.ndar
     if len(parts) == 1 and _is_summed(parts[0], width):
         return parts[0]
     games = max((int(p["game"].max()) + 1 for p in parts if len(p["game"])), default=1)
-    key = np.concatenate([((p["signal"].astype(np.int64) * games + p["game"]) * width + p["actor"]) * width
-                          + p["other"] for p in parts])
+    key = np.concatenate([_key(p, games, width) for p in parts])
     unique, inverse = np.unique(key, return_inverse=True)
     del key
     out = {"other": unique % width, "actor": unique // width % width, "game": unique // (width * width) % games,
@@ -363,9 +363,24 @@ def _summed(parts: list[dict[str, np.ndarray]], width: int) -> dict[str, np.ndar
 
 def _is_summed(part: dict[str, np.ndarray], width: int) -> bool:
     """Whether `part`'s keys are already unique and in order (a `_summed` result)."""
-    key = ((part["signal"].astype(np.int64) * (int(part["game"].max()) + 1 if len(part["game"]) else 1)
-            + part["game"]) * width + part["actor"]) * width + part["other"]
+    key = _key(part, int(part["game"].max()) + 1 if len(part["game"]) else 1, width)
     return bool(np.all(key[1:] > key[:-1]))
+
+
+#: the signals whose decisions carry their own expectation, as indexes into BEHAVIOUR
+_CARRIED = np.asarray([name not in _OWN_RATE for name in BEHAVIOUR])
+
+
+def _key(part: dict[str, np.ndarray], games: int, width: int) -> np.ndarray:
+    """Each row's (signal, game, actor, other) as one number. For a signal whose decisions
+    carry their expectation (2s, J) the seat pair is taken unordered, actor the lower
+    seat: a relabelling sends both directions to the same pair, so they are one sum (the
+    signals of the deciding player's own rate keep who decided)."""
+    signal, actor, other = part["signal"].astype(np.int64), part["actor"], part["other"]
+    carried = _CARRIED[signal]
+    low = np.where(carried, np.minimum(actor, other), actor)
+    high = np.where(carried, np.maximum(actor, other), other)
+    return ((signal * games + part["game"]) * width + low) * width + high
 
 
 @dataclass
