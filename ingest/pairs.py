@@ -234,12 +234,16 @@ class PairData:
                                variance=(pl.col("spread") / pl.col("den") ** 2).fill_null(math.nan)))
         sums, steps = table.filter(~pl.col("step")), table.filter(pl.col("step"))
         self.gifts += int(sums.filter(pl.col("signal") == 0)["x"].sum())
-        self._group_chunks.append({
+        chunk = {
             "signal": sums["signal"].to_numpy().astype(np.int64), "game": sums["g"].to_numpy().astype(np.int64),
             "actor": sums["actor"].to_numpy().astype(np.int64),
             "other": sums["other_local"].to_numpy().astype(np.int64),
             "decisions": sums["n"].to_numpy().astype(np.float64), "outcome": sums["x"].to_numpy().astype(np.float64),
-            "expected": sums["expected"].to_numpy(), "variance": sums["variance"].to_numpy()})
+            "expected": sums["expected"].to_numpy(), "variance": sums["variance"].to_numpy()}
+        # a part's rows are its own games': summed now (the denominators and the 2s' and
+        # J's two directions of a seat pair), they are a third fewer to hold
+        width = int(max(chunk["actor"].max(initial=0), chunk["other"].max(initial=0))) + 1
+        self._group_chunks.append(_summed([chunk], width))
         aux = pl.when(pl.col("signal") == 0).then(pl.col("target").replace_strict(self._names, default=-1,
                                                                                   return_dtype=pl.Int64))
         self._step_chunks.append({
