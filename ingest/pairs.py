@@ -27,11 +27,19 @@ at level α holds no honest pair with probability at least 1 − α when players
 are exchangeable within a game. Co-seating does not change under that relabelling: it
 weighs a pair's score but is held fixed by the null (a pair of friends who sit together
 makes no case by sitting together).
+
+A relabelling permutes the seats of a game, so all the decisions of one seat about another
+in a game move together: the scores read them summed per (signal, game, actor, other)
+(`PairData.groups`), and the audit's warehouse read (`pairs_from_warehouse`) has DuckDB make
+those sums, a partition at a time. The per-row read (`read_pair_rows`, the signals made in
+polars, a row a decision) serves the bench's audits of a few games and the hand-made tests;
+both reads give the same audit (tests/ingest/test_pairs.py).
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -55,6 +63,10 @@ _OWN_RATE = frozenset({"sevens_spared", "soft_play"})
 #: a signal counts for a pair when the variance of its decisions' outcomes reaches this
 #: (about 8 decisions at an even chance; 9 2s given among three candidates)
 MIN_VARIANCE = 2.0
+#: how far below MIN_VARIANCE a float sum may fall and still reach it: a variance is a sum
+#: of fractions of small denominators, exactly 2 for 9 2s among three candidates, which
+#: summed one way in floats comes to 1.9999999999999998 and another 2.0000000000000004
+_ROUNDING = 1e-9
 PERMUTATIONS = 200
 #: steps shown per signal of a case
 STEPS_PER_SIGNAL = 6
@@ -76,10 +88,12 @@ _TYPES = {"outcome": np.float64, "expected": np.float64}
 @dataclass
 class PairData:
     """What the pair audit reads, as arrays: each game's players (indexes into `names`,
-    seat order) and one row per decision of a behaviour signal: its signal (an index into
-    BEHAVIOUR), game, hand and seq, the deciding player and the player it touched (indexes
-    into their game's player list), the outcome x, its expectation e (nan: the deciding
-    player's own rate), and `aux` (a 2's target as a name index, a J's suit 0-3)."""
+    seat order) and the decisions of the behaviour signals, either a row each (`add`,
+    `add_gift`, `add_decisions`: its signal (an index into BEHAVIOUR), game, hand and seq,
+    the deciding player and the player it touched (indexes into their game's player list),
+    the outcome x, its expectation e (nan: the deciding player's own rate), and `aux` (a 2's
+    target as a name index, a J's suit 0-3)) or already summed with the rows kept for the
+    steps (`add_part`); the scores read the sums (`groups`)."""
 
     names: list[str] = field(default_factory=list)
     game_ids: list[str] = field(default_factory=list)
@@ -91,6 +105,11 @@ class PairData:
     _rows: list[tuple[float, ...]] = field(default_factory=list, repr=False)
     _chunks: list[dict[str, np.ndarray]] = field(default_factory=list, repr=False)
     _arrays: dict[str, np.ndarray] | None = field(default=None, repr=False)
+    # the warehouse read's sums per (signal, game, actor, other) and the rows it kept
+    # for the steps (`add_part`); a per-row read's rows are both
+    _group_chunks: list[dict[str, np.ndarray]] = field(default_factory=list, repr=False)
+    _step_chunks: list[dict[str, np.ndarray]] = field(default_factory=list, repr=False)
+    _groups: dict[str, np.ndarray] | None = field(default=None, repr=False)
     _seat_frame: pl.DataFrame | None = field(default=None, repr=False)
 
     def add_game(self, game: str, players: Sequence[str]) -> int:
@@ -122,7 +141,7 @@ class PairData:
             outcome: float, expected: float = math.nan, aux: int = -1) -> None:
         """One decision (game, actor and other as `add_game` and `local` give them)."""
         self._rows.append((BEHAVIOUR.index(signal), game, hand, seq, actor, other, outcome, expected, aux))
-        self._arrays = None
+        self._arrays = self._groups = None
 
     def arrays(self) -> dict[str, np.ndarray]:
         """Every decision row, one array a column (`_COLUMNS`)."""
@@ -136,10 +155,42 @@ class PairData:
                             else np.zeros(0, dtype=_TYPES.get(c, np.int64)) for c in _COLUMNS}
         return self._arrays
 
+    def groups(self) -> dict[str, np.ndarray]:
+        """The decisions summed per (signal, game, actor, other), in that order (what the
+        scores read: a relabelling moves a game's seats, so the decisions of one actor
+        about one other move together): `decisions`, Σx (`outcome`), Σe (`expected`) and
+        Σe(1 − e) (`variance`); the last two nan for the signals whose expectation is the
+        deciding player's own rate. For the 2s and J the seat pair is unordered (`_key`):
+        actor is the lower seat."""
+        if self._groups is None:
+            width = max((len(p) for p in self.game_players), default=1)
+            if len(self._group_chunks) > 1:  # the parts read, summed once and let go
+                chunks, self._group_chunks = self._group_chunks, []
+                self._group_chunks = [_summed(chunks, width)]
+                del chunks
+            rows = self.arrays()
+            if len(rows["signal"]):
+                e = rows["expected"]
+                self._groups = _summed([*self._group_chunks, {
+                    "signal": rows["signal"], "game": rows["game"], "actor": rows["actor"], "other": rows["other"],
+                    "decisions": np.ones(len(e)), "outcome": rows["outcome"], "expected": e,
+                    "variance": e * (1 - e)}], width)
+            else:
+                self._groups = _summed(self._group_chunks, width)
+        return self._groups
+
     def decisions(self) -> dict[str, int]:
-        """Decision rows per behaviour signal."""
-        counts = np.bincount(self.arrays()["signal"], minlength=len(BEHAVIOUR))
+        """Decisions per behaviour signal."""
+        groups = self.groups()
+        counts = np.bincount(groups["signal"], weights=groups["decisions"], minlength=len(BEHAVIOUR))
         return {name: int(counts[s]) for s, name in enumerate(BEHAVIOUR)}
+
+    def step_rows(self) -> dict[str, np.ndarray]:
+        """The rows a case's steps are chosen from (`_COLUMNS`): every decision row read
+        one by one, and the rows the warehouse read kept (per signal and pair, its first
+        favours in each part)."""
+        parts = [self.arrays(), *self._step_chunks]
+        return {c: np.concatenate([p[c] for p in parts]) for c in _COLUMNS}
 
     def add_gift(self, game: str, players: Sequence[str], hand: int, seq: int, giver: str,
                  target: str, seated: Sequence[str]) -> None:
@@ -170,6 +221,39 @@ class PairData:
             self._sevens(rows, stack)
             self._soft(rows, attack)
             self._jacks(rows)
+
+    def add_part(self, frame: pl.DataFrame) -> None:
+        """A part of the warehouse read (`_SIGNAL_PARTS`): its sums per (signal, game,
+        actor, other) and its rows for the steps (the games registered first)."""
+        if frame.is_empty():
+            return
+        seats = self._seats()
+        table = (frame.join(seats.rename({"name": "player", "local": "actor"}), on=["game_id", "player"])
+                 .join(seats.drop("g").rename({"name": "other", "local": "other_local"}), on=["game_id", "other"])
+                 .with_columns(expected=(pl.col("num") / pl.col("den")).fill_null(math.nan),
+                               variance=(pl.col("spread") / pl.col("den") ** 2).fill_null(math.nan)))
+        sums, steps = table.filter(~pl.col("step")), table.filter(pl.col("step"))
+        self.gifts += int(sums.filter(pl.col("signal") == 0)["x"].sum())
+        chunk = {
+            "signal": sums["signal"].to_numpy().astype(np.int64), "game": sums["g"].to_numpy().astype(np.int64),
+            "actor": sums["actor"].to_numpy().astype(np.int64),
+            "other": sums["other_local"].to_numpy().astype(np.int64),
+            "decisions": sums["n"].to_numpy().astype(np.float64), "outcome": sums["x"].to_numpy().astype(np.float64),
+            "expected": sums["expected"].to_numpy(), "variance": sums["variance"].to_numpy()}
+        # a part's rows are its own games': summed now (the denominators and the 2s' and
+        # J's two directions of a seat pair), they are a third fewer to hold
+        width = int(max(chunk["actor"].max(initial=0), chunk["other"].max(initial=0))) + 1
+        self._group_chunks.append(_summed([chunk], width))
+        aux = pl.when(pl.col("signal") == 0).then(pl.col("target").replace_strict(self._names, default=-1,
+                                                                                  return_dtype=pl.Int64))
+        self._step_chunks.append({
+            "signal": steps["signal"].to_numpy().astype(np.int64), "game": steps["g"].to_numpy().astype(np.int64),
+            "hand": steps["hand"].to_numpy().astype(np.int64), "seq": steps["seq"].to_numpy().astype(np.int64),
+            "actor": steps["actor"].to_numpy().astype(np.int64),
+            "other": steps["other_local"].to_numpy().astype(np.int64),
+            "outcome": steps["x"].to_numpy().astype(np.float64), "expected": steps["expected"].to_numpy(),
+            "aux": steps.select(aux.otherwise(pl.col("suit").cast(pl.Int64)))[:, 0].to_numpy().astype(np.int64)})
+        self._arrays = self._groups = None
 
     def _seats(self) -> pl.DataFrame:
         """(game_id, name, g, local) for every registered seat."""
@@ -209,7 +293,7 @@ class PairData:
             "expected": table["expected"].cast(pl.Float64).to_numpy(),
             "aux": table["aux"].cast(pl.Int64).to_numpy(),
         })
-        self._arrays = None
+        self._arrays = self._groups = None
 
     def _sevens(self, rows: pl.DataFrame, stack: list[str]) -> None:
         """A 7 playable, the next player not on one card, and something else allowed
@@ -259,6 +343,50 @@ def _popcount(bits: pl.Expr) -> pl.Expr:
     return sum(((bits // (2 ** i)) % 2 for i in range(4)), pl.lit(0))
 
 
+_KEYS = ("signal", "game", "actor", "other")
+_SUMS = ("decisions", "outcome", "expected", "variance")
+
+
+def _summed(parts: list[dict[str, np.ndarray]], width: int) -> dict[str, np.ndarray]:
+    """`parts` (columns `_KEYS` and `_SUMS`) summed per key, sorted by it (`width`: the most
+    players of a game)."""
+    if not parts:
+        return {**{c: np.zeros(0, dtype=np.int64) for c in _KEYS}, **{c: np.zeros(0) for c in _SUMS}}
+    if len(parts) == 1 and _is_summed(parts[0], width):
+        return parts[0]
+    games = max((int(p["game"].max()) + 1 for p in parts if len(p["game"])), default=1)
+    key = np.concatenate([_key(p, games, width) for p in parts])
+    unique, inverse = np.unique(key, return_inverse=True)
+    del key
+    out = {"other": unique % width, "actor": unique // width % width, "game": unique // (width * width) % games,
+           "signal": unique // (width * width * games)}
+    for c in _SUMS:
+        out[c] = np.bincount(inverse, weights=np.concatenate([p[c] for p in parts]), minlength=len(unique))
+    return out
+
+
+def _is_summed(part: dict[str, np.ndarray], width: int) -> bool:
+    """Whether `part`'s keys are already unique and in order (a `_summed` result)."""
+    key = _key(part, int(part["game"].max()) + 1 if len(part["game"]) else 1, width)
+    return bool(np.all(key[1:] > key[:-1]))
+
+
+#: the signals whose decisions carry their own expectation, as indexes into BEHAVIOUR
+_CARRIED = np.asarray([name not in _OWN_RATE for name in BEHAVIOUR])
+
+
+def _key(part: dict[str, np.ndarray], games: int, width: int) -> np.ndarray:
+    """Each row's (signal, game, actor, other) as one number. For a signal whose decisions
+    carry their expectation (2s, J) the seat pair is taken unordered, actor the lower
+    seat: a relabelling sends both directions to the same pair, so they are one sum (the
+    signals of the deciding player's own rate keep who decided)."""
+    signal, actor, other = part["signal"].astype(np.int64), part["actor"], part["other"]
+    carried = _CARRIED[signal]
+    low = np.where(carried, np.minimum(actor, other), actor)
+    high = np.where(carried, np.maximum(actor, other), other)
+    return ((signal * games + part["game"]) * width + low) * width + high
+
+
 @dataclass
 class PairRows:
     """What the pair audit reads of the warehouse, as read: each game's players, every 2
@@ -286,19 +414,27 @@ class PairRows:
 
 
 #: the most `decisions` rows one statement reads (with their lines' type, card and suit):
-#: a bigger warehouse is read in that many parts, each a share of its games (all of a
-#: game's rows in one part), so the join's memory stays bounded (a million hands' 21 M
-#: rows in one statement ran DuckDB out of its memory limit)
-DECISIONS_PER_READ = 2_000_000
+#: a bigger warehouse (a bigger partition, for the audit's own read) is read in parts,
+#: each a share of its games (all of a game's rows in one part), so the join's memory
+#: stays bounded (a million hands' 21 M rows in one statement ran DuckDB out of its
+#: memory limit; the audit's read of a partition of 2.8 M decisions peaked at 0.6 GB of
+#: DuckDB's buffers)
+DECISIONS_PER_READ = 3_000_000
+
+
+def _pair_games(reader: Any, build: str | None, since: str | None,
+                ruleset: str | None) -> list[tuple[str, list[str]]]:
+    """The games with their players, in game id order."""
+    where, params = game_filter(build, since, ruleset, rows="g")
+    return reader.rows("SELECT g.game_id, g.players FROM games g"
+                       f" WHERE {' AND '.join([*where, 'g.players IS NOT NULL'])} ORDER BY g.game_id", params)
 
 
 def _pair_games_and_gifts(reader: Any, build: str | None, since: str | None,
                           ruleset: str | None) -> tuple[list[tuple[str, list[str]]], list[tuple[Any, ...]]]:
     """The games (with their players) and the engine's `gift_to` with the players dealt
     into each gift's hand."""
-    where, params = game_filter(build, since, ruleset, rows="g")
-    games = reader.rows("SELECT g.game_id, g.players FROM games g"
-                        f" WHERE {' AND '.join([*where, 'g.players IS NOT NULL'])} ORDER BY g.game_id", params)
+    games = _pair_games(reader, build, since, ruleset)
     where, params = game_filter(build, since, ruleset)
     gifts = reader.rows(
         "SELECT e.game_id, g.players, e.hand, e.seq, e.player, e.gift_to, list(hp.player) AS seated"
@@ -346,13 +482,134 @@ def read_pair_rows(reader: Any, *, build: str | None = None, since: str | None =
 
 def pairs_from_warehouse(reader: Any, *, build: str | None = None, since: str | None = None,
                          ruleset: str | None = None, per_read: int = DECISIONS_PER_READ) -> PairData:
-    """What the pair audit reads of the warehouse, as its arrays: the games and gifts, then
-    the decisions a part at a time (`_decision_parts`), each turned into arrays and let go."""
-    games, gifts = _pair_games_and_gifts(reader, build, since, ruleset)
-    data = PairRows(games, gifts, pl.DataFrame()).data()
-    for part in _decision_parts(reader, build, since, ruleset, per_read):
-        data.add_decisions(part)
+    """What the pair audit reads of the warehouse, as its arrays: the games, then every
+    signal's decisions summed in DuckDB per (game, actor, other) (`_SIGNAL_PARTS`), a
+    partition at a time (a share of it when it holds more than `per_read` decisions), and
+    the first favours of every pair and signal for the steps. The per-row read
+    (`read_pair_rows`, `PairRows.data`) gives the same audit (tests/ingest/test_pairs.py)."""
+    data = PairRows(_pair_games(reader, build, since, ruleset), [], pl.DataFrame()).data()
+    filters, filter_params = game_filter(build, since, ruleset, rows="g")
+    numbered = iter(range(len(filter_params)))
+    where = [f"{table}.ruleset = $ruleset AND {table}.month = $month" for table in ("g", "x", "y")]
+    where.append(re.sub(r"\?", lambda _: f"$filter{next(numbered)}", " AND ".join(filters or ["true"])))
+    for name, month, parts in _partitions(reader, ruleset, per_read):
+        rules = RULESETS.get(name)
+        effects = rules.effects.items() if rules is not None else ()
+        values = {"ruleset": name, "month": month, "known": rules is not None,
+                  **{f"filter{i}": v for i, v in enumerate(filter_params)},
+                  # the cards of those ranks (a card is its rank, then its suit)
+                  "stack": [rank + suit for rank, effect in effects if effect == "stack" for suit in _SUITS],
+                  "attack": [rank + suit for rank, effect in effects if effect in ("stack", "skip")
+                             for suit in _SUITS]}
+        for part in range(parts):
+            share = [f"hash(g.game_id) % {parts} = {part}"] if parts > 1 else []
+            statement = _SIGNAL_PARTS.format(where=" AND ".join(where + share), steps=STEPS_PER_SIGNAL)
+            data.add_part(reader.frame(*_bound(statement, values)))
     return data
+
+
+def _bound(statement: str, values: dict[str, Any]) -> tuple[str, list[Any]]:
+    """`statement` with each `$name` a `?`, and the values in the order they stand."""
+    params: list[Any] = []
+
+    def bind(name: re.Match[str]) -> str:
+        params.append(values[name.group(1)])
+        return "?"
+
+    return re.sub(r"\$([a-z]+[0-9]*)\b", bind, statement), params
+
+
+def _partitions(reader: Any, ruleset: str | None, per_read: int) -> list[tuple[str, str, int]]:
+    """The (ruleset, month) partitions of the games, each with the parts it is read in
+    (about `per_read` decisions a part)."""
+    games = reader.rows("SELECT DISTINCT ruleset, month FROM games ORDER BY ruleset, month")
+    counts = dict(((r, m), n) for r, m, n in reader.rows(
+        "SELECT ruleset, month, count(*) FROM decisions GROUP BY ruleset, month"))
+    return [(r, m, max(1, -(-int(counts.get((r, m), 0)) // per_read))) for r, m in games
+            if ruleset is None or r == ruleset]
+
+
+#: every signal's decisions of one part of the warehouse (`pairs_from_warehouse` fills in
+#: the conditions on the games `g`, decisions or gifts `x` and their lines or seats `y`),
+#: what `PairData.add_gift` and `add_decisions` make of its rows: per (signal, game,
+#: actor, other, the expectation's denominator) the decisions, Σx, and Σe and Σe(1 − e)
+#: times that denominator (²); then the rows a case's steps show, the first favours
+#: (`STEPS_PER_SIGNAL`) per signal and pair in game and seq order. Parameters (`_bound`):
+#: the cards of the ruleset's stack ranks, those of its attack ranks (stack or skip),
+#: whether the ruleset is known (else only its 2s are read), and the `where`'s.
+_SIGNAL_PARTS = """
+WITH turns AS MATERIALIZED (
+    SELECT x.game_id, x.hand, x.seq, x.player, x.next_player AS other, x.next_cards,
+           list_contains(g.players, x.next_player) AND x.next_player <> x.player AS next_seated,
+           list_has_any(x.playable, $stack) AND (NOT list_has_all($stack, x.playable)
+                                                 OR (x.may_draw AND NOT x.obliged)) AS seven_moment,
+           coalesce(y.type = 'play' AND list_contains($stack, y.card), false) AS seven_played,
+           list_has_any(x.playable, $attack) AND (NOT list_has_all($attack, x.playable)
+                                                  OR (x.may_draw AND NOT x.obliged)) AS attack_moment,
+           coalesce(y.type = 'play' AND list_contains($attack, y.card), false) AS attack_played,
+           $known AND x.suit_choices IS NOT NULL AND y.type = 'play' AND y.suit IN ('C', 'D', 'H', 'S') AS declared,
+           CASE WHEN declared THEN map_entries(x.suits_held) END AS held,
+           CASE WHEN declared THEN g.players END AS players, x.suit_choices, position(y.suit IN 'CDHS') - 1 AS suit
+    FROM decisions x
+    JOIN games g ON g.game_id = x.game_id AND g.ruleset = x.ruleset AND g.month = x.month
+    JOIN events y ON y.game_id = x.game_id AND y.seq = x.seq AND y.ruleset = x.ruleset AND y.month = x.month
+        AND NOT y.set_aside
+    WHERE {where} AND g.players IS NOT NULL AND list_contains(g.players, x.player)
+        AND (x.suit_choices IS NOT NULL OR list_has_any(x.playable, $attack))
+),
+gifts AS (
+    SELECT x.game_id, g.players, x.hand, x.seq, x.player, x.gift_to AS target, list(y.player) AS seated
+    FROM events x
+    JOIN games g ON g.game_id = x.game_id AND g.ruleset = x.ruleset AND g.month = x.month
+    JOIN hand_players y ON y.game_id = x.game_id AND y.hand = x.hand AND y.ruleset = x.ruleset AND y.month = x.month
+    WHERE {where} AND x.gift_to IS NOT NULL AND x.gift_to <> x.player AND NOT x.set_aside
+        AND len(g.players) > 0 AND list_contains(g.players, x.player)
+    GROUP BY x.game_id, g.players, x.hand, x.seq, x.player, x.gift_to
+),
+candidates AS (
+    SELECT game_id, hand, seq, player, target,
+           list_distinct(list_filter(seated, lambda p: p <> player AND list_contains(players, p))) AS others
+    FROM gifts
+),
+twos AS (
+    SELECT 0 AS signal, game_id, hand, seq, player, other, CAST(other = target AS INTEGER) AS x,
+           1 AS num, len(others) AS den, target, -1 AS suit
+    FROM (SELECT *, unnest(others) AS other FROM candidates WHERE list_contains(others, target))
+),
+sevens AS (
+    SELECT 1 AS signal, game_id, hand, seq, player, other, CAST(seven_played AS INTEGER) AS x,
+           NULL::BIGINT AS num, NULL::BIGINT AS den, NULL::VARCHAR AS target, -1 AS suit
+    FROM turns WHERE next_seated AND next_cards > 1 AND seven_moment
+),
+soft AS (
+    SELECT 3 AS signal, game_id, hand, seq, player, other, CAST(NOT attack_played AS INTEGER) AS x,
+           NULL::BIGINT AS num, NULL::BIGINT AS den, NULL::VARCHAR AS target, -1 AS suit
+    FROM turns WHERE next_seated AND next_cards = 1 AND attack_moment
+),
+jacks AS (
+    SELECT 2 AS signal, game_id, hand, seq, player, held.key AS other,
+           CAST((held.value >> suit) & 1 AS INTEGER) AS x, bit_count(held.value & suit_choices & 15) AS num,
+           bit_count(suit_choices & 15) AS den, NULL::VARCHAR AS target, suit
+    FROM (SELECT game_id, players, hand, seq, player, suit_choices, suit, unnest(held) AS held FROM turns
+          WHERE declared)
+    WHERE held.value IS NOT NULL AND held.key <> player AND list_contains(players, held.key)
+        AND bit_count(held.value & suit_choices & 15) > 0
+        AND bit_count(held.value & suit_choices & 15) < bit_count(suit_choices & 15)
+),
+decided AS MATERIALIZED (
+    SELECT * FROM twos UNION ALL SELECT * FROM sevens UNION ALL SELECT * FROM jacks UNION ALL SELECT * FROM soft
+)
+SELECT false AS step, signal, game_id, player, other, den, count(*) AS n, CAST(sum(x) AS BIGINT) AS x,
+       CAST(sum(num) AS BIGINT) AS num, CAST(sum(num * (den - num)) AS BIGINT) AS spread,
+       NULL::INTEGER AS hand, NULL::BIGINT AS seq, NULL::VARCHAR AS target, NULL::INTEGER AS suit
+FROM decided GROUP BY signal, game_id, player, other, den
+UNION ALL
+SELECT true, signal, game_id, player, other, den, 1, x, num, NULL, hand, seq, target, suit FROM decided
+WHERE x = CASE WHEN signal IN (0, 1) THEN 0 ELSE 1 END
+QUALIFY row_number() OVER (PARTITION BY signal, least(player, other), greatest(player, other)
+                           ORDER BY game_id, seq) <= {steps}
+ORDER BY step, signal, game_id, player, other, den, seq
+"""
 
 
 # ------------------------------------------------------------------------------ scoring
@@ -477,23 +734,24 @@ class _Universe:
 
 
 class _Signals:
-    """The decision rows as arrays, grouped by signal, with what every relabelling needs
-    computed once: each row's seats as positions in the universe's slots, and its game's
-    pair table."""
+    """The decisions summed per (signal, game, actor, other) (`PairData.groups`), with
+    what every relabelling needs computed once: each group's seats as positions in the
+    universe's slots, and its game's pair table."""
 
     def __init__(self, data: PairData, universe: _Universe) -> None:
-        rows = data.arrays()
-        order = np.argsort(rows["signal"], kind="stable")
-        self.bounds = np.searchsorted(rows["signal"][order], np.arange(len(BEHAVIOUR) + 1))
-        game = rows["game"][order]
+        groups = data.groups()  # sorted by signal first
+        self.bounds = np.searchsorted(groups["signal"], np.arange(len(BEHAVIOUR) + 1))
+        game = groups["game"]
         base = universe.offsets[game]
-        self.actor_slot = base + rows["actor"][order]
-        self.other_slot = base + rows["other"][order]
-        self.base = base
-        self.table_base = universe.table_offsets[game]
-        self.size = universe.sizes[game]
-        self.outcome = rows["outcome"][order]
-        self.expected = rows["expected"][order]
+        self.actor_slot = _narrow(base + groups["actor"])
+        self.other_slot = _narrow(base + groups["other"])
+        self.base = _narrow(base)
+        self.table_base = _narrow(universe.table_offsets[game])
+        self.size = _narrow(universe.sizes[game])
+        self.decisions = groups["decisions"]
+        self.outcome = groups["outcome"]
+        self.expected = groups["expected"]
+        self.variance = groups["variance"]
 
     def scores(self, universe: _Universe, labels: np.ndarray, pairs: int, *, counts: bool = False
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -502,26 +760,35 @@ class _Signals:
         game's seats relabelled by `labels` (the new local index of each slot)."""
         shape = (len(BEHAVIOUR), pairs)
         count, observed, expected, z = (np.zeros(shape), np.zeros(shape), np.zeros(shape), np.full(shape, np.nan))
-        actor = labels[self.actor_slot]
-        pair = universe.table[self.table_base + actor * self.size + labels[self.other_slot]]
         for s, name in enumerate(BEHAVIOUR):
             low, high = self.bounds[s], self.bounds[s + 1]
             if low == high:
                 continue
-            x, e, p = self.outcome[low:high], self.expected[low:high], pair[low:high]
+            actor = labels[self.actor_slot[low:high]]
+            pair = universe.table[self.table_base[low:high] + actor * self.size[low:high]
+                                  + labels[self.other_slot[low:high]]]
+            n, x = self.decisions[low:high], self.outcome[low:high]
             if name in _OWN_RATE:
-                who = universe.slots[self.base[low:high] + actor[low:high]]
-                n = np.bincount(who, minlength=universe.names)
-                rate = np.bincount(who, weights=x, minlength=universe.names) / np.maximum(n, 1)
-                e = rate[who]
+                # each decision expects the deciding player's rate over all their decisions
+                who = universe.slots[self.base[low:high] + actor]
+                made = np.bincount(who, weights=n, minlength=universe.names)
+                rate = (np.bincount(who, weights=x, minlength=universe.names) / np.maximum(made, 1))[who]
+                e, v = n * rate, n * rate * (1 - rate)
+            else:
+                e, v = self.expected[low:high], self.variance[low:high]
             if counts:
-                count[s] = np.bincount(p, minlength=pairs)
-            observed[s] = np.bincount(p, weights=x, minlength=pairs)
-            expected[s] = np.bincount(p, weights=e, minlength=pairs)
-            variance = np.bincount(p, weights=e * (1 - e), minlength=pairs)
-            ok = variance >= MIN_VARIANCE
+                count[s] = np.bincount(pair, weights=n, minlength=pairs)
+            observed[s] = np.bincount(pair, weights=x, minlength=pairs)
+            expected[s] = np.bincount(pair, weights=e, minlength=pairs)
+            variance = np.bincount(pair, weights=v, minlength=pairs)
+            ok = variance >= MIN_VARIANCE - _ROUNDING
             z[s, ok] = _SIGN[name] * (observed[s, ok] - expected[s, ok]) / np.sqrt(variance[ok])
         return count, observed, expected, z
+
+
+def _narrow(index: np.ndarray) -> np.ndarray:
+    """An index array as int32 when its values fit (half the memory, for the scores)."""
+    return index.astype(np.int32) if not len(index) or int(index.max()) < 2 ** 31 else index
 
 
 def _co_seating(universe: _Universe) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -613,7 +880,7 @@ def _all_steps(data: PairData, cases: list[PairScore]) -> dict[tuple[str, str], 
     card held back), in game and seq order, with the replay's deep link."""
     if not cases:
         return {}
-    rows = data.arrays()
+    rows = data.step_rows()
     names = len(data.names)
     slots = np.asarray([n for p in data.game_players for n in p], dtype=np.int64)
     offsets = np.r_[0, np.cumsum([len(p) for p in data.game_players])[:-1]].astype(np.int64)
@@ -625,7 +892,12 @@ def _all_steps(data: PairData, cases: list[PairScore]) -> dict[tuple[str, str], 
     out: dict[tuple[str, str], list[dict[str, Any]]] = {pair: [] for pair in wanted.values()}
     shown: dict[tuple[tuple[str, str], str], int] = {}
     picked = np.flatnonzero(np.isin(key, np.fromiter(wanted, dtype=np.int64)))
-    for r in sorted(picked.tolist(), key=lambda r: (data.game_ids[int(rows["game"][r])], int(rows["seq"][r]))):
+    # in game and seq order; a move that makes decisions of several signals for the pair
+    # lists them as the audit always has: 7s, soft play, J, then the 2
+    tie = {BEHAVIOUR.index(name): i for i, name in enumerate(("sevens_spared", "soft_play", "jacks_suited",
+                                                              "twos_spared"))}
+    for r in sorted(picked.tolist(), key=lambda r: (data.game_ids[int(rows["game"][r])], int(rows["seq"][r]),
+                                                    tie[int(rows["signal"][r])])):
         name = BEHAVIOUR[int(rows["signal"][r])]
         pair = wanted[int(key[r])]
         x, e = float(rows["outcome"][r]), float(rows["expected"][r])

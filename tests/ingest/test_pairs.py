@@ -14,10 +14,12 @@ import pytest
 from ingest.pairs import (
     BEHAVIOUR,
     PairData,
+    _Signals,
     _Universe,
     audit_pairs,
     co_seating,
     pairs_from_warehouse,
+    read_pair_rows,
 )
 from ingest.read import connect
 from tests.ingest.fairplaykit import PAIR, pair_warehouse
@@ -57,6 +59,19 @@ def _rows(data: PairData, signal: str) -> dict[tuple[str, str, int], tuple[float
     return out
 
 
+def _groups(data: PairData) -> dict[tuple[str, str, str, str], list[float]]:
+    """(signal, game, player, other) → (decisions, Σx, Σe, Σe(1 − e))."""
+    groups = data.groups()
+    out = {}
+    for r in range(len(groups["signal"])):
+        g = int(groups["game"][r])
+        players = data.game_players[g]
+        key = (BEHAVIOUR[int(groups["signal"][r])], data.game_ids[g], data.names[players[int(groups["actor"][r])]],
+               data.names[players[int(groups["other"][r])]])
+        out[key] = [float(groups[c][r]) for c in ("decisions", "outcome", "expected", "variance")]
+    return out
+
+
 def test_the_engine_records_what_each_mover_faced(tiny: Path) -> None:
     reader = connect(tiny)
     try:
@@ -77,9 +92,12 @@ def test_the_engine_records_what_each_mover_faced(tiny: Path) -> None:
 def test_each_signal_reads_its_moments(tiny: Path) -> None:
     reader = connect(tiny)
     try:
-        data = pairs_from_warehouse(reader)
+        data = read_pair_rows(reader).data()
+        summed = pairs_from_warehouse(reader)
     finally:
         reader.close()
+    # the audit's own read sums the same decisions in DuckDB
+    assert _groups(data) and _same(_groups(summed), _groups(data))
     # a 7 playable and something else allowed: 1 when the total went on the next player
     assert _rows(data, "sevens_spared") == {("sara", "omid", 2): (0.0, pytest.approx(math.nan, nan_ok=True)),
                                             ("lale", "reza", 4): (1.0, pytest.approx(math.nan, nan_ok=True)),
@@ -186,8 +204,6 @@ def test_honest_tables_give_no_case(tmp_path: Path) -> None:
 def test_small_honest_simulations_are_flagged_at_most_at_the_level(tmp_path: Path) -> None:
     """Eight disjoint sets of 40 honest games (deterministic seeds) at level 0.05: more
     than two flagged has probability 0.6 % if the level holds."""
-    from ingest.pairs import read_pair_rows
-
     reader = connect(pair_warehouse(tmp_path, 0.0, games=320, seed=31))
     try:
         rows = read_pair_rows(reader)
@@ -230,3 +246,72 @@ def _same(a: object, b: object) -> bool:
     if isinstance(a, float) and isinstance(b, float):
         return a == pytest.approx(b, rel=1e-9, abs=1e-12, nan_ok=True)
     return a == b
+
+
+def test_the_audits_read_sums_what_the_per_row_read_gives(tmp_path: Path) -> None:
+    """`pairs_from_warehouse` sums each signal's decisions in DuckDB per (game, actor,
+    other) and keeps only the first favours for the steps; the per-row read
+    (`read_pair_rows`: a row a decision, the signals made in polars) must give the same
+    sums and the same audit, score for score, case for case, step for step."""
+    reader = connect(pair_warehouse(tmp_path, 1.0))
+    try:
+        rows = read_pair_rows(reader).data()
+        summed = pairs_from_warehouse(reader)
+    finally:
+        reader.close()
+    assert len(rows.arrays()["signal"]) > 5_000 and len(summed.arrays()["signal"]) == 0
+    assert all(rows.decisions().values()) and rows.decisions() == summed.decisions()
+    assert rows.gifts == summed.gifts > 0
+    assert rows.game_ids == summed.game_ids and rows.names == summed.names
+    a, b = rows.groups(), summed.groups()
+    for column in ("signal", "game", "actor", "other", "decisions", "outcome"):
+        assert np.array_equal(a[column], b[column]), column
+    for column in ("expected", "variance"):
+        assert np.allclose(a[column], b[column], rtol=1e-12, atol=1e-12, equal_nan=True), column
+    one = audit_pairs(rows, 0.05, permutations=100).to_json()
+    other = audit_pairs(summed, 0.05, permutations=100).to_json()
+    assert one["cases"] and one["cases"][0]["steps"]
+    assert _same(other, one)
+
+
+def test_scores_summed_per_seat_pair_are_the_per_decision_sums(tmp_path: Path) -> None:
+    """The scores read the decisions summed per (signal, game, actor, other); a
+    relabelling moves every decision of such a sum together, so under any relabelling each
+    pair's decisions, Σx, Σe and z are those of the decisions counted one by one."""
+    reader = connect(pair_warehouse(tmp_path, 0.6))
+    try:
+        data = read_pair_rows(reader).data()
+    finally:
+        reader.close()
+    universe = _Universe(data)
+    signals = _Signals(data, universe)
+    pairs = len(universe.keys)
+    index = {int(k): p for p, k in enumerate(universe.keys)}
+    rows = data.arrays()
+    assert len(signals.outcome) < len(rows["outcome"])  # the sums do sum
+    rng = np.random.default_rng(7)
+    for labels in (np.arange(len(universe.slots)) - universe.offsets[universe.slot_game],
+                   universe.relabelling(rng), universe.relabelling(rng)):
+        count, observed, expected, z = signals.scores(universe, labels, pairs, counts=True)
+        # one decision at a time: who decides about whom once the game's seats are relabelled
+        base = universe.offsets[rows["game"]]
+        actor = universe.slots[base + labels[base + rows["actor"]]]
+        other = universe.slots[base + labels[base + rows["other"]]]
+        made: dict[tuple[int, int], list[float]] = {}
+        for s, a, x in zip(rows["signal"].tolist(), actor.tolist(), rows["outcome"].tolist(), strict=True):
+            made.setdefault((s, a), []).append(x)
+        sums = np.zeros((4, len(BEHAVIOUR), pairs))
+        for r, (s, a, b) in enumerate(zip(rows["signal"].tolist(), actor.tolist(), other.tolist(), strict=True)):
+            x, e = float(rows["outcome"][r]), float(rows["expected"][r])
+            if BEHAVIOUR[s] in ("sevens_spared", "soft_play"):
+                e = sum(made[(s, a)]) / len(made[(s, a)])
+            p = index[min(a, b) * universe.names + max(a, b)]
+            sums[:, s, p] += (1.0, x, e, e * (1 - e))
+        assert np.array_equal(count, sums[0]) and np.array_equal(observed, sums[1])
+        assert np.allclose(expected, sums[2], rtol=1e-12, atol=1e-9)
+        known = sums[3] >= 2.0 - 1e-9
+        assert np.array_equal(~np.isnan(z), known)
+        sign = np.asarray([-1.0, -1.0, 1.0, 1.0])[:, None]
+        naive = sign * (sums[1] - sums[2]) / np.sqrt(np.where(known, sums[3], 1.0))
+        assert np.allclose(z[known], naive[known], rtol=1e-9, atol=1e-9)
+        assert known.sum() > 20
