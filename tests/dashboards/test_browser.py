@@ -165,7 +165,7 @@ def _expand(page: Any, title: str) -> Any:
 def test_the_player_views_page_shows_only_what_they_saw(
     server: str, page: Any, sample_replays: dict[str, GameReplay], seq: int, player: str,
 ) -> None:
-    """The Replay page in a player view, its scores and what-if panels open (and a branch
+    """The Replay page in a player view, its scores, log line and what-if panels open (and a branch
     played when the move was theirs): the whole DOM against what the player saw in the
     hand, the what-if panel against what they had seen at that step."""
     replay = sample_replays[DISPUTED]
@@ -174,9 +174,10 @@ def test_the_player_views_page_shows_only_what_they_saw(
     assert step is not None
     open_app(page, f"{server}/replay?game={DISPUTED}&seq={seq}&view=player&player={player}")
     assert caption(page).startswith(f"Step {step.number} of")
-    before = last_run(page)
-    _expand(page, f"Hand {step.hand} scores")
-    settle(page, before)  # the panel is drawn when opened: a run of the step
+    for panel in (f"Hand {step.hand} scores", "The log line"):  # drawn when opened: a run of the step
+        before = last_run(page)
+        _expand(page, panel)
+        settle(page, before)
     before = last_run(page)
     whatif = _expand(page, "What if?")
     settle(page, before)  # the panel computes its what-if when opened: a run of the step

@@ -1,6 +1,6 @@
 """The Replay page in player view shows only what that player could see (issue 28): every
 game of the dashboard's sample, every player, steps across each hand, with the scores
-panel and the what-if panel (what was legal, and a branch played) — every element the
+panel, the log line and the what-if panel (what was legal, and a branch played) — every element the
 page renders read by the leak checker (tests/leakcheck.py). The real browser's DOM is
 read the same way in test_browser.py."""
 
@@ -72,6 +72,8 @@ def test_replay_page_in_every_players_view(app: AppTest, sample_replays: dict[st
                 for step in [steps[i] for i in picked][player_index % 2::2]:
                     where = f"{game} seq {step.seq} as {player}"
                     app.session_state["replay_whatif_open"] = True  # the what-if panel open, computed
+                    app.session_state["replay_scores_open"] = True  # and the hand's scores, the log line
+                    app.session_state["replay_line_open"] = True  # (each drawn only while open)
                     open_page(app, "replay", game=game, seq=str(step.seq), view="player", player=player)
                     found += page_leaks(app, sight, player, hand, step.seq, where)
                     pages += 1
