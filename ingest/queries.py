@@ -212,13 +212,13 @@ def open_warehouse(root: str = DEFAULT_WAREHOUSE, *, threads: int | None = None,
     if threads is not None:
         limits = replace(limits, threads=threads)
     con = sandbox.connect(limits)
-    readable = attach_snapshot(con, store, snapshot, shared=False)
+    readable = attach_snapshot(con, store, snapshot)
     sandbox.lock(con, readable=readable)
     return WarehouseReader(con, snapshot, store.root, limits)
 
 
 def attach_snapshot(con: duckdb.DuckDBPyConnection, store: Warehouse, snapshot: Snapshot, *,
-                    shared: bool, cache: PartCache | None = None) -> list[str]:
+                    cache: PartCache | None = None) -> list[str]:
     """Make every table of `snapshot` and the named views (`VIEWS`) queryable on `con`
     (not yet locked); return the files DuckDB must be allowed to read (`sandbox.lock`).
 
@@ -228,9 +228,9 @@ def attach_snapshot(con: duckdb.DuckDBPyConnection, store: Warehouse, snapshot: 
     so no file can be created anywhere; DuckDB does not tell reading an allowed file from
     overwriting it, so what keeps the parts unwritten is that every statement from outside
     must pass the sandbox's check (one SELECT: no `COPY`). On S3 with a `cache`
-    (`ingest.partcache`): the same, over the parts' local copies. On S3 without: pyarrow
-    datasets, which only the connection itself sees; `shared` (every cursor must see the
-    tables, as the dashboard's sessions each query on their own) materialises them instead."""
+    (`ingest.partcache`): the same, over the parts' local copies, which every cursor of
+    the connection sees (the dashboard's sessions and the API's requests each query on
+    their own). On S3 without: pyarrow datasets, which only the connection itself sees."""
     readable: list[str] = []
     for name, spec in TABLES.items():
         version = snapshot.versions.get(name, 0)
@@ -242,13 +242,7 @@ def attach_snapshot(con: duckdb.DuckDBPyConnection, store: Warehouse, snapshot: 
             con.unregister("empty_table")
             continue
         if not store.location.local and cache is None:
-            dataset = store.dataset(name, version)
-            if shared:
-                con.register("remote_table", dataset.to_table())
-                con.execute(f"CREATE TABLE {name} AS SELECT * FROM remote_table")
-                con.unregister("remote_table")
-            else:
-                con.register(name, dataset)
+            con.register(name, store.dataset(name, version))
             continue
         if cache is not None and not store.location.local:
             try:

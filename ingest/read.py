@@ -115,7 +115,7 @@ def connect(where: Path | str | Location, storage_options: Mapping[str, str] | N
     con = sandbox.connect(sandbox.DASHBOARD_LIMITS)
     try:
         snapshot = store.snapshot()
-        readable = attach_snapshot(con, store, snapshot, shared=True, cache=cache)
+        readable = attach_snapshot(con, store, snapshot, cache=cache)
     except WarehouseError as exc:
         con.close()
         raise WarehouseMissing(str(exc)) from None
