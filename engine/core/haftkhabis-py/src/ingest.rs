@@ -666,6 +666,23 @@ impl Ingestor {
         Ok(())
     }
 
+    /// The games the last lines finished, handed over, then the progress told (lines
+    /// read, games, violations so far): what every feeding loop does after a read.
+    fn drain_built(
+        &mut self,
+        py: Python<'_>,
+        sink: &Bound<'_, PyAny>,
+        progress: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        let built = self.inner.sink_mut().take();
+        self.drain(py, built, sink)?;
+        if let Some(progress) = progress {
+            let tally = self.tally;
+            progress.call1((self.inner.lines_read(), tally.games, tally.violations))?;
+        }
+        Ok(())
+    }
+
     fn drain(
         &mut self,
         py: Python<'_>,
@@ -764,12 +781,7 @@ impl Ingestor {
                 Ok(true)
             });
             let more = more.map_err(|e| CoreError::Spool(e, spool.clone()))?;
-            let built = self.inner.sink_mut().take();
-            self.drain(py, built, &sink)?;
-            if let Some(progress) = &progress {
-                let tally = self.tally;
-                progress.call1((self.inner.lines_read(), tally.games, tally.violations))?;
-            }
+            self.drain_built(py, &sink, progress.as_ref())?;
             if !more {
                 return Ok(());
             }
@@ -830,12 +842,7 @@ impl Ingestor {
                     }
                     true
                 });
-                let built = self.inner.sink_mut().take();
-                self.drain(py, built, &sink)?;
-                if let Some(progress) = &progress {
-                    let tally = self.tally;
-                    progress.call1((self.inner.lines_read(), tally.games, tally.violations))?;
-                }
+                self.drain_built(py, &sink, progress.as_ref())?;
                 if !more {
                     break;
                 }
@@ -864,8 +871,7 @@ impl Ingestor {
             let name = self.name(file);
             self.inner.feed_line(raw, &name, *line);
         }
-        let built = self.inner.sink_mut().take();
-        self.drain(py, built, &sink)
+        self.drain_built(py, &sink, None)
     }
 
     /// The input has ended: judge every held game and hand every row over.
