@@ -20,10 +20,10 @@ rows = cache.ratings(min_hands)
 if rows is None:
     st.warning("No stored analyses in this warehouse yet: run `haftkhabis stats ratings --warehouse "
                "DIR` to analyse its games (once; later runs analyse only new games).")
-    st.stop()
+    views.done()
 if not rows:
     st.info(f"No player has {min_hands} rated hands or more.")
-    st.stop()
+    views.done()
 frame = pl.DataFrame(rows)
 st.dataframe(
     frame.select("player", "rating", "uncertainty", "rating_adjusted", "uncertainty_adjusted", "games",

@@ -27,6 +27,8 @@ def test_the_ratings_page_says_how_to_make_analyses_then_shows_them(
     root = _warehouse(tmp_path, games=3)
     at = _page(monkeypatch, root)
     assert any("haftkhabis stats ratings" in w.value for w in at.warning)
+    # ended early, the page still draws its run marker (a browser waits on it)
+    assert any('data-hk-run="' in h.proto.body for h in at.get("html"))
     reader = read.connect(root)
     try:
         analyses.refresh(reader, rollouts=10, seed=0)
