@@ -384,6 +384,24 @@ def _quantile(values: list[float], q: float) -> float:
     return sorted(values)[round(q * (len(values) - 1))]
 
 
+def _bench_subjects(warehouse: Path) -> dict[str, str]:
+    """The browser benches' game (the longest with a violation in a hand: the replay's
+    heaviest steps) and player (the median number of hands: a typical profile)."""
+    from ingest import read
+
+    reader = read.connect(warehouse)
+    try:
+        game, hand = reader.rows("""
+            SELECT v.game_id, v.hand FROM violations v JOIN games g USING (game_id)
+            WHERE v.hand IS NOT NULL ORDER BY g.lines DESC, v.game_id LIMIT 1""")[0]
+        player = reader.rows("""
+            SELECT player FROM (SELECT player, count(*) AS n FROM hand_players GROUP BY player)
+            ORDER BY n, player LIMIT 1 OFFSET (SELECT count(DISTINCT player) // 2 FROM hand_players)""")[0][0]
+    finally:
+        reader.close()
+    return {"game": game, "hand": str(hand), "player": player}
+
+
 def measure_browser(warehouse: Path, steps: int, sessions: int, returning: bool = False,
                     only: Sequence[str] = ()) -> dict[str, Any]:
     """Each view's time to a whole page in chromium, per session, with the CPU seconds the
@@ -396,21 +414,12 @@ def measure_browser(warehouse: Path, steps: int, sessions: int, returning: bool 
 
     from playwright.sync_api import sync_playwright
 
-    from ingest import read
-
-    reader = read.connect(warehouse)
-    game, hand = reader.rows("""
-        SELECT v.game_id, v.hand FROM violations v JOIN games g USING (game_id)
-        WHERE v.hand IS NOT NULL ORDER BY g.lines DESC, v.game_id LIMIT 1""")[0]
-    player = reader.rows("""
-        SELECT player FROM (SELECT player, count(*) AS n FROM hand_players GROUP BY player)
-        ORDER BY n, player LIMIT 1 OFFSET (SELECT count(DISTINCT player) // 2 FROM hand_players)""")[0][0]
-    reader.close()
-    values = {"game": game, "player": player}
+    values = _bench_subjects(warehouse)
+    game, hand = values["game"], values["hand"]
     views = [*VIEWS, ("replay (deep link)", "replay", {"game": "{game}", "hand": str(hand), "step": "1"})]
     views = [v for v in views if not only or v[0].startswith(tuple(only))]
     results: dict[str, Any] = {"warehouse": str(warehouse), "mode": "browser", "returning": returning,
-                               "game": game, "player": player,
+                               "game": game, "player": values["player"],
                                "load_before": os.getloadavg(), "pages": {}, "cpu": {}}
     info = warehouse / "BENCH.json"
     if info.exists():
@@ -474,6 +483,120 @@ def measure_browser(warehouse: Path, steps: int, sessions: int, returning: bool 
     return results
 
 
+#: in-app views, in the order a user might walk them: (label, the sidebar link, what the
+#: user then does on that page, in order: ("tab", name), ("type", a text input's label, a
+#: value) or ("pick", a select box's label, a value); a value "{game}" or "{player}"). The
+#: view's time is its last action's, or the link's when there is none; a view whose page is
+#: the one on screen is reached without the link.
+NAVIGATION: list[tuple[str, str, tuple[tuple[str, ...], ...]]] = [
+    ("overview", "Overview", ()),
+    ("live", "Live", ()),
+    ("games", "Games", ()),
+    ("scoring (one game)", "Scoring", (("type", "Game id", "{game}"),)),
+    ("scoring (across games)", "Scoring", (("tab", "Across games"),)),
+    ("players (leaderboard)", "Players", ()),
+    ("players (profile)", "Players", (("tab", "Profile"), ("pick", "Player", "{player}"))),
+    ("players (first seat)", "Players", (("tab", "First seat"),)),
+    ("players (2-card matrix)", "Players", (("tab", "2-card targeting"),)),
+    ("ratings", "Ratings", ()),
+    ("compliance", "Compliance", ()),
+    ("deal audit", "Deal audit", ()),
+    ("collusion", "Collusion", ()),
+    ("replay (a game)", "Replay", (("type", "Game id", "{game}"),)),
+    ("check a log (empty)", "Check a log", ()),
+    ("cases", "Cases", ()),
+]
+#: the page's last run settled and drawn whole (SETTLED and DRAWN), answering the page's
+#: clock when both hold (null until then)
+NAVIGATED = f"(after) => (({SETTLED})(after) && ({DRAWN})()) ? performance.now() : null"
+
+
+def _act(page: Any, nav: Any, step: tuple[str, ...], values: dict[str, str]) -> None:
+    """One of NAVIGATION's actions (or ("link", name): a sidebar link), the page's clock
+    armed to take the time of its click or key press."""
+    kind = step[0]
+    if kind in ("link", "tab"):
+        target = nav.get_by_role("link", name=step[1]) if kind == "link" else page.get_by_role("tab", name=step[1])
+        page.evaluate(ARM)
+        target.click()
+        return
+    field = page.get_by_label(step[1], exact=True)  # a game id typed, or a player picked
+    field.click()
+    field.fill(step[2].format(**values))
+    if kind == "pick":
+        option = page.get_by_role("option", name=step[2].format(**values), exact=True)
+        page.evaluate(ARM)
+        option.click()
+    else:
+        page.evaluate(ARM)
+        field.press("Enter")
+
+
+def measure_navigation(warehouse: Path, passes: int, only: Sequence[str] = ()) -> dict[str, Any]:
+    """Each view reached as a user reaches it inside the dashboard: per pass, one browser
+    session opened (its time printed apart: Streamlit's page loaded, its websocket opened;
+    the browser's HTTP cache kept across passes), then each view's sidebar link clicked and
+    its actions done (a tab opened, a game id typed, a player picked), the last timed in
+    the page from its click or key press to its run drawn whole, with the CPU seconds of the
+    browser and of the server. The first pass is the server's first run of each view's
+    queries since it started (their answers not cached yet); later passes read the cache,
+    as every session does until the next batch lands."""
+    from playwright.sync_api import sync_playwright
+
+    views = [v for v in NAVIGATION if not only or v[0].startswith(tuple(only))]
+    values = _bench_subjects(warehouse)
+    results: dict[str, Any] = {"warehouse": str(warehouse), "mode": "navigate", **values,
+                               "load_before": os.getloadavg(), "passes": []}
+    proc, base = _serve(warehouse)
+    me = os.getpid()
+
+    def cpu() -> tuple[dict[int, float], dict[int, float]]:
+        server = _cpu_seconds(proc.pid)
+        return {pid: t for pid, t in _cpu_seconds(me).items() if pid not in server and pid != me}, server
+
+    try:
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=CHROMIUM)
+            context = browser.new_context(viewport={"width": 1440, "height": 1000})
+            for number in range(passes):
+                page = context.new_page()  # a new session (the browser's HTTP cache kept)
+                page.set_default_timeout(300_000)
+                started = time.perf_counter()
+                page.goto(f"{base}/{URL_PATHS['check_log']}")
+                page.wait_for_function(NAVIGATED, arg=0)
+                opened = time.perf_counter() - started
+                results.setdefault("session_opened_s", []).append(opened)
+                print(f"  pass {number + 1}  the session opened (Check a log, empty) in {opened * 1000:.0f} ms")
+                nav = page.get_by_test_id("stSidebarNav")
+                figures: dict[str, Any] = {}
+                on_screen = "Check a log"
+                for label, link, actions in views:
+                    steps: list[tuple[str, ...]] = [("link", link)] if link != on_screen or not actions else []
+                    steps += actions
+                    on_screen = link
+                    for step in steps:
+                        before = int(page.evaluate(LAST_RUN))
+                        spent = cpu()
+                        _act(page, nav, step, values)
+                        drawn = page.wait_for_function(NAVIGATED, arg=before).json_value()
+                    took = (drawn - page.evaluate("window.hkActed")) / 1000  # the last step's
+                    now = cpu()
+                    figures[label] = {"s": took, "browser_cpu_s": _spent(spent[0], now[0]),
+                                      "server_cpu_s": _spent(spent[1], now[1])}
+                    print(f"  pass {number + 1}  {label:<24} {took * 1000:6.0f} ms   (CPU: browser "
+                          f"{figures[label]['browser_cpu_s']:.2f} s, server {figures[label]['server_cpu_s']:.2f} s)")
+                results["passes"].append(figures)
+                page.close()
+            browser.close()
+    finally:
+        proc.terminate()  # by its PID
+        proc.wait(timeout=20)
+    results["load_after"] = os.getloadavg()
+    print(f"  load average {results['load_before'][0]:.1f} before, {results['load_after'][0]:.1f} after "
+          f"({os.cpu_count()} CPUs)")
+    return results
+
+
 def _steps(page: Any, steps: int, cpu: Any) -> dict[str, Any]:
     """`steps` steps forward, each timed in the page from the user's action (a click on
     Next, or the → key) to its run drawn whole."""
@@ -515,6 +638,11 @@ def main() -> None:
     real.add_argument("--json", type=Path, default=None, help="also write the figures here")
     real.add_argument("--only", nargs="+", default=(), metavar="VIEW",
                       help="time only the views whose label starts so (e.g. replay: the deep link and its steps)")
+    walk = sub.add_parser("navigate", help="time each view reached inside one session (sidebar links, tabs)")
+    walk.add_argument("--warehouse", type=Path, default=ROOT / "data" / "warehouse")
+    walk.add_argument("--passes", type=int, default=2, help="walks through the views (the first is server cold)")
+    walk.add_argument("--json", type=Path, default=None, help="also write the figures here")
+    walk.add_argument("--only", nargs="+", default=(), metavar="VIEW", help="time only the views whose label starts so")
     args = parser.parse_args()
     if args.command == "build":
         target = args.out or OUT / f"wh-{args.hands}"
@@ -522,6 +650,11 @@ def main() -> None:
         base = build_base(OUT / "base")
         build_tiles(base, target, args.hands)
         print(f"built {target} in {time.monotonic() - started:.0f}s")
+    elif args.command == "navigate":
+        print(f"timing the dashboard's views inside one chromium session on {args.warehouse}")
+        results = measure_navigation(args.warehouse, args.passes, args.only)
+        if args.json:
+            args.json.write_text(json.dumps(results, indent=2, default=str))
     elif args.command == "browser":
         print(f"timing the dashboard in chromium on {args.warehouse}")
         results = measure_browser(args.warehouse, args.steps, args.sessions, args.returning, args.only)
