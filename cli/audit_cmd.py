@@ -6,9 +6,11 @@ chosen false-discovery level, 1 when something is (as `validate` does for violat
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any
 
 import orjson
 import typer
@@ -25,13 +27,16 @@ from cli.warehouse_cmd import (
 )
 
 if TYPE_CHECKING:
+    from ingest import audits
     from ingest.fairplay import AuditReport
-
-T = TypeVar("T")
+    from ingest.read import Reader
 
 #: the filters both audits take (ingest.fairplay.game_filter's)
 BuildOption = Annotated[str | None, typer.Option("--build", "-b", metavar="BUILD",
                                                  help="Only this server build.")]
+StoreOption = Annotated[bool, typer.Option(
+    "--store", help="Keep the report in the warehouse (audits/), where the dashboard's page and the API "
+                    "read it instead of auditing while someone waits.")]
 SinceOption = Annotated[str | None, typer.Option(
     "--since", metavar="DATE", help="Only games that started at or after this date or moment (ISO 8601).")]
 
@@ -63,13 +68,19 @@ def audit_deals_command(
                                         "must reach.")] = 0.01,
     fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format (csv: every test).")] = Format.table,
     storage: StorageOption = None,
+    store: StoreOption = False,
 ) -> None:
     """Opening hands, starters, stocks and repeated deals against a uniform shuffle; exit 1
     when anything is found at the --fdr level."""
+    from ingest import audits
     from ingest.fairplay import audit_deals, deals_from_warehouse
 
-    deals = _read(deals_from_warehouse, warehouse, storage, build, since, ruleset)
-    report = audit_deals(deals, fdr)
+    with _reader(warehouse, storage, since) as reader:
+        started = time.perf_counter()
+        report = audit_deals(deals_from_warehouse(reader, build=build, since=since, ruleset=ruleset), fdr)
+        if store:
+            _store(reader, audits.Params("deals", build, ruleset, since, fdr), report.to_json(),
+                   time.perf_counter() - started)
     if fmt is Format.json:
         typer.echo(orjson.dumps(report.to_json(), option=orjson.OPT_INDENT_2).decode())
     elif fmt is Format.csv:
@@ -129,14 +140,22 @@ def audit_pairs_command(
                                               help="Relabellings of the players for the null.")] = 200,
     fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.table,
     storage: StorageOption = None,
+    store: StoreOption = False,
 ) -> None:
     """The case queue: pairs who do each other favours (co-seating, 2s and 7 totals
     spared, J suits that suit the other, soft play) more than a permutation null (players
     relabelled within each game) allows at the level; exit 1 when there is a case."""
+    from ingest import audits
     from ingest.pairs import audit_pairs, pairs_from_warehouse
+    from ingest.read import pair_report_json
 
-    data = _read(pairs_from_warehouse, warehouse, storage, build, since, ruleset)
-    report = audit_pairs(data, fdr, permutations)
+    with _reader(warehouse, storage, since) as reader:
+        started = time.perf_counter()
+        report = audit_pairs(pairs_from_warehouse(reader, build=build, since=since, ruleset=ruleset), fdr,
+                             permutations)
+        if store:
+            _store(reader, audits.Params("pairs", build, ruleset, since, fdr, permutations),
+                   pair_report_json(report), time.perf_counter() - started)
     if fmt is not Format.table:
         typer.echo(orjson.dumps(report.to_json(), option=orjson.OPT_INDENT_2).decode())
     else:
@@ -164,10 +183,10 @@ def audit_pairs_command(
     raise typer.Exit(1 if report.cases else 0)
 
 
-def _read(question: Callable[..., T], warehouse: str, storage: Any, build: str | None,
-          since: str | None, ruleset: str | None) -> T:
-    """What an audit reads of the warehouse (`question`, filtered by build, start and
-    ruleset); a bad --since or an unreadable warehouse is the command's error."""
+@contextmanager
+def _reader(warehouse: str, storage: Any, since: str | None) -> Iterator[Reader]:
+    """The warehouse's reader for an audit; a bad --since or an unreadable warehouse is the
+    command's error."""
     from ingest.read import WarehouseMissing, connect
     from ingest.storage import StorageError
 
@@ -181,6 +200,14 @@ def _read(question: Callable[..., T], warehouse: str, storage: Any, build: str |
     except (WarehouseMissing, StorageError) as exc:
         raise _fail(str(exc), 1) from None
     try:
-        return question(reader, build=build, since=since, ruleset=ruleset)
+        yield reader
     finally:
         reader.close()
+
+
+def _store(reader: Reader, params: audits.Params, report: dict[str, Any], seconds: float) -> None:
+    """--store: the report kept in the warehouse for the dashboard and the API to read."""
+    from ingest import audits
+
+    uri = audits.store(reader, params, report, seconds)
+    terminal.console(stderr=True, soft_wrap=True).print(f"stored {shown(uri)} (made from batch {reader.batch})")

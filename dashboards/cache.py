@@ -22,7 +22,7 @@ from engine.player_view import public_replay
 from engine.replay import GameReplay
 from engine.report import render_hand_report
 from engine.whatif import WhatIf
-from ingest import cases, inference, read
+from ingest import audits, cases, inference, read
 from ingest.schema import DATA_TABLES
 
 
@@ -129,6 +129,20 @@ def _query(name: str, root: str, key: tuple[int, ...], args: tuple[Any, ...], _c
     arguments (the reader of that snapshot is passed along, not hashed)."""
     del root, key  # the key: newer tables ask again
     return getattr(read, name)(_current, *args)
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def _stored_audit(root: str, key: tuple[int, ...], params: audits.Params, stamp: tuple[int, float] | None,
+                  _current: read.Reader) -> audits.Stored | None:
+    del root, key, stamp  # the key: a newer snapshot or a report stored again is read again
+    return audits.load(_current, params)
+
+
+def stored_audit(params: audits.Params) -> audits.Stored | None:
+    """The report `haftkhabis audit … --store` kept for `params` (`ingest.audits`), read
+    once per snapshot and stored file. Shared by every session: not to be changed."""
+    current = reader()
+    return _stored_audit(str(current.root), data_key(current), params, audits.stamp(current, params), current)
 
 
 @st.cache_data(max_entries=16, show_spinner=False)

@@ -21,12 +21,12 @@ import orjson
 import streamlit as st
 
 from dashboards import cache
-from dashboards.settings import ALERTS_FILE
+from dashboards.settings import ALERTS_FILE, warehouse_dir
 from engine import render as ui
 from engine.player_view import public_replay
 from engine.replay import SETUP_HAND, GameReplay, ReplayStep
 from engine.report import played_card, render_hand_report, score_table_html, totals_html
-from ingest import read
+from ingest import audits, read
 
 SUPPORT_VIEW = "Support view (every hand)"
 PLAYER_VIEW = "Player view"
@@ -788,3 +788,50 @@ def seat_heatmap(frame: Any, title: str) -> Any:
     return alt.layer(cells, text).properties(height=alt.Step(26), title=title)  # a row per size, whatever their number
 
 
+
+
+# ------------------------------------------------------------------------ stored audits
+
+#: a warehouse of at most this many games is audited while its page waits (seconds, once
+#: per batch: the answer is cached); a larger one shows the report `haftkhabis audit …
+#: --store` kept (docs/fairplay.md), or audits on request
+AUDIT_WHILE_WAITING = 20_000
+#: the session state key of the audit the user asked for now (its `audits.Params`)
+AUDIT_NOW = "audit_now"
+
+
+def _audit_now(params: audits.Params) -> None:
+    st.session_state[AUDIT_NOW] = params
+
+
+def audit_report(params: audits.Params) -> dict[str, Any]:
+    """The report a fair-play page shows: the stored one when it was made from the
+    warehouse as it is; else one made now when the warehouse is small or the user asked
+    (cached per snapshot); else the stored one, said to be stale, with a button to audit
+    again; with none stored, how to make one (and the page ends)."""
+    stored = cache.stored_audit(params)
+    made = ("" if stored is None else
+            f"batch {stored.batch}, {stored.made_at:%Y-%m-%d %H:%M} UTC, {stored.seconds:,.0f} s to make")
+    if stored is not None and stored.current:
+        st.caption(f"The stored audit ({made}): made from the warehouse as it is now.")
+        return stored.report
+    games = int(cache.query("game_count"))
+    if st.session_state.get(AUDIT_NOW) == params or games <= AUDIT_WHILE_WAITING:
+        with st.spinner(f"Auditing {games:,} games…"):
+            report: dict[str, Any] = cache.query("audit", params)
+        return report
+    command = (f"haftkhabis audit {params.kind} --warehouse {warehouse_dir()} --store"
+               + "".join(f" --{flag} {value}" for flag, value in (
+                   ("build", params.build), ("ruleset", params.ruleset), ("since", params.since),
+                   ("fdr", params.level)) if value is not None)
+               + (f" --permutations {params.permutations}" if params.permutations else ""))
+    st.button("Audit the warehouse as it is now", icon=":material/play_arrow:", on_click=_audit_now,
+              args=(params,), key=f"audit_now_{params.kind}",
+              help=f"{games:,} games: a minute or more at a million hands, while this page waits.")
+    if stored is not None:
+        st.warning(f"This is the stored audit of {made}: games have landed since. Audit again here, or "
+                   f"with `{command}`.")
+        return stored.report
+    st.info(f"No stored audit for these filters. At {games:,} games an audit takes a while: press the "
+            f"button, or run `{command}` and reopen this page.")
+    done()

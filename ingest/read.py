@@ -17,11 +17,12 @@ connection only, and materialising the tables took memory as large as the wareho
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 import polars as pl
@@ -32,6 +33,10 @@ from ingest.partcache import PartCache
 from ingest.queries import attach_snapshot
 from ingest.storage import Location
 from ingest.store import Snapshot, Warehouse, WarehouseError
+
+if TYPE_CHECKING:
+    from ingest import audits
+    from ingest.pairs import PairReport
 
 
 class WarehouseMissing(Exception):
@@ -950,27 +955,51 @@ def live_latest_games(reader: Reader, first_batch: int, limit: int = 20) -> pl.D
         WHERE g.ingest_batch >= ?
         ORDER BY g.ingest_batch DESC, g.end_time DESC NULLS LAST, g.game_id LIMIT ?""",
                              [first_batch, first_batch, limit]), "committed", "end_time")
+def game_count(reader: Reader) -> int:
+    """The warehouse's games (a Parquet footer count: no row is read)."""
+    return int(reader.rows("SELECT count(*) FROM games")[0][0])
+
+
+def _iso(since: date | str | None) -> str | None:
+    """An audit's --since: a date, or already an ISO date or moment."""
+    return since.isoformat() if isinstance(since, date) else since
+
+
 def deal_audit(reader: Reader, build: str | None = None, ruleset: str | None = None,
-               since: date | None = None, level: float = 0.01) -> dict[str, Any]:
+               since: date | str | None = None, level: float = 0.01) -> dict[str, Any]:
     """The deal audit (`ingest.fairplay`, docs/fairplay.md) of the deals matching the
     filters, as `AuditReport.to_json()` gives it: every test, the findings at `level`."""
     from ingest import fairplay  # scipy loads on the first audit, not with the reader
 
     deals = fairplay.deals_from_warehouse(reader, build=build, ruleset=ruleset,
-                                          since=None if since is None else since.isoformat())
+                                          since=_iso(since))
     return fairplay.audit_deals(deals, level).to_json()
 
 
 def pair_audit(reader: Reader, build: str | None = None, ruleset: str | None = None,
-               since: date | None = None, level: float = 0.01, permutations: int = 200) -> dict[str, Any]:
+               since: date | str | None = None, level: float = 0.01, permutations: int = 200) -> dict[str, Any]:
     """The pair audit (`ingest.pairs`, docs/fairplay.md) of the games matching the filters,
     as `PairReport.to_json()` gives it, with the null's highest scores (`null_max`)."""
     from ingest import pairs
 
     data = pairs.pairs_from_warehouse(reader, build=build, ruleset=ruleset,
-                                      since=None if since is None else since.isoformat())
-    report = pairs.audit_pairs(data, level, permutations)
-    return {**report.to_json(), "null_max": report.null_max}
+                                      since=_iso(since))
+    return pair_report_json(pairs.audit_pairs(data, level, permutations))
+
+
+def audit(reader: Reader, params: audits.Params) -> dict[str, Any]:
+    """The report of `params` (a deal or pair audit, `ingest.audits`) made now from the
+    reader's snapshot."""
+    if params.kind == "deals":
+        return deal_audit(reader, params.build, params.ruleset, params.since, params.level)
+    return pair_audit(reader, params.build, params.ruleset, params.since, params.level, params.permutations or 200)
+
+
+def pair_report_json(report: PairReport) -> dict[str, Any]:
+    """The pair report as the pages read it: `PairReport.to_json()` with the null's highest
+    scores (`null_max`, whence the case threshold), infinities (no finite score in a
+    relabelling) as None."""
+    return {**report.to_json(), "null_max": [m if math.isfinite(m) else None for m in report.null_max]}
 
 
 # ------------------------------------------------------------------------ the support desk's cases

@@ -47,7 +47,7 @@ from engine.player_view import public_analysis
 from engine.report import render_hand_report
 from engine.violations import Code
 from engine.whatif import BadMove, WhatIfError, what_if
-from ingest import read
+from ingest import audits, read
 from ingest.storage import Location
 from service import models, views
 from service.alert_rules import AlertConfig
@@ -781,12 +781,14 @@ def create_app(settings: Settings) -> FastAPI:
                     ) -> models.DealAudit:
         """Is the shuffle fair? The warehouse's deals (opening hands, starters, logged
         stocks, repeats) against a uniform shuffle, every test corrected together; no
-        hand's cards are shown (docs/fairplay.md)."""
-        from ingest import fairplay  # scipy loads on the first audit, not at start-up
-
-        deals = fairplay.deals_from_warehouse(reader(), build=build, ruleset=ruleset,
-                                              since=None if start is None else start.isoformat())
-        return models.DealAudit.model_validate(fairplay.audit_deals(deals, fdr).to_json())
+        hand's cards are shown (docs/fairplay.md). The report `haftkhabis audit deals
+        --store` kept for these parameters answers at once while no game has landed since;
+        otherwise the audit is made for the request (about a minute at a million hands)."""
+        current = reader()
+        params = audits.Params("deals", build, ruleset, None if start is None else start.isoformat(), fdr)
+        stored = audits.load(current, params)
+        return models.DealAudit.model_validate(
+            stored.report if stored is not None and stored.current else read.audit(current, params))
 
     @app.get("/v1/audit/pairs", response_model=models.PairAudit, tags=["fair play"],
              responses=READ_ERRORS)
@@ -802,12 +804,15 @@ def create_app(settings: Settings) -> FastAPI:
         that suit the other, soft play, combined into one score against a permutation
         null (players relabelled within each game), and the case queue with the signals
         that drive each case and the steps that show them; no card is shown
-        (docs/fairplay.md)."""
-        from ingest import pairs
-
-        data = pairs.pairs_from_warehouse(reader(), build=build, ruleset=ruleset,
-                                          since=None if start is None else start.isoformat())
-        return models.PairAudit.model_validate(pairs.audit_pairs(data, level, permutations).to_json())
+        (docs/fairplay.md). The report `haftkhabis audit pairs --store` kept for these
+        parameters answers at once while no game has landed since; otherwise the audit is
+        made for the request (about two minutes at a million hands)."""
+        current = reader()
+        params = audits.Params("pairs", build, ruleset, None if start is None else start.isoformat(), level,
+                               permutations)
+        stored = audits.load(current, params)
+        return models.PairAudit.model_validate(
+            stored.report if stored is not None and stored.current else read.audit(current, params))
 
     @app.get("/v1/violations", response_model=models.Page[models.ViolationRow], tags=["aggregates"],
              responses=READ_ERRORS)

@@ -13,7 +13,12 @@ import polars as pl
 import streamlit as st
 
 from dashboards import cache, views
-from ingest import read
+from ingest import audits, read
+
+#: the permutation null's relabellings (`haftkhabis audit pairs`' default)
+PERMUTATIONS = 200
+#: at most this many pairs in the score chart: the cases, then the highest scores
+CHART_PAIRS = 40
 
 st.title("Collusion")
 views.require_warehouse()
@@ -27,7 +32,8 @@ since = cols[2].date_input("Games started on or after", value=None, key="collusi
                            min_value=options.first_day, max_value=options.last_day)
 level = cols[3].selectbox("False-positive level (family-wise)", [0.01, 0.05, 0.1], key="collusion_level")
 
-report: dict[str, Any] = cache.query("pair_audit", build, ruleset, since, level, 200)
+report = views.audit_report(audits.Params("pairs", build, ruleset, None if since is None else since.isoformat(),
+                                          level, PERMUTATIONS))
 metrics = st.columns(4)
 metrics[0].metric("Games", f"{report['games']:,}")
 metrics[1].metric("Decisions read", f"{sum(report['decisions'].values()):,}")
@@ -40,12 +46,15 @@ st.caption("Each signal compares what one of a pair does for the other with what
            "docs/fairplay.md says what each signal assumes.")
 if not report["pairs_scored"]:
     st.info("Not enough games for any pair with these filters.")
-    st.stop()
+    views.done()
 
-threshold = float(np.quantile(report["null_max"], 1 - level)) if report["null_max"] else None
+null_max = [-np.inf if m is None else m for m in report["null_max"]]
+threshold = float(np.quantile(null_max, 1 - level)) if null_max else None
+charted = sorted(report["pairs"], key=lambda p: (not p["case"], -p["score"]))
+charted = charted[:max(CHART_PAIRS, len(report["cases"]))]
 pairs = pl.DataFrame([{"pair": " + ".join(p["players"]), "score": p["score"], "p_value": p["p_value"],
                        "case": "case" if p["case"] else "no case", "drivers": ", ".join(p["drivers"])}
-                      for p in report["pairs"]])
+                      for p in charted])
 chart = alt.Chart(pairs.to_pandas()).mark_bar().encode(
     y=alt.Y("pair:N", sort="-x", title=None, axis=alt.Axis(labelLimit=0)),
     x=alt.X("score:Q", title="pair score (Stouffer sum of the signals' z)"),
@@ -54,8 +63,10 @@ chart = alt.Chart(pairs.to_pandas()).mark_bar().encode(
 if threshold is not None:
     rule = alt.Chart(pl.DataFrame({"x": [threshold]}).to_pandas()).mark_rule(strokeDash=[4, 4]).encode(x="x:Q")
     chart = chart + rule
+shown_of = ("" if len(charted) == len(report["pairs"]) else
+            f" ({len(charted)} of {len(report['pairs']):,}: the cases, then the highest scores)")
 st.altair_chart(chart.properties(height=alt.Step(18), title="Pair scores; dashed: the null's threshold at "
-                                 f"{level:g}"), width="stretch")
+                                 f"{level:g}{shown_of}"), width="stretch")
 
 
 def _signals(case: dict[str, Any]) -> pl.DataFrame:

@@ -4,14 +4,12 @@ Benjamini–Hochberg, and every test made (ingest/fairplay.py; docs/fairplay.md)
 
 from __future__ import annotations
 
-from typing import Any
-
 import altair as alt
 import polars as pl
 import streamlit as st
 
 from dashboards import cache, views
-from ingest import read
+from ingest import audits, read
 
 FAMILIES = {
     "hand.special": "Special cards per hand, by seat and position",
@@ -34,7 +32,8 @@ since = cols[2].date_input("Games started on or after", value=None, key="deal_au
                            min_value=options.first_day, max_value=options.last_day)
 level = cols[3].selectbox("False-discovery level", [0.01, 0.05, 0.1], key="deal_audit_level")
 
-report: dict[str, Any] = cache.query("deal_audit", build, ruleset, since, level)
+report = views.audit_report(audits.Params("deals", build, ruleset, None if since is None else since.isoformat(),
+                                          level))
 tests = pl.DataFrame(report["tests"], infer_schema_length=None)
 metrics = st.columns(4)
 metrics[0].metric("Deals", f"{report['deals']:,}")
@@ -46,7 +45,7 @@ st.caption(f"Every test made is corrected together (Benjamini–Hochberg at {lev
            "finding, and the audit's measured power and false-positive rate: docs/fairplay.md.")
 if not report["tests_made"]:
     st.info("Not enough games for any test with these filters.")
-    st.stop()
+    views.done()
 
 if report["findings"]:
     st.error(f"{len(report['findings'])} findings at {level:g}")

@@ -56,3 +56,30 @@ def test_the_pair_audit_names_the_pair_for_analysts_only(serve: Callable[..., Se
     for name in ("ali", "ingest"):
         with api.client(api_keys[name]) as client:
             assert client.get("/v1/audit/pairs").status_code == 403, name
+
+
+def test_a_stored_report_answers_until_games_land(serve: Callable[..., Server], api_keys: Keys,
+                                                  tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The report `audit deals --store` kept answers while it is current (doctored here, so
+    that the answer shows where it came from); once games land, the audit is made again."""
+    from engine.simulate import SimConfig, write_simulation
+    from ingest import audits, read
+    from ingest.pipeline import ingest
+
+    folder = tmp_path_factory.mktemp("stored-api")
+    root = rigged_warehouse(folder)
+    api = serve(root)
+    with api.client(api_keys["auditor"]) as client:
+        made = client.get("/v1/audit/deals").json()
+        reader = read.connect(root)
+        try:
+            audits.store(reader, audits.Params("deals"), {**made, "deals": 123_456}, 1.0)
+        finally:
+            reader.close()
+        assert client.get("/v1/audit/deals").json()["deals"] == 123_456
+        assert client.get("/v1/audit/deals", params={"fdr": 0.05}).json()["deals"] == made["deals"]
+        log = folder / "more.jsonl"
+        with log.open("wb") as out:
+            write_simulation(SimConfig("bazito", games=2, seed=5), out)
+        ingest([str(log)], str(root), workers=1)
+        assert client.get("/v1/audit/deals").json()["deals"] > made["deals"]
