@@ -51,7 +51,7 @@ if not report["pairs_scored"]:
 null_max = [-np.inf if m is None else m for m in report["null_max"]]
 threshold = float(np.quantile(null_max, 1 - level)) if null_max else None
 charted = sorted(report["pairs"], key=lambda p: (not p["case"], -p["score"]))
-charted = charted[:max(CHART_PAIRS, len(report["cases"]))]
+charted = charted[:CHART_PAIRS]
 pairs = pl.DataFrame([{"pair": " + ".join(p["players"]), "score": p["score"], "p_value": p["p_value"],
                        "case": "case" if p["case"] else "no case", "drivers": ", ".join(p["drivers"])}
                       for p in charted])
@@ -64,7 +64,7 @@ if threshold is not None:
     rule = alt.Chart(pl.DataFrame({"x": [threshold]}).to_pandas()).mark_rule(strokeDash=[4, 4]).encode(x="x:Q")
     chart = chart + rule
 shown_of = ("" if len(charted) == len(report["pairs"]) else
-            f" ({len(charted)} of {len(report['pairs']):,}: the cases, then the highest scores)")
+            f" ({len(charted)} of {len(report['pairs']):,}: cases first, highest scores first)")
 st.altair_chart(chart.properties(height=alt.Step(18), title="Pair scores; dashed: the null's threshold at "
                                  f"{level:g}{shown_of}"), width="stretch")
 
@@ -155,8 +155,9 @@ if clicked and st.session_state.get("collusion_network_clicked") != clicked[0]:
     st.session_state["collusion_network_clicked"] = clicked[0]
     if clicked[0].get("pair") in shown_pairs:
         st.session_state["collusion_pair"] = clicked[0]["pair"]
-chosen = st.selectbox("Pair", shown_pairs, index=None, key="collusion_pair",
-                      placeholder="Choose a pair (or click its dot)")
+case_names = [" + ".join(c["players"]) for c in report["cases"]]
+chosen = st.selectbox("Pair", list(dict.fromkeys([*shown_pairs, *case_names])), index=None, key="collusion_pair",
+                      placeholder="Choose a pair (or click its dot, or a case below)")
 if chosen is not None:
     pair = next(p for p in report["pairs"] if " + ".join(p["players"]) == chosen)
     case = next((c for c in report["cases"] if c["players"] == pair["players"]), None)
@@ -164,12 +165,27 @@ if chosen is not None:
                 f"({'a case' if case else f'no case at {level:g}'}; driven by {', '.join(pair['drivers']) or 'no single signal'})")
     _show_pair(pair, case["steps"] if case else [])
 
+def _open_case() -> None:
+    """A row picked in the case queue: that pair chosen above, with its signals and steps."""
+    rows = st.session_state["collusion_cases"].selection.rows
+    if rows:
+        st.session_state["collusion_pair"] = case_names[rows[0]]
+
+
 if report["cases"]:
     st.subheader("Case queue")
-    for case in report["cases"]:
-        drivers = ", ".join(case["drivers"]) or "no single signal"
-        with st.expander(f"{' + '.join(case['players'])}: score {case['score']:.2f}, p {case['p_value']:.3g} "
-                         f"(driven by {drivers})"):
-            _show_pair(case, case["steps"])
+    queue = pl.DataFrame([{"pair": name, "score": c["score"], "p_value": c["p_value"],
+                           "drivers": ", ".join(c["drivers"]) or "no single signal", "steps": len(c["steps"]),
+                           "first step": next((s["replay"] for s in c["steps"]), None)}
+                          for name, c in zip(case_names, report["cases"], strict=True)],
+                         schema={"pair": pl.String, "score": pl.Float64, "p_value": pl.Float64,
+                                 "drivers": pl.String, "steps": pl.Int64, "first step": pl.String})
+    st.dataframe(queue, hide_index=True, width="stretch", key="collusion_cases", on_select=_open_case,
+                 selection_mode="single-row",
+                 column_config={"score": st.column_config.NumberColumn(format="%.2f"),
+                                "p_value": st.column_config.NumberColumn("p (family-wise)", format="%.3g"),
+                                "first step": st.column_config.LinkColumn("first step", display_text="open ▶")})
+    st.caption(f"{len(case_names):,} case(s), highest score first. Pick a row for its signals and every step "
+               "above.")
 else:
     st.success(f"No case at {level:g}.")

@@ -20,6 +20,11 @@ FAMILIES = {
     "deals.repeat": "Repeated deals",
 }
 
+#: at most this many tests in the chart of a family (findings first, smallest q first)
+CHART_TESTS = 40
+#: at most this many findings in the table (smallest q first); the download has them all
+TABLE_FINDINGS = 200
+
 st.title("Deal audit")
 views.require_warehouse()
 options: read.Choices = cache.query("choices")
@@ -52,7 +57,13 @@ if report["findings"]:
     findings = pl.DataFrame(report["findings"], infer_schema_length=None).select(
         "family", "concerns", "n", "effect_name", "effect", "ci_low", "ci_high", "p_value", "q_value",
         "detail").sort("q_value")
-    st.dataframe(findings, hide_index=True, width="stretch")
+    st.dataframe(findings.head(TABLE_FINDINGS), hide_index=True, width="stretch")
+    if findings.height > TABLE_FINDINGS:
+        st.caption(f"The {TABLE_FINDINGS} findings with the smallest q of {findings.height:,}; every one in the "
+                   "download (or `haftkhabis audit deals --format csv`).")
+    st.download_button("Every finding (CSV)", data=lambda: findings.write_csv().encode("utf-8"),
+                       file_name="deal-audit-findings.csv", mime="text/csv", icon=":material/download:",
+                       key="deal_audit_findings_csv")
 else:
     st.success(f"Nothing found at {level:g}: the deals are what a uniform shuffle gives, as far "
                "as these tests and these games can tell.")
@@ -64,7 +75,9 @@ shown = made.filter(pl.col("family") == family).with_columns(
     pl.when(pl.col("finding")).then(pl.lit("finding")).otherwise(pl.lit("no finding")).alias("verdict"))
 if shown.height:
     name = shown["effect_name"][0]
-    rows = shown.sort("effect").to_pandas()
+    charted = shown.sort(["finding", "q_value", "p_value"], descending=[True, False, False],
+                         nulls_last=True).head(CHART_TESTS)
+    rows = charted.sort("effect").to_pandas()
     base = alt.Chart(rows).encode(y=alt.Y("concerns:N", sort=None, title=None,
                                           axis=alt.Axis(labelLimit=0)))
     colour = alt.Color("verdict:N", scale=alt.Scale(domain=["finding", "no finding"],
@@ -75,11 +88,14 @@ if shown.height:
         x="effect:Q", color=colour,
         tooltip=["concerns", "n", "effect", "ci_low", "ci_high", "p_value", "q_value", "detail"])
     zero = alt.Chart(pl.DataFrame({"x": [0.0]}).to_pandas()).mark_rule(strokeDash=[4, 4]).encode(x="x:Q")
+    of = "" if charted.height == shown.height else f" ({charted.height} of {shown.height:,}: findings first, smallest q first)"
     st.altair_chart((intervals + points + zero).properties(
-        height=alt.Step(18), title=f"{FAMILIES[family]}: observed minus expected, 95 % interval"),
+        height=alt.Step(18), title=f"{FAMILIES[family]}: observed minus expected, 95 % interval{of}"),
         width="stretch")
 
-with st.expander("Every test (made and not made)"):
-    st.dataframe(tests.select("family", "concerns", "status", "n", "effect", "ci_low", "ci_high",
-                              "p_value", "q_value", "finding", "detail"),
-                 hide_index=True, width="stretch")
+with st.expander(f"Every test (made and not made): {tests.height:,}", key="deal_audit_every_test",
+                 on_change="rerun") as every:
+    if every.open:  # drawn only while open
+        st.dataframe(tests.select("family", "concerns", "status", "n", "effect", "ci_low", "ci_high",
+                                  "p_value", "q_value", "finding", "detail"),
+                     hide_index=True, width="stretch")

@@ -52,27 +52,28 @@ def test_the_collusion_page_shows_the_case_with_its_replays(monkeypatch: pytest.
     at.selectbox(key="collusion_level").set_value(0.05).run()
     assert not at.exception
     assert {m.label: m.value for m in at.metric}["Cases"] == "1"
-    assert any(set(PAIR) <= set(e.label.split(":")[0].split(" + ")) and "sevens_spared" in e.label
-               for e in at.expander)
-    signals, steps = at.dataframe[0].value, at.dataframe[1].value
-    assert set(signals["signal"]) == {"co_seating", "twos_spared", "sevens_spared", "jacks_suited", "soft_play"}
-    assert len(steps) and all(link.startswith("replay?game=") for link in steps["replay"])
-    assert set(steps["signal"]) >= {"twos_spared", "sevens_spared", "jacks_suited"}
+    queue = at.dataframe[0].value  # the case queue, one row a case
+    assert len(queue) == 1 and set(PAIR) == set(queue["pair"][0].split(" + "))
+    assert "sevens_spared" in queue["drivers"][0] and queue["first step"][0].startswith("replay?game=")
 
     # the pair network: the case and its players' other pairs, the case first; choosing a
-    # pair (what a click on its dot does) drills down to its signals and replays
+    # pair (what a click on its dot, or on a case's row, does) drills down to its signals
+    # and replays
     network = next(c for c in at.get("vega_lite_chart") if "collusion_network" in c.proto.id)
     spec = json.loads(network.proto.spec)
     assert [param["select"]["fields"] for param in spec["params"] if param["name"] == "pair"] == [["pair"]]
     pairs = at.selectbox(key="collusion_pair").options
-    case_pair = next(e.label.split(":")[0] for e in at.expander)
+    case_pair = queue["pair"][0]
     assert pairs[0] == case_pair and len(pairs) > 1
     assert all(set(p.split(" + ")) & set(PAIR) for p in pairs)  # neighbours: pairs of the case's players
     at.selectbox(key="collusion_pair").set_value(case_pair).run()
     assert not at.exception
     assert any(case_pair in m.value and "a case" in m.value for m in at.markdown)
-    drilled = at.dataframe[1].value
-    assert list(drilled["replay"]) == list(steps["replay"])
+    signals, steps = at.dataframe[0].value, at.dataframe[1].value
+    assert set(signals["signal"]) == {"co_seating", "twos_spared", "sevens_spared", "jacks_suited", "soft_play"}
+    assert len(steps) and all(link.startswith("replay?game=") for link in steps["replay"])
+    assert set(steps["signal"]) >= {"twos_spared", "sevens_spared", "jacks_suited"}
+    assert steps["replay"][0] == queue["first step"][0]
     neighbour = pairs[-1]
     at.selectbox(key="collusion_pair").set_value(neighbour).run()
     assert not at.exception
