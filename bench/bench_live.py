@@ -14,7 +14,11 @@ Printed: pushes (games) a second and lines a second accepted and committed (sust
 over the run, the committer's drain after the deadline included), push-to-queryable
 latency p50/p99/max (a push's start to the moment its receipt says committed: the service
 refreshes its reader before it marks a receipt, so the game is then answered by
-`GET /v1/games/{id}`, which is checked for a sample), the commits (count, games and lines
+`GET /v1/games/{id}`, which is checked for a sample) and where it went (p50/p99 of: `late`,
+the request started after the game's end, this pusher or the bench's process busy;
+`answered`, the request to its 202; `received`, the game's end to the body received;
+`waiting`, received to its group taken; `committed`, the group's commit and publication),
+the commits (count, games and lines
 per commit, seconds p50/p99), refusals (`429`: back-pressure) and errors, the server's
 peak memory (its process and the writer's, RSS), and the machine's load. The figures are
 kept in `bench/out/live-*.json`.
@@ -60,6 +64,8 @@ class Push:
     lines: int
     started: float  # wall clock (time.time), comparable with the receipt's times
     receipt: str | None = None
+    sent: float = 0.0  # when its request was started (after the game's end: the pusher was busy)
+    answered: float = 0.0  # when its 202 came back
     status: int = 0
 
 
@@ -247,8 +253,10 @@ def run(args: argparse.Namespace, pool: list[tuple[str, list[bytes]]], url: str,
                 game, lines = pool[n % len(pool)]
                 name, body = body_of(game, lines, n // len(pool))
                 push = Push(name, len(lines), due if args.rate else time.time())
+                push.sent = time.time()
                 try:
                     answer = client.post("/v1/ingest", content=body)
+                    push.answered = time.time()
                 except httpx.HTTPError as exc:
                     with tally.lock:
                         tally.errors[type(exc).__name__] = tally.errors.get(type(exc).__name__, 0) + 1
@@ -310,6 +318,12 @@ def run(args: argparse.Namespace, pool: list[tuple[str, list[bytes]]], url: str,
     drained = time.time()
     cpu_to = (cpu_seconds(server.pid), cpu_seconds(writer) if writer else 0.0, time.process_time())
     latencies: list[float] = []
+    # where a push's latency went: until the service received it (the push itself, and on
+    # an offered load its wait for a free server connection), waiting for its group to be
+    # taken, and its group's commit and publication (readers refreshed, receipt finished)
+    # (`late`: the request started after the game's end because this pusher was still busy,
+    # or the bench's own process slow; `answered`: the request to its 202)
+    parts: dict[str, list[float]] = {"late": [], "answered": [], "received": [], "waiting": [], "committed": []}
     failed = 0
     local = threading.local()
 
@@ -328,6 +342,13 @@ def run(args: argparse.Namespace, pool: list[tuple[str, list[bytes]]], url: str,
                 continue
             finished = datetime.fromisoformat(receipt["finished_at"]).timestamp()
             latencies.append(finished - push.started)
+            received = datetime.fromisoformat(receipt["received_at"]).timestamp()
+            taken = datetime.fromisoformat(receipt["started_at"]).timestamp()
+            parts["late"].append(push.sent - push.started)
+            parts["answered"].append(push.answered - push.sent)
+            parts["received"].append(received - push.started)
+            parts["waiting"].append(taken - received)
+            parts["committed"].append(finished - taken)
     sample = random.Random(1).sample(tally.pushes, min(20, len(tally.pushes)))
     queryable = sum(1 for p in sample if support.get(f"/v1/games/{p.game}").status_code == 200)
     commits = batches_of(warehouse, options)
@@ -343,6 +364,7 @@ def run(args: argparse.Namespace, pool: list[tuple[str, list[bytes]]], url: str,
         "pushing_seconds": round(pushed_until - began, 1), "drain_seconds": round(drained - pushed_until, 1),
         "push_to_queryable_p50": _q(latencies, 0.5), "push_to_queryable_p99": _q(latencies, 0.99),
         "push_to_queryable_max": round(max(latencies), 3) if latencies else None,
+        **{f"{name}_p50_p99": [_q(values, 0.5), _q(values, 0.99)] for name, values in parts.items()},
         "queryable_sampled": f"{queryable}/{len(sample)}",
         "receipts_not_committed": failed, "refused_429": tally.refused, "errors": tally.errors,
         "commits": len(commits),
