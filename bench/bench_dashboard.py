@@ -340,11 +340,11 @@ def _serve(warehouse: Path) -> tuple[Any, str]:
         time.sleep(0.2)  # polling a starting server
 
 
-#: in the page: the time of the next click or key press (the page's clock), for a step
+#: in the page: the time of the next press (pointer, click or key: the page's clock), for a step
 #: timed from the user's action rather than from Playwright's (which first waits for the
 #: element to be visible, stable and enabled)
 ARM = """() => { window.hkActed = null;
-  for (const kind of ['click', 'keydown'])
+  for (const kind of ['pointerdown', 'click', 'keydown'])
     document.addEventListener(kind, () => { window.hkActed ??= performance.now(); }, {capture: true, once: true}); }"""
 #: SETTLED, answering the page's clock when it holds (null until then)
 SETTLED_AT = SETTLED.replace("return run > after", "return (run > after").replace(

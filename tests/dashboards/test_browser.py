@@ -359,3 +359,21 @@ def test_check_a_log_deep_link_opens_its_page(server: str, page: Any) -> None:
     open_app(page, f"{server}/check")
     assert page.get_by_role("heading", name="Check a log").count() == 1
     assert page.get_by_text("Page not found").count() == 0
+
+
+def test_auditor_picks_a_case_in_the_queue_and_reaches_its_steps(
+        browser: Any, page: Any, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The Collusion page on tables with a colluding pair: the case queue's row opens the
+    pair (its signals, and the steps with their replay links)."""
+    from tests.ingest.fairplaykit import PAIR, pair_warehouse
+
+    folder = tmp_path_factory.mktemp("collusion-browser")
+    with dashboard_server(pair_warehouse(folder, 1.0), folder / "streamlit.log") as port:
+        open_app(page, f"http://127.0.0.1:{port}/collusion")
+        assert page.locator("[data-testid=stMetricValue]").nth(3).inner_text() == "1"  # one case
+        _pick_row(page, page.locator("[data-testid=stDataFrame]").last)  # the queue's case
+        chosen = page.get_by_role("combobox", name="Pair", exact=True).input_value()
+        assert set(chosen.split(" + ")) == set(PAIR)
+        assert page.get_by_text(f"{chosen}: score").count() == 1 and page.get_by_text("(a case;").count() == 1
+        assert page.locator("[data-testid=stDataFrame]").count() == 3  # signals, steps, the queue
+        assert page.locator("[data-testid=stException]").count() == 0
