@@ -136,7 +136,10 @@ def audit_pairs_command(
     from ingest.pairs import audit_pairs, pairs_from_warehouse
 
     data = _read(pairs_from_warehouse, warehouse, storage, build, since, ruleset)
-    report = audit_pairs(data, fdr, permutations)
+    try:
+        report = audit_pairs(data, fdr, permutations)
+    finally:
+        data.close()  # the read's temporary folder
     if fmt is not Format.table:
         typer.echo(orjson.dumps(report.to_json(), option=orjson.OPT_INDENT_2).decode())
     else:

@@ -969,7 +969,10 @@ def pair_audit(reader: Reader, build: str | None = None, ruleset: str | None = N
 
     data = pairs.pairs_from_warehouse(reader, build=build, ruleset=ruleset,
                                       since=None if since is None else since.isoformat())
-    report = pairs.audit_pairs(data, level, permutations)
+    try:
+        report = pairs.audit_pairs(data, level, permutations)
+    finally:
+        data.close()  # the read's temporary folder
     return {**report.to_json(), "null_max": report.null_max}
 
 
