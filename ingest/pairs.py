@@ -598,8 +598,12 @@ class WarehousePairs:
         the steps kept with those held (the first favours of each signal and pair)."""
         if frame.is_empty():
             return
-        sums = frame.filter(~pl.col("step")).select("signal", "game_id", "player", "other", "den", "n", "x", "num",
-                                                     "spread").sort("game_id")
+        index = self._names  # every player of the games, registered by `add_games`
+        sums = frame.filter(~pl.col("step")).select(
+            pl.col("signal").cast(pl.Int8), "game_id",
+            pl.col("player").replace_strict(index, default=-1, return_dtype=pl.Int32),
+            pl.col("other").replace_strict(index, default=-1, return_dtype=pl.Int32),
+            "den", "n", "x", "num", "spread").sort("game_id")
         self.gifts += int(sums.filter(pl.col("signal") == 0)["x"].sum())
         made = sums.group_by("signal").agg(pl.col("n").sum())
         for signal, n in made.iter_rows():
@@ -607,7 +611,7 @@ class WarehousePairs:
         path = self.root / f"part-{len(self._parts):06d}.parquet"
         sums.write_parquet(path, row_group_size=_ROW_GROUP)
         self._parts.append(path)
-        index = self._names
+        del sums
         steps = frame.filter(pl.col("step")).select(
             pl.col("signal").cast(pl.Int64), game="game_id", hand=pl.col("hand").cast(pl.Int64),
             seq=pl.col("seq").cast(pl.Int64),
@@ -628,43 +632,61 @@ class WarehousePairs:
 
     def chunks(self) -> Iterator[tuple[int, list[list[int]]]]:
         for i, start in enumerate(self._starts):
-            players = pl.read_parquet(self.root / f"games-{i:06d}.parquet", columns=["players"])["players"]
-            yield start, [[self._names[name] for name in seated] for seated in players.to_list()]
+            yield start, self._chunk_players(i)
+
+    def _chunk_players(self, i: int) -> list[list[int]]:
+        """The games of chunk `i`: each one's players as name indexes, seat order."""
+        players = pl.read_parquet(self.root / f"games-{i:06d}.parquet", columns=["players"])["players"]
+        return [[self._names[name] for name in seated] for seated in players.to_list()]
 
     def group_chunk(self, start: int, stop: int) -> dict[str, np.ndarray]:
         """The sums of the games of the chunk that starts at `start` (`stop` its end),
         summed per (signal, game, actor, other) as `PairData.groups` gives them, g counted
         from `start`."""
         i = self._starts.index(start)
-        games = pl.read_parquet(self.root / f"games-{i:06d}.parquet")
-        if games.height != stop - start:
+        players = self._chunk_players(i)
+        if len(players) != stop - start:
             raise ValueError(f"games {start}-{stop} are not a chunk of this read")
-        seats = (games.with_row_index("g").with_columns(local=pl.int_ranges(0, pl.col("players").list.len()))
-                 .explode("players", "local").rename({"players": "name"})
-                 .select("game_id", pl.col("g").cast(pl.Int64), "name", pl.col("local").cast(pl.Int64)))
         if not self._parts:
             return _summed([], 1)
         wanted = pl.col("game_id") >= self._firsts[i]
         if i + 1 < len(self._firsts):
             wanted &= pl.col("game_id") < self._firsts[i + 1]
-        sums = pl.scan_parquet(self._parts).filter(wanted).collect()
-        table = (sums.join(seats.rename({"name": "player", "local": "actor"}), on=["game_id", "player"])
-                 .join(seats.drop("g").rename({"name": "other", "local": "other_local"}), on=["game_id", "other"]))
-        if table.height != sums.height:
-            raise ValueError(f"{sums.height - table.height} decision sums of games {start}-{stop} name a player "
-                             "the game does not seat")
+        ids = pl.read_parquet(self.root / f"games-{i:06d}.parquet", columns=["game_id"]).with_row_index("g")
+        read = pl.scan_parquet(self._parts).filter(wanted).collect()
+        sums = read.join(ids, on="game_id").drop("game_id")
+        if sums.height != read.height:
+            raise ValueError(f"{read.height - sums.height} decision sums name a game the read did not list")
+        del read
+        # each seat of the chunk by (game, player): its local index
+        names = len(self.names)
+        sizes = np.asarray([len(p) for p in players], dtype=np.int64)
+        game_of = np.repeat(np.arange(len(players)), sizes)
+        seat = game_of * names + np.asarray([n for p in players for n in p], dtype=np.int64)
+        local = np.arange(len(seat)) - np.repeat(np.r_[0, np.cumsum(sizes)[:-1]], sizes)
+        order = np.argsort(seat)
+        seat = seat[order]
+        game = sums["g"].to_numpy().astype(np.int64)
+
+        def seated(column: str) -> np.ndarray:
+            key = game * names + sums[column].to_numpy().astype(np.int64)
+            at = np.minimum(np.searchsorted(seat, key), max(len(seat) - 1, 0))
+            found = (seat[at] == key) if len(seat) else np.zeros(len(key), dtype=bool)
+            if not found.all():
+                raise ValueError(f"{int((~found).sum())} decision sums of games {start}-{stop} name a player "
+                                 "the game does not seat")
+            return local[order[at]]
+
         chunk = {
-            "signal": table["signal"].to_numpy().astype(np.int64), "game": table["g"].to_numpy().astype(np.int64),
-            "actor": table["actor"].to_numpy().astype(np.int64),
-            "other": table["other_local"].to_numpy().astype(np.int64),
-            "decisions": table["n"].to_numpy().astype(np.float64),
-            "outcome": table["x"].to_numpy().astype(np.float64),
-            "expected": table.select((pl.col("num") / pl.col("den")).cast(pl.Float64).fill_null(math.nan))
+            "signal": sums["signal"].to_numpy().astype(np.int64), "game": game,
+            "actor": seated("player"), "other": seated("other"),
+            "decisions": sums["n"].to_numpy().astype(np.float64),
+            "outcome": sums["x"].to_numpy().astype(np.float64),
+            "expected": sums.select((pl.col("num") / pl.col("den")).cast(pl.Float64).fill_null(math.nan))
             .to_series().to_numpy(),
-            "variance": table.select((pl.col("spread") / pl.col("den") ** 2).cast(pl.Float64).fill_null(math.nan))
+            "variance": sums.select((pl.col("spread") / pl.col("den") ** 2).cast(pl.Float64).fill_null(math.nan))
             .to_series().to_numpy()}
-        width = max(1, int(games.select(pl.col("players").list.len().max()).item() or 1))
-        return _summed([chunk], width)
+        return _summed([chunk], max(1, int(sizes.max(initial=1))))
 
 
 #: rows a row group of a part's sums (`WarehousePairs.add_part`): a chunk's read skips the
