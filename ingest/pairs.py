@@ -42,15 +42,18 @@ from __future__ import annotations
 
 import math
 import re
+import shutil
 import tempfile
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+import duckdb
 import numpy as np
 import polars as pl
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from engine.rulesets import RULESETS
 from ingest.fairplay import BATCH_ROWS, game_filter
@@ -484,7 +487,7 @@ def pairs_from_warehouse(reader: Any, *, build: str | None = None, since: str | 
     every pair and signal for the steps. The per-row read (`read_pair_rows`,
     `PairRows.data`) gives the same audit (tests/ingest/test_pairs.py)."""
     data = WarehousePairs(chunk_games, folder)
-    data.add_games(_game_batches(reader, build, since, ruleset))
+    data.add_games(_game_batches(reader, build, since, ruleset, data.root))
     filters, filter_params = game_filter(build, since, ruleset, rows="g")
     numbered = iter(range(len(filter_params)))
     where = [f"{table}.ruleset = $ruleset AND {table}.month = $month" for table in ("g", "x", "y")]
@@ -689,21 +692,48 @@ class WarehousePairs:
         return _summed([chunk], max(1, int(sizes.max(initial=1))))
 
 
+#: what the DuckDB that sorts the games by id (`_game_batches`) may hold before it spills
+#: to the read's folder
+SORT_MEMORY = "256MB"
+
 #: rows a row group of a part's sums (`WarehousePairs.add_part`): a chunk's read skips the
 #: row groups whose game ids lie outside it
 _ROW_GROUP = 65_536
 
 
-def _game_batches(reader: Any, build: str | None, since: str | None, ruleset: str | None
-                  ) -> Iterator[pa.RecordBatch]:
-    """The games with their players, in game id order, a record batch at a time."""
+def _game_batches(reader: Any, build: str | None, since: str | None, ruleset: str | None, folder: Path,
+                  memory: str = SORT_MEMORY) -> Iterator[pa.RecordBatch]:
+    """The games with their players, in game id order, a record batch at a time. The
+    reader's DuckDB may not spill (`ingest.sandbox`: no temp directory), so a sort of every
+    game there would hold them all; the games are read as they lie, a batch to a file in
+    `folder`, and sorted by a DuckDB of this read's own, over those files only, within
+    `memory`, spilling to `folder`."""
     from ingest import sandbox
 
     where, params = game_filter(build, since, ruleset, rows="g")
     statement = sandbox.check("SELECT g.game_id, g.players FROM games g"
-                              f" WHERE {' AND '.join([*where, 'g.players IS NOT NULL'])} ORDER BY g.game_id")
+                              f" WHERE {' AND '.join([*where, 'g.players IS NOT NULL'])}")
+    read = folder / "games-read"
+    read.mkdir()
+    files: list[str] = []
     with reader.con.cursor() as cursor, sandbox.time_limit(cursor, reader.limits.seconds):
-        yield from cursor.sql(statement, params=list(params)).to_arrow_reader(BATCH_ROWS)
+        for batch in cursor.sql(statement, params=list(params)).to_arrow_reader(BATCH_ROWS):
+            files.append(str(read / f"{len(files):06d}.parquet"))
+            pq.write_table(pa.Table.from_batches([batch]), files[-1])
+    if not files:
+        return
+    con = duckdb.connect(":memory:", config={
+        "memory_limit": memory, "temp_directory": str(folder / "sort-spill"), "threads": 1,
+        "autoinstall_known_extensions": False, "autoload_known_extensions": False,
+        "python_enable_replacements": False})
+    try:
+        con.execute(f"SET allowed_directories = ['{folder}/']")
+        con.execute("SET enable_external_access = false")
+        sort = con.sql("SELECT game_id, players FROM read_parquet(?) ORDER BY game_id", params=[files])
+        yield from sort.to_arrow_reader(BATCH_ROWS)
+    finally:
+        con.close()
+        shutil.rmtree(read, ignore_errors=True)
 
 
 def _bound(statement: str, values: dict[str, Any]) -> tuple[str, list[Any]]:
