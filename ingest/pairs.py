@@ -56,7 +56,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from engine.rulesets import RULESETS
-from ingest.fairplay import BATCH_ROWS, game_filter
+from ingest.fairplay import game_filter
 
 #: the signals, in the order the reports list them
 SIGNALS: tuple[str, ...] = ("co_seating", "twos_spared", "sevens_spared", "jacks_suited", "soft_play")
@@ -696,6 +696,9 @@ class WarehousePairs:
 #: to the read's folder
 SORT_MEMORY = "256MB"
 
+#: games a record batch of `_game_batches` (each becomes Python lists in `add_games`)
+_GAME_BATCH = 16_384
+
 #: rows a row group of a part's sums (`WarehousePairs.add_part`): a chunk's read skips the
 #: row groups whose game ids lie outside it
 _ROW_GROUP = 65_536
@@ -717,7 +720,7 @@ def _game_batches(reader: Any, build: str | None, since: str | None, ruleset: st
     read.mkdir()
     files: list[str] = []
     with reader.con.cursor() as cursor, sandbox.time_limit(cursor, reader.limits.seconds):
-        for batch in cursor.sql(statement, params=list(params)).to_arrow_reader(BATCH_ROWS):
+        for batch in cursor.sql(statement, params=list(params)).to_arrow_reader(_GAME_BATCH):
             files.append(str(read / f"{len(files):06d}.parquet"))
             pq.write_table(pa.Table.from_batches([batch]), files[-1])
     if not files:
@@ -727,10 +730,11 @@ def _game_batches(reader: Any, build: str | None, since: str | None, ruleset: st
         "autoinstall_known_extensions": False, "autoload_known_extensions": False,
         "python_enable_replacements": False})
     try:
+        con.execute("SET enable_progress_bar = false")  # its bar would go to the command's output
         con.execute(f"SET allowed_directories = ['{folder}/']")
         con.execute("SET enable_external_access = false")
         sort = con.sql("SELECT game_id, players FROM read_parquet(?) ORDER BY game_id", params=[files])
-        yield from sort.to_arrow_reader(BATCH_ROWS)
+        yield from sort.to_arrow_reader(_GAME_BATCH)
     finally:
         con.close()
         shutil.rmtree(read, ignore_errors=True)
