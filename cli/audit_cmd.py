@@ -135,11 +135,8 @@ def audit_pairs_command(
     relabelled within each game) allows at the level; exit 1 when there is a case."""
     from ingest.pairs import audit_pairs, pairs_from_warehouse
 
-    data = _read(pairs_from_warehouse, warehouse, storage, build, since, ruleset)
-    try:
+    with _read(pairs_from_warehouse, warehouse, storage, build, since, ruleset) as data:  # its folder, removed
         report = audit_pairs(data, fdr, permutations)
-    finally:
-        data.close()  # the read's temporary folder
     if fmt is not Format.table:
         typer.echo(orjson.dumps(report.to_json(), option=orjson.OPT_INDENT_2).decode())
     else:

@@ -553,6 +553,12 @@ class WarehousePairs:
     def close(self) -> None:
         self._folder.cleanup()
 
+    def __enter__(self) -> WarehousePairs:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def decisions(self) -> dict[str, int]:
         return {name: int(self._decisions[s]) for s, name in enumerate(BEHAVIOUR)}
 

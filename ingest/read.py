@@ -967,12 +967,9 @@ def pair_audit(reader: Reader, build: str | None = None, ruleset: str | None = N
     as `PairReport.to_json()` gives it, with the null's highest scores (`null_max`)."""
     from ingest import pairs
 
-    data = pairs.pairs_from_warehouse(reader, build=build, ruleset=ruleset,
-                                      since=None if since is None else since.isoformat())
-    try:
+    with pairs.pairs_from_warehouse(reader, build=build, ruleset=ruleset,
+                                    since=None if since is None else since.isoformat()) as data:
         report = pairs.audit_pairs(data, level, permutations)
-    finally:
-        data.close()  # the read's temporary folder
     return {**report.to_json(), "null_max": report.null_max}
 
 

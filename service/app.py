@@ -805,9 +805,10 @@ def create_app(settings: Settings) -> FastAPI:
         (docs/fairplay.md)."""
         from ingest import pairs
 
-        data = pairs.pairs_from_warehouse(reader(), build=build, ruleset=ruleset,
-                                          since=None if start is None else start.isoformat())
-        return models.PairAudit.model_validate(pairs.audit_pairs(data, level, permutations).to_json())
+        with pairs.pairs_from_warehouse(reader(), build=build, ruleset=ruleset,
+                                        since=None if start is None else start.isoformat()) as data:
+            report = pairs.audit_pairs(data, level, permutations)
+        return models.PairAudit.model_validate(report.to_json())
 
     @app.get("/v1/violations", response_model=models.Page[models.ViolationRow], tags=["aggregates"],
              responses=READ_ERRORS)
