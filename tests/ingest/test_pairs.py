@@ -299,7 +299,7 @@ def test_the_audit_in_chunks_of_games_is_the_audit_in_one(tmp_path: Path) -> Non
         rows = read_pair_rows(reader)
     finally:
         reader.close()
-    try:
+    with whole, chunked:
         assert whole.game_count() == 90 and len(list(whole.chunks())) == 1
         assert len(list(chunked.chunks())) == 13
         sizes = [{len(p) for p in chunk} for _, chunk in chunked.chunks()]
@@ -314,9 +314,8 @@ def test_the_audit_in_chunks_of_games_is_the_audit_in_one(tmp_path: Path) -> Non
         data.chunk_games = 7
         assert len(list(data.chunks())) == 13
         assert _same(audit_pairs(data, 0.2, permutations=60, seed=3).to_json(), one.to_json())
-    finally:
-        whole.close()
-        chunked.close()
+    # the read's temporary folders go with it
+    assert not whole.root.exists() and not chunked.root.exists()
 
 
 def test_scores_summed_per_seat_pair_are_the_per_decision_sums(tmp_path: Path) -> None:
