@@ -151,8 +151,8 @@ def audit_pairs_command(
 
     with _reader(warehouse, storage, since) as reader:
         started = time.perf_counter()
-        report = audit_pairs(pairs_from_warehouse(reader, build=build, since=since, ruleset=ruleset), fdr,
-                             permutations)
+        with pairs_from_warehouse(reader, build=build, since=since, ruleset=ruleset) as data:  # its folder, removed
+            report = audit_pairs(data, fdr, permutations)
         if store:
             _store(reader, audits.Params("pairs", build, ruleset, since, fdr, permutations),
                    pair_report_json(report), time.perf_counter() - started)

@@ -30,8 +30,10 @@ makes no case by sitting together).
 
 A relabelling permutes the seats of a game, so all the decisions of one seat about another
 in a game move together: the scores read them summed per (signal, game, actor, other)
-(`PairData.groups`), and the audit's warehouse read (`pairs_from_warehouse`) has DuckDB make
-those sums, a partition at a time. The per-row read (`read_pair_rows`, the signals made in
+(`PairData.groups`), a chunk of games at a time, each chunk adding to every relabelling's
+sums per pair (`audit_pairs`), and the audit's warehouse read (`pairs_from_warehouse`) has
+DuckDB make those sums, a partition at a time, and keeps them on disk until their chunk is
+scored (`WarehousePairs`): what the audit holds does not grow with the number of games. The per-row read (`read_pair_rows`, the signals made in
 polars, a row a decision) serves the bench's audits of a few games and the hand-made tests;
 both reads give the same audit (tests/ingest/test_pairs.py).
 """
@@ -40,12 +42,18 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Collection, Iterator, Sequence
+import shutil
+import tempfile
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import Any, Protocol
 
+import duckdb
 import numpy as np
 import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from engine.rulesets import RULESETS
 from ingest.fairplay import game_filter
@@ -82,6 +90,13 @@ CO_SEATING_CLIP = 2.0
 
 
 _COLUMNS = ("signal", "game", "hand", "seq", "actor", "other", "outcome", "expected", "aux")
+#: the decisions a case's steps are chosen from: the game by id, the players by name index
+_STEP_SCHEMA = {"signal": pl.Int64, "game": pl.String, "hand": pl.Int64, "seq": pl.Int64, "actor": pl.Int64,
+                "other": pl.Int64, "outcome": pl.Float64, "expected": pl.Float64, "aux": pl.Int64}
+#: games scored at a time (`audit_pairs`; `PairData.chunk_games`, `pairs_from_warehouse`):
+#: the scores hold one chunk's games and decision sums besides every relabelling's sums
+#: per pair, whatever the number of games
+CHUNK_GAMES = 50_000
 _TYPES = {"outcome": np.float64, "expected": np.float64}
 
 
@@ -92,23 +107,22 @@ class PairData:
     `add_gift`, `add_decisions`: its signal (an index into BEHAVIOUR), game, hand and seq,
     the deciding player and the player it touched (indexes into their game's player list),
     the outcome x, its expectation e (nan: the deciding player's own rate), and `aux` (a 2's
-    target as a name index, a J's suit 0-3)) or already summed with the rows kept for the
-    steps (`add_part`); the scores read the sums (`groups`)."""
+    target as a name index, a J's suit 0-3)); the scores read them summed (`groups`), a chunk
+    of `chunk_games` games at a time (`chunks`, `group_chunk`). All held in memory: the
+    per-row read of a few games (`read_pair_rows`) and the hand-made tests; the audit's
+    read of a warehouse is `WarehousePairs`, on disk."""
 
     names: list[str] = field(default_factory=list)
     game_ids: list[str] = field(default_factory=list)
     game_players: list[list[int]] = field(default_factory=list)
     gifts: int = 0  # 2s whose gift applied
+    chunk_games: int = field(default_factory=lambda: CHUNK_GAMES)
     _names: dict[str, int] = field(default_factory=dict, repr=False)
     _games: dict[str, int] = field(default_factory=dict, repr=False)
     _local: list[dict[str, int]] = field(default_factory=list, repr=False)
     _rows: list[tuple[float, ...]] = field(default_factory=list, repr=False)
     _chunks: list[dict[str, np.ndarray]] = field(default_factory=list, repr=False)
     _arrays: dict[str, np.ndarray] | None = field(default=None, repr=False)
-    # the warehouse read's sums per (signal, game, actor, other) and the rows it kept
-    # for the steps (`add_part`); a per-row read's rows are both
-    _group_chunks: list[dict[str, np.ndarray]] = field(default_factory=list, repr=False)
-    _step_chunks: list[dict[str, np.ndarray]] = field(default_factory=list, repr=False)
     _groups: dict[str, np.ndarray] | None = field(default=None, repr=False)
     _seat_frame: pl.DataFrame | None = field(default=None, repr=False)
 
@@ -164,19 +178,12 @@ class PairData:
         actor is the lower seat."""
         if self._groups is None:
             width = max((len(p) for p in self.game_players), default=1)
-            if len(self._group_chunks) > 1:  # the parts read, summed once and let go
-                chunks, self._group_chunks = self._group_chunks, []
-                self._group_chunks = [_summed(chunks, width)]
-                del chunks
             rows = self.arrays()
-            if len(rows["signal"]):
-                e = rows["expected"]
-                self._groups = _summed([*self._group_chunks, {
-                    "signal": rows["signal"], "game": rows["game"], "actor": rows["actor"], "other": rows["other"],
-                    "decisions": np.ones(len(e)), "outcome": rows["outcome"], "expected": e,
-                    "variance": e * (1 - e)}], width)
-            else:
-                self._groups = _summed(self._group_chunks, width)
+            e = rows["expected"]
+            self._groups = _summed([{
+                "signal": rows["signal"], "game": rows["game"], "actor": rows["actor"], "other": rows["other"],
+                "decisions": np.ones(len(e)), "outcome": rows["outcome"], "expected": e,
+                "variance": e * (1 - e)}], width) if len(e) else _summed([], width)
         return self._groups
 
     def decisions(self) -> dict[str, int]:
@@ -185,12 +192,35 @@ class PairData:
         counts = np.bincount(groups["signal"], weights=groups["decisions"], minlength=len(BEHAVIOUR))
         return {name: int(counts[s]) for s, name in enumerate(BEHAVIOUR)}
 
-    def step_rows(self) -> dict[str, np.ndarray]:
-        """The rows a case's steps are chosen from (`_COLUMNS`): every decision row read
-        one by one, and the rows the warehouse read kept (per signal and pair, its first
-        favours in each part)."""
-        parts = [self.arrays(), *self._step_chunks]
-        return {c: np.concatenate([p[c] for p in parts]) for c in _COLUMNS}
+    def game_count(self) -> int:
+        return len(self.game_ids)
+
+    def chunks(self) -> Iterator[tuple[int, list[list[int]]]]:
+        """The games, `chunk_games` at a time: each chunk's first game index and its games'
+        players (name indexes, seat order)."""
+        for start in range(0, len(self.game_players), max(1, self.chunk_games)):
+            yield start, self.game_players[start:start + max(1, self.chunk_games)]
+
+    def group_chunk(self, start: int, stop: int) -> dict[str, np.ndarray]:
+        """The sums (`groups`) of the games start ≤ g < stop, g counted from `start`."""
+        groups = self.groups()
+        kept = (groups["game"] >= start) & (groups["game"] < stop)
+        out = {c: v[kept] for c, v in groups.items()}
+        out["game"] = out["game"] - start
+        return out
+
+    def steps(self) -> pl.DataFrame:
+        """The decisions a case's steps are chosen from (`_STEP_SCHEMA`): every row, its
+        game by id and its players by name index."""
+        rows = self.arrays()
+        slots = np.asarray([n for p in self.game_players for n in p], dtype=np.int64)
+        offsets = np.r_[0, np.cumsum([len(p) for p in self.game_players])[:-1]].astype(np.int64)
+        base = offsets[rows["game"]]
+        return pl.DataFrame({
+            "signal": rows["signal"], "game": [self.game_ids[g] for g in rows["game"].tolist()],
+            "hand": rows["hand"], "seq": rows["seq"], "actor": slots[base + rows["actor"]],
+            "other": slots[base + rows["other"]], "outcome": rows["outcome"], "expected": rows["expected"],
+            "aux": rows["aux"]}, schema=_STEP_SCHEMA)
 
     def add_gift(self, game: str, players: Sequence[str], hand: int, seq: int, giver: str,
                  target: str, seated: Sequence[str]) -> None:
@@ -221,39 +251,6 @@ class PairData:
             self._sevens(rows, stack)
             self._soft(rows, attack)
             self._jacks(rows)
-
-    def add_part(self, frame: pl.DataFrame) -> None:
-        """A part of the warehouse read (`_SIGNAL_PARTS`): its sums per (signal, game,
-        actor, other) and its rows for the steps (the games registered first)."""
-        if frame.is_empty():
-            return
-        seats = self._seats()
-        table = (frame.join(seats.rename({"name": "player", "local": "actor"}), on=["game_id", "player"])
-                 .join(seats.drop("g").rename({"name": "other", "local": "other_local"}), on=["game_id", "other"])
-                 .with_columns(expected=(pl.col("num") / pl.col("den")).fill_null(math.nan),
-                               variance=(pl.col("spread") / pl.col("den") ** 2).fill_null(math.nan)))
-        sums, steps = table.filter(~pl.col("step")), table.filter(pl.col("step"))
-        self.gifts += int(sums.filter(pl.col("signal") == 0)["x"].sum())
-        chunk = {
-            "signal": sums["signal"].to_numpy().astype(np.int64), "game": sums["g"].to_numpy().astype(np.int64),
-            "actor": sums["actor"].to_numpy().astype(np.int64),
-            "other": sums["other_local"].to_numpy().astype(np.int64),
-            "decisions": sums["n"].to_numpy().astype(np.float64), "outcome": sums["x"].to_numpy().astype(np.float64),
-            "expected": sums["expected"].to_numpy(), "variance": sums["variance"].to_numpy()}
-        # a part's rows are its own games': summed now (the denominators and the 2s' and
-        # J's two directions of a seat pair), they are a third fewer to hold
-        width = int(max(chunk["actor"].max(initial=0), chunk["other"].max(initial=0))) + 1
-        self._group_chunks.append(_summed([chunk], width))
-        aux = pl.when(pl.col("signal") == 0).then(pl.col("target").replace_strict(self._names, default=-1,
-                                                                                  return_dtype=pl.Int64))
-        self._step_chunks.append({
-            "signal": steps["signal"].to_numpy().astype(np.int64), "game": steps["g"].to_numpy().astype(np.int64),
-            "hand": steps["hand"].to_numpy().astype(np.int64), "seq": steps["seq"].to_numpy().astype(np.int64),
-            "actor": steps["actor"].to_numpy().astype(np.int64),
-            "other": steps["other_local"].to_numpy().astype(np.int64),
-            "outcome": steps["x"].to_numpy().astype(np.float64), "expected": steps["expected"].to_numpy(),
-            "aux": steps.select(aux.otherwise(pl.col("suit").cast(pl.Int64)))[:, 0].to_numpy().astype(np.int64)})
-        self._arrays = self._groups = None
 
     def _seats(self) -> pl.DataFrame:
         """(game_id, name, g, local) for every registered seat."""
@@ -481,13 +478,16 @@ def read_pair_rows(reader: Any, *, build: str | None = None, since: str | None =
 
 
 def pairs_from_warehouse(reader: Any, *, build: str | None = None, since: str | None = None,
-                         ruleset: str | None = None, per_read: int = DECISIONS_PER_READ) -> PairData:
-    """What the pair audit reads of the warehouse, as its arrays: the games, then every
-    signal's decisions summed in DuckDB per (game, actor, other) (`_SIGNAL_PARTS`), a
-    partition at a time (a share of it when it holds more than `per_read` decisions), and
-    the first favours of every pair and signal for the steps. The per-row read
-    (`read_pair_rows`, `PairRows.data`) gives the same audit (tests/ingest/test_pairs.py)."""
-    data = PairRows(_pair_games(reader, build, since, ruleset), [], pl.DataFrame()).data()
+                         ruleset: str | None = None, per_read: int = DECISIONS_PER_READ,
+                         chunk_games: int = CHUNK_GAMES, folder: str | None = None) -> WarehousePairs:
+    """What the pair audit reads of the warehouse, in a temporary folder (under `folder`;
+    `WarehousePairs`): the games, `chunk_games` a file, then every signal's decisions
+    summed in DuckDB per (game, actor, other) (`_SIGNAL_PARTS`), a partition at a time (a
+    share of it when it holds more than `per_read` decisions), and the first favours of
+    every pair and signal for the steps. The per-row read (`read_pair_rows`,
+    `PairRows.data`) gives the same audit (tests/ingest/test_pairs.py)."""
+    data = WarehousePairs(chunk_games, folder)
+    data.add_games(_game_batches(reader, build, since, ruleset, data.root))
     filters, filter_params = game_filter(build, since, ruleset, rows="g")
     numbered = iter(range(len(filter_params)))
     where = [f"{table}.ruleset = $ruleset AND {table}.month = $month" for table in ("g", "x", "y")]
@@ -506,6 +506,244 @@ def pairs_from_warehouse(reader: Any, *, build: str | None = None, since: str | 
             statement = _SIGNAL_PARTS.format(where=" AND ".join(where + share), steps=STEPS_PER_SIGNAL)
             data.add_part(reader.frame(*_bound(statement, values)))
     return data
+
+
+class PairSource(Protocol):
+    """What `audit_pairs` reads: `PairData` (in memory) or `WarehousePairs` (on disk)."""
+
+    names: list[str]  # every player, in the order the games first seat them
+    gifts: int  # 2s whose gift applied
+
+    def decisions(self) -> dict[str, int]: ...
+
+    def game_count(self) -> int: ...
+
+    def chunks(self) -> Iterator[tuple[int, list[list[int]]]]: ...
+
+    def group_chunk(self, start: int, stop: int) -> dict[str, np.ndarray]: ...
+
+    def steps(self) -> pl.DataFrame: ...
+
+
+class WarehousePairs:
+    """What the pair audit reads of a warehouse (`pairs_from_warehouse`), held in a
+    temporary folder rather than in memory: the games, `chunk_games` to a file in game id
+    order (each game's players, distinct, seat order); each part read's sums per (signal,
+    game, player, other, the expectation's denominator) (`_SIGNAL_PARTS`), a file a part
+    in game id order; and in memory only the players' names, the counts, and the first
+    favours of every signal and pair (the steps). A chunk of games and its sums are read
+    back when the scores ask for them (`chunks`, `group_chunk`), so what the audit holds
+    is one chunk, whatever the warehouse's size. `close()` removes the folder (garbage
+    collection does too)."""
+
+    def __init__(self, chunk_games: int = CHUNK_GAMES, folder: str | None = None) -> None:
+        self._folder = tempfile.TemporaryDirectory(prefix="haftkhabis-pairs-", dir=folder)
+        self.root = Path(self._folder.name)
+        self.chunk_games = max(1, chunk_games)
+        self.names: list[str] = []
+        self._names: dict[str, int] = {}
+        self.gifts = 0
+        self._decisions = np.zeros(len(BEHAVIOUR), dtype=np.int64)
+        self._games = 0
+        self._starts: list[int] = []  # each games file's first game index
+        self._firsts: list[str] = []  # and its first game id
+        self._parts: list[Path] = []
+        self._steps = pl.DataFrame(schema=_STEP_SCHEMA)
+
+    def close(self) -> None:
+        self._folder.cleanup()
+
+    def __enter__(self) -> WarehousePairs:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def decisions(self) -> dict[str, int]:
+        return {name: int(self._decisions[s]) for s, name in enumerate(BEHAVIOUR)}
+
+    def game_count(self) -> int:
+        return self._games
+
+    def add_games(self, batches: Iterable[pa.RecordBatch]) -> None:
+        """The games, in game id order (`game_id`, `players`), as `PairData.add_game`
+        registers them: a name seated twice is one player."""
+        ids: list[str] = []
+        seated: list[list[str]] = []
+        last: str | None = None
+        for batch in batches:
+            for game, players in zip(batch.column("game_id").to_pylist(), batch.column("players").to_pylist(),
+                                     strict=True):
+                if game == last:
+                    continue
+                last = game
+                distinct = list(dict.fromkeys(players))
+                for name in distinct:
+                    if name not in self._names:
+                        self._names[name] = len(self.names)
+                        self.names.append(name)
+                ids.append(game)
+                seated.append(distinct)
+                if len(ids) == self.chunk_games:
+                    self._write_games(ids, seated)
+                    ids, seated = [], []
+        if ids:
+            self._write_games(ids, seated)
+
+    def _write_games(self, ids: list[str], seated: list[list[str]]) -> None:
+        frame = pl.DataFrame({"game_id": ids, "players": seated},
+                             schema={"game_id": pl.String, "players": pl.List(pl.String)})
+        # the sums are found by game id range (`group_chunk`): polars must order the ids as
+        # DuckDB's ORDER BY did
+        if not frame["game_id"].is_sorted() or (self._firsts and self._firsts[-1] >= ids[0]):
+            raise ValueError("the games were not read in the order of their ids")
+        frame.write_parquet(self.root / f"games-{len(self._starts):06d}.parquet")
+        self._starts.append(self._games)
+        self._firsts.append(ids[0])
+        self._games += len(ids)
+
+    def add_part(self, frame: pl.DataFrame) -> None:
+        """A part of the warehouse read (`_SIGNAL_PARTS`): its sums to a file, its rows for
+        the steps kept with those held (the first favours of each signal and pair)."""
+        if frame.is_empty():
+            return
+        index = self._names  # every player of the games, registered by `add_games`
+        sums = frame.filter(~pl.col("step")).select(
+            pl.col("signal").cast(pl.Int8), "game_id",
+            pl.col("player").replace_strict(index, default=-1, return_dtype=pl.Int32),
+            pl.col("other").replace_strict(index, default=-1, return_dtype=pl.Int32),
+            "den", "n", "x", "num", "spread").sort("game_id")
+        self.gifts += int(sums.filter(pl.col("signal") == 0)["x"].sum())
+        made = sums.group_by("signal").agg(pl.col("n").sum())
+        for signal, n in made.iter_rows():
+            self._decisions[int(signal)] += int(n)
+        path = self.root / f"part-{len(self._parts):06d}.parquet"
+        sums.write_parquet(path, row_group_size=_ROW_GROUP)
+        self._parts.append(path)
+        del sums
+        steps = frame.filter(pl.col("step")).select(
+            pl.col("signal").cast(pl.Int64), game="game_id", hand=pl.col("hand").cast(pl.Int64),
+            seq=pl.col("seq").cast(pl.Int64),
+            actor=pl.col("player").replace_strict(index, default=-1, return_dtype=pl.Int64),
+            other=pl.col("other").replace_strict(index, default=-1, return_dtype=pl.Int64),
+            outcome=pl.col("x").cast(pl.Float64),
+            expected=(pl.col("num") / pl.col("den")).cast(pl.Float64).fill_null(math.nan),
+            aux=pl.when(pl.col("signal") == 0)
+            .then(pl.col("target").replace_strict(index, default=-1, return_dtype=pl.Int64))
+            .otherwise(pl.col("suit").cast(pl.Int64))).filter((pl.col("actor") >= 0) & (pl.col("other") >= 0))
+        first = pl.int_range(pl.len()).over("signal", pl.min_horizontal("actor", "other"),
+                                            pl.max_horizontal("actor", "other"))
+        self._steps = (pl.concat([self._steps, steps], how="vertical").sort("game", "seq")
+                       .filter(first < STEPS_PER_SIGNAL))
+
+    def steps(self) -> pl.DataFrame:
+        return self._steps
+
+    def chunks(self) -> Iterator[tuple[int, list[list[int]]]]:
+        for i, start in enumerate(self._starts):
+            yield start, self._chunk_players(i)
+
+    def _chunk_players(self, i: int) -> list[list[int]]:
+        """The games of chunk `i`: each one's players as name indexes, seat order."""
+        players = pl.read_parquet(self.root / f"games-{i:06d}.parquet", columns=["players"])["players"]
+        return [[self._names[name] for name in seated] for seated in players.to_list()]
+
+    def group_chunk(self, start: int, stop: int) -> dict[str, np.ndarray]:
+        """The sums of the games of the chunk that starts at `start` (`stop` its end),
+        summed per (signal, game, actor, other) as `PairData.groups` gives them, g counted
+        from `start`."""
+        i = self._starts.index(start)
+        players = self._chunk_players(i)
+        if len(players) != stop - start:
+            raise ValueError(f"games {start}-{stop} are not a chunk of this read")
+        if not self._parts:
+            return _summed([], 1)
+        wanted = pl.col("game_id") >= self._firsts[i]
+        if i + 1 < len(self._firsts):
+            wanted &= pl.col("game_id") < self._firsts[i + 1]
+        ids = pl.read_parquet(self.root / f"games-{i:06d}.parquet", columns=["game_id"]).with_row_index("g")
+        read = pl.scan_parquet(self._parts).filter(wanted).collect()
+        sums = read.join(ids, on="game_id").drop("game_id")
+        if sums.height != read.height:
+            raise ValueError(f"{read.height - sums.height} decision sums name a game the read did not list")
+        del read
+        # each seat of the chunk by (game, player): its local index
+        names = len(self.names)
+        sizes = np.asarray([len(p) for p in players], dtype=np.int64)
+        game_of = np.repeat(np.arange(len(players)), sizes)
+        seat = game_of * names + np.asarray([n for p in players for n in p], dtype=np.int64)
+        local = np.arange(len(seat)) - np.repeat(np.r_[0, np.cumsum(sizes)[:-1]], sizes)
+        order = np.argsort(seat)
+        seat = seat[order]
+        game = sums["g"].to_numpy().astype(np.int64)
+
+        def seated(column: str) -> np.ndarray:
+            key = game * names + sums[column].to_numpy().astype(np.int64)
+            at = np.minimum(np.searchsorted(seat, key), max(len(seat) - 1, 0))
+            found = (seat[at] == key) if len(seat) else np.zeros(len(key), dtype=bool)
+            if not found.all():
+                raise ValueError(f"{int((~found).sum())} decision sums of games {start}-{stop} name a player "
+                                 "the game does not seat")
+            return local[order[at]]
+
+        chunk = {
+            "signal": sums["signal"].to_numpy().astype(np.int64), "game": game,
+            "actor": seated("player"), "other": seated("other"),
+            "decisions": sums["n"].to_numpy().astype(np.float64),
+            "outcome": sums["x"].to_numpy().astype(np.float64),
+            "expected": sums.select((pl.col("num") / pl.col("den")).cast(pl.Float64).fill_null(math.nan))
+            .to_series().to_numpy(),
+            "variance": sums.select((pl.col("spread") / pl.col("den") ** 2).cast(pl.Float64).fill_null(math.nan))
+            .to_series().to_numpy()}
+        return _summed([chunk], max(1, int(sizes.max(initial=1))))
+
+
+#: what the DuckDB that sorts the games by id (`_game_batches`) may hold before it spills
+#: to the read's folder
+SORT_MEMORY = "256MB"
+
+#: games a record batch of `_game_batches` (each becomes Python lists in `add_games`)
+_GAME_BATCH = 16_384
+
+#: rows a row group of a part's sums (`WarehousePairs.add_part`): a chunk's read skips the
+#: row groups whose game ids lie outside it
+_ROW_GROUP = 65_536
+
+
+def _game_batches(reader: Any, build: str | None, since: str | None, ruleset: str | None, folder: Path,
+                  memory: str = SORT_MEMORY) -> Iterator[pa.RecordBatch]:
+    """The games with their players, in game id order, a record batch at a time. The
+    reader's DuckDB may not spill (`ingest.sandbox`: no temp directory), so a sort of every
+    game there would hold them all; the games are read as they lie, a batch to a file in
+    `folder`, and sorted by a DuckDB of this read's own, over those files only, within
+    `memory`, spilling to `folder`."""
+    from ingest import sandbox
+
+    where, params = game_filter(build, since, ruleset, rows="g")
+    statement = sandbox.check("SELECT g.game_id, g.players FROM games g"
+                              f" WHERE {' AND '.join([*where, 'g.players IS NOT NULL'])}")
+    read = folder / "games-read"
+    read.mkdir()
+    files: list[str] = []
+    with reader.con.cursor() as cursor, sandbox.time_limit(cursor, reader.limits.seconds):
+        for batch in cursor.sql(statement, params=list(params)).to_arrow_reader(_GAME_BATCH):
+            files.append(str(read / f"{len(files):06d}.parquet"))
+            pq.write_table(pa.Table.from_batches([batch]), files[-1])
+    if not files:
+        return
+    con = duckdb.connect(":memory:", config={
+        "memory_limit": memory, "temp_directory": str(folder / "sort-spill"), "threads": 1,
+        "autoinstall_known_extensions": False, "autoload_known_extensions": False,
+        "python_enable_replacements": False})
+    try:
+        con.execute("SET enable_progress_bar = false")  # its bar would go to the command's output
+        con.execute(f"SET allowed_directories = ['{folder}/']")
+        con.execute("SET enable_external_access = false")
+        sort = con.sql("SELECT game_id, players FROM read_parquet(?) ORDER BY game_id", params=[files])
+        yield from sort.to_arrow_reader(_GAME_BATCH)
+    finally:
+        con.close()
+        shutil.rmtree(read, ignore_errors=True)
 
 
 def _bound(statement: str, values: dict[str, Any]) -> tuple[str, list[Any]]:
@@ -673,15 +911,16 @@ class PairReport:
 
 
 class _Universe:
-    """Every pair of players who sat in a game together, numbered, and per game a k × k
-    table of the pair numbers of its seats (what a relabelling maps a decision to)."""
+    """The games of one chunk (each a list of its players' name indexes, seat order) and
+    per game a k × k table of the pair numbers of its seats (what a relabelling maps a
+    decision to), into `keys` (every pair of the audit, a · names + b with a < b, sorted;
+    None: the chunk's own pairs)."""
 
-    def __init__(self, data: PairData) -> None:
-        names = len(data.names)
-        sizes = np.asarray([len(p) for p in data.game_players], dtype=np.int64)
+    def __init__(self, game_players: Sequence[Sequence[int]], names: int, keys: np.ndarray | None = None) -> None:
+        sizes = np.asarray([len(p) for p in game_players], dtype=np.int64)
         self.sizes = sizes
         self.offsets = np.r_[0, np.cumsum(sizes)[:-1]].astype(np.int64)
-        self.slots = np.asarray([n for p in data.game_players for n in p], dtype=np.int64)
+        self.slots = np.asarray([n for p in game_players for n in p], dtype=np.int64)
         self.slot_game = np.repeat(np.arange(len(sizes)), sizes)
         self.table_offsets = np.r_[0, np.cumsum(sizes * sizes)[:-1]].astype(np.int64)
         # per table size: the slots of its games, a row a game
@@ -695,51 +934,123 @@ class _Universe:
         a = self.slots[self.offsets[game_of] + i]
         b = self.slots[self.offsets[game_of] + j]
         key = np.minimum(a, b) * names + np.maximum(a, b)
-        self.keys, inverse = np.unique(key[i != j], return_inverse=True)
+        del game_of, within, k, a, b
+        seated = i != j
         table = np.full(len(key), -1, dtype=np.int64)
-        table[np.flatnonzero(i != j)] = inverse
+        if keys is None:
+            self.keys, table[seated] = np.unique(key[seated], return_inverse=True)
+        else:
+            self.keys = keys
+            table[seated] = np.searchsorted(keys, key[seated])
         self.table = table
         self.names = names
 
-    def relabelling(self, rng: np.random.Generator) -> np.ndarray:
+    def identity(self) -> np.ndarray:
+        """Every slot's own local index (no relabelling)."""
+        return np.arange(len(self.slots)) - self.offsets[self.slot_game]
+
+    def relabelling(self, rng: np.random.Generator | Mapping[int, np.random.Generator]) -> np.ndarray:
         """A random permutation of each game's seats: the new local index of each slot
-        (the games of each table size permuted together, a row each)."""
+        (the games of each table size permuted together, a row each, by `rng` or by the
+        generator of that size)."""
         labels = np.empty(len(self.slots), dtype=np.int64)
         for size, slots in self._by_size:
             seats = np.broadcast_to(np.arange(size, dtype=np.int64), slots.shape).copy()
-            labels[slots] = rng.permuted(seats, axis=1)
+            labels[slots] = (rng if isinstance(rng, np.random.Generator) else rng[size]).permuted(seats, axis=1)
         return labels
 
+    def tables(self) -> dict[int, int]:
+        """Games per table size."""
+        sizes, counts = np.unique(self.sizes, return_counts=True)
+        return dict(zip(sizes.tolist(), counts.tolist(), strict=True))
+
+    def together(self) -> np.ndarray:
+        """Per pair of `keys`: games together."""
+        return np.bincount(self.table[self.table >= 0], minlength=len(self.keys)) / 2.0
+
+    def games_of(self) -> np.ndarray:
+        """Per player: games played."""
+        return np.bincount(self.slots, minlength=self.names).astype(float)
+
     def co_seating(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Per pair: games together, the games together expected from each one's activity
-        alone, and that count's variance. A game of k seats holds the pair with chance
-        q = k(k − 1) n_a n_b / (N² − Σn²) (n a player's games, N every seat: each game's
-        k(k − 1) ordered seat pairs spread in proportion to the product of the two players'
-        games, at most 1); games are independent, so the count has mean Σq and variance
-        Σq(1 − q). The variance matters where q is large (a small club, where two regulars
-        share most tables); in a large population it is about the mean."""
-        games_of = np.bincount(self.slots, minlength=self.names).astype(float)
-        total = games_of.sum()
-        share = 1.0 / max(total * total - float((games_of ** 2).sum()), 1.0)
-        together = np.bincount(self.table[self.table >= 0], minlength=len(self.keys)) / 2.0
-        a, b = self.keys // self.names, self.keys % self.names
-        pairing = games_of[a] * games_of[b] * share
-        expected, variance = np.zeros(len(self.keys)), np.zeros(len(self.keys))
-        sizes, tables = np.unique(self.sizes, return_counts=True)
-        for size, count in zip(sizes.tolist(), tables.tolist(), strict=True):
-            q = np.minimum(pairing * size * (size - 1), 1.0)
-            expected += count * q
-            variance += count * q * (1 - q)
-        return together, expected, variance
+        """`_co_seating_of` this universe's games alone."""
+        return _co_seating_of(self.together(), self.games_of(), self.tables(), self.keys, self.names)
+
+
+def _co_seating_of(together: np.ndarray, games_of: np.ndarray, tables: Mapping[int, int], keys: np.ndarray,
+                   names: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per pair (`keys`): games together, the games together expected from each one's
+    activity alone (`games_of`, `tables`: games per table size), and that count's
+    variance. A game of k seats holds the pair with chance q = k(k − 1) n_a n_b / (N² −
+    Σn²) (n a player's games, N every seat: each game's k(k − 1) ordered seat pairs spread
+    in proportion to the product of the two players' games, at most 1); games are
+    independent, so the count has mean Σq and variance Σq(1 − q). The variance matters
+    where q is large (a small club, where two regulars share most tables); in a large
+    population it is about the mean."""
+    total = games_of.sum()
+    share = 1.0 / max(total * total - float((games_of ** 2).sum()), 1.0)
+    a, b = keys // names, keys % names
+    pairing = games_of[a] * games_of[b] * share
+    expected, variance = np.zeros(len(keys)), np.zeros(len(keys))
+    for size, count in sorted(tables.items()):
+        q = np.minimum(pairing * size * (size - 1), 1.0)
+        expected += count * q
+        variance += count * q * (1 - q)
+    return together, expected, variance
+
+
+@dataclass
+class _Sums:
+    """One relabelling's sums over some games' decisions, per behaviour signal and pair
+    (arrays signals × pairs): decisions, Σx, and for the signals that carry their
+    expectation Σe and Σe(1 − e) (`first`, `second`); for those of the deciding player's
+    own rate (whose rate needs every game: `finished` takes it) the decisions where the
+    pair's first player decided (`first`) and its second (`second`), with each player's
+    decisions and Σx (`made`, `done`: signals × players)."""
+
+    count: np.ndarray
+    observed: np.ndarray
+    first: np.ndarray
+    second: np.ndarray
+    made: np.ndarray
+    done: np.ndarray
+
+    @classmethod
+    def zeros(cls, pairs: int, names: int) -> _Sums:
+        shape, players = (len(BEHAVIOUR), pairs), (len(BEHAVIOUR), names)
+        return cls(np.zeros(shape), np.zeros(shape), np.zeros(shape), np.zeros(shape), np.zeros(players),
+                   np.zeros(players))
+
+    def add(self, other: _Sums) -> None:
+        for name in ("count", "observed", "first", "second", "made", "done"):
+            getattr(self, name).__iadd__(getattr(other, name))
+
+    def finished(self, keys: np.ndarray, names: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Per behaviour signal and pair: decisions, Σx, Σe and z (nan where the variance
+        is under MIN_VARIANCE)."""
+        a, b = keys // names, keys % names
+        expected, z = np.zeros_like(self.observed), np.full_like(self.observed, np.nan)
+        for s, name in enumerate(BEHAVIOUR):
+            if name in _OWN_RATE:
+                # each decision expects the deciding player's rate over all their decisions
+                rate = self.done[s] / np.maximum(self.made[s], 1)
+                expected[s] = rate[a] * self.first[s] + rate[b] * self.second[s]
+                variance = rate[a] * (1 - rate[a]) * self.first[s] + rate[b] * (1 - rate[b]) * self.second[s]
+            else:
+                expected[s], variance = self.first[s], self.second[s]
+            ok = variance >= MIN_VARIANCE - _ROUNDING
+            z[s, ok] = _SIGN[name] * (self.observed[s, ok] - expected[s, ok]) / np.sqrt(variance[ok])
+        return self.count, self.observed, expected, z
 
 
 class _Signals:
-    """The decisions summed per (signal, game, actor, other) (`PairData.groups`), with
-    what every relabelling needs computed once: each group's seats as positions in the
-    universe's slots, and its game's pair table."""
+    """The decisions of one chunk of games summed per (signal, game, actor, other)
+    (`PairData.groups`, `PairSource.group_chunk`), with what every relabelling needs
+    computed once: each group's seats as positions in the universe's slots, and its
+    game's pair table."""
 
-    def __init__(self, data: PairData, universe: _Universe) -> None:
-        groups = data.groups()  # sorted by signal first
+    def __init__(self, groups: Mapping[str, np.ndarray], universe: _Universe) -> None:
+        # sorted by signal first
         self.bounds = np.searchsorted(groups["signal"], np.arange(len(BEHAVIOUR) + 1))
         game = groups["game"]
         base = universe.offsets[game]
@@ -753,13 +1064,11 @@ class _Signals:
         self.expected = groups["expected"]
         self.variance = groups["variance"]
 
-    def scores(self, universe: _Universe, labels: np.ndarray, pairs: int, *, counts: bool = False
-               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Per behaviour signal and pair (arrays signals × pairs): decisions (with
-        `counts`), Σx, Σe and z (nan where the variance is under MIN_VARIANCE), with each
-        game's seats relabelled by `labels` (the new local index of each slot)."""
-        shape = (len(BEHAVIOUR), pairs)
-        count, observed, expected, z = (np.zeros(shape), np.zeros(shape), np.zeros(shape), np.full(shape, np.nan))
+    def sums(self, universe: _Universe, labels: np.ndarray) -> _Sums:
+        """The chunk's `_Sums` with each game's seats relabelled by `labels` (the new
+        local index of each slot)."""
+        pairs, names = len(universe.keys), universe.names
+        out = _Sums.zeros(pairs, names)
         for s, name in enumerate(BEHAVIOUR):
             low, high = self.bounds[s], self.bounds[s + 1]
             if low == high:
@@ -768,33 +1077,30 @@ class _Signals:
             pair = universe.table[self.table_base[low:high] + actor * self.size[low:high]
                                   + labels[self.other_slot[low:high]]]
             n, x = self.decisions[low:high], self.outcome[low:high]
+            out.count[s] = np.bincount(pair, weights=n, minlength=pairs)
+            out.observed[s] = np.bincount(pair, weights=x, minlength=pairs)
             if name in _OWN_RATE:
-                # each decision expects the deciding player's rate over all their decisions
                 who = universe.slots[self.base[low:high] + actor]
-                made = np.bincount(who, weights=n, minlength=universe.names)
-                rate = (np.bincount(who, weights=x, minlength=universe.names) / np.maximum(made, 1))[who]
-                e, v = n * rate, n * rate * (1 - rate)
+                out.made[s] = np.bincount(who, weights=n, minlength=names)
+                out.done[s] = np.bincount(who, weights=x, minlength=names)
+                first = who == universe.keys[pair] // names
+                out.first[s] = np.bincount(pair[first], weights=n[first], minlength=pairs)
+                out.second[s] = np.bincount(pair[~first], weights=n[~first], minlength=pairs)
             else:
-                e, v = self.expected[low:high], self.variance[low:high]
-            if counts:
-                count[s] = np.bincount(pair, weights=n, minlength=pairs)
-            observed[s] = np.bincount(pair, weights=x, minlength=pairs)
-            expected[s] = np.bincount(pair, weights=e, minlength=pairs)
-            variance = np.bincount(pair, weights=v, minlength=pairs)
-            ok = variance >= MIN_VARIANCE - _ROUNDING
-            z[s, ok] = _SIGN[name] * (observed[s, ok] - expected[s, ok]) / np.sqrt(variance[ok])
-        return count, observed, expected, z
+                out.first[s] = np.bincount(pair, weights=self.expected[low:high], minlength=pairs)
+                out.second[s] = np.bincount(pair, weights=self.variance[low:high], minlength=pairs)
+        return out
+
+    def scores(self, universe: _Universe, labels: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Per behaviour signal and pair, when the universe is every game: decisions, Σx,
+        Σe and z (`_Sums.finished`) with the seats relabelled by `labels`."""
+        return self.sums(universe, labels).finished(universe.keys, universe.names)
 
 
 def _narrow(index: np.ndarray) -> np.ndarray:
     """An index array as int32 when its values fit (half the memory, for the scores)."""
     return index.astype(np.int32) if not len(index) or int(index.max()) < 2 ** 31 else index
-
-
-def _co_seating(universe: _Universe) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per pair: games together, expected from activity, and z = (O − E)/√Var."""
-    together, chance, variance = universe.co_seating()
-    return together, chance, (together - chance) / np.sqrt(np.maximum(variance, 1e-9))
 
 
 @dataclass
@@ -808,17 +1114,77 @@ class CoSeating:
     z: np.ndarray
 
 
-def co_seating(data: PairData) -> CoSeating:
+def _z(together: np.ndarray, chance: np.ndarray, variance: np.ndarray) -> np.ndarray:
+    """The co-seating z = (O − E)/√Var."""
+    return (together - chance) / np.sqrt(np.maximum(variance, 1e-9))
+
+
+def co_seating(data: PairSource) -> CoSeating:
     """The co-seating signal alone, as `audit_pairs` computes it (before its clip), for
     every pair who sat in a game together; it needs the games only, no decisions."""
-    if not data.game_ids:
-        empty = np.zeros(0)
-        return CoSeating([], [], empty, empty, empty)
-    universe = _Universe(data)
-    together, chance, z = _co_seating(universe)
-    keys = universe.keys
-    return CoSeating([data.names[int(k) // universe.names] for k in keys],
-                     [data.names[int(k) % universe.names] for k in keys], together, chance, z)
+    seating = _Seating.of(data)
+    together, chance, variance = seating.co_seating()
+    names, keys = seating.names, seating.keys
+    return CoSeating([data.names[int(k) // names] for k in keys], [data.names[int(k) % names] for k in keys],
+                     together, chance, _z(together, chance, variance))
+
+
+@dataclass
+class _Seating:
+    """What the games alone say, read a chunk at a time: every pair who sat together
+    (`keys`, as `_Universe` numbers them) with its games together, each player's games
+    and the games per table size."""
+
+    names: int
+    keys: np.ndarray
+    together: np.ndarray
+    games_of: np.ndarray
+    tables: dict[int, int]
+
+    @classmethod
+    def of(cls, data: PairSource) -> _Seating:
+        names = len(data.names)
+        keys: np.ndarray = np.zeros(0, dtype=np.int64)
+        together: np.ndarray = np.zeros(0)
+        games_of, tables = np.zeros(names), dict[int, int]()
+        for _, players in data.chunks():
+            universe = _Universe(players, names)
+            merged, inverse = np.unique(np.r_[keys, universe.keys], return_inverse=True)
+            together = np.bincount(inverse, weights=np.r_[together, universe.together()], minlength=len(merged))
+            keys = merged
+            games_of += universe.games_of()
+            for size, count in universe.tables().items():
+                tables[size] = tables.get(size, 0) + count
+        return cls(names, keys, together, games_of, tables)
+
+    def co_seating(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return _co_seating_of(self.together, self.games_of, self.tables, self.keys, self.names)
+
+    def generators(self, seed: int, permutations: int) -> list[dict[int, np.random.Generator]]:
+        """Per relabelling, a generator per table size, each where the one generator
+        (`seed`) stands when the relabelling of every game at once (`_Universe.relabelling`)
+        reaches the games of that size: so relabelling the chunks in order, each size with
+        its own, draws exactly the seats that relabelling draws, whatever the chunks. The
+        generator is run through every relabelling once to find them (a block of games at a
+        time)."""
+        rng = np.random.default_rng(seed)
+        out: list[dict[int, np.random.Generator]] = []
+        for _ in range(permutations):
+            at = {}
+            for size, games in sorted(self.tables.items()):
+                if size <= 0:
+                    continue
+                at[size] = np.random.Generator(type(rng.bit_generator)())
+                at[size].bit_generator.state = rng.bit_generator.state
+                for start in range(0, games, _DRAW_BLOCK):
+                    rows = min(_DRAW_BLOCK, games - start)
+                    rng.permuted(np.broadcast_to(np.arange(size, dtype=np.int64), (rows, size)).copy(), axis=1)
+            out.append(at)
+        return out
+
+
+#: games whose seats the generators' first run draws at a time
+_DRAW_BLOCK = 65_536
 
 
 def _combined(co_z: np.ndarray, z: np.ndarray) -> np.ndarray:
@@ -831,83 +1197,95 @@ def _combined(co_z: np.ndarray, z: np.ndarray) -> np.ndarray:
         return np.where(signals > 0, total / np.sqrt(signals + 1), np.nan)
 
 
-def audit_pairs(data: PairData, level: float = 0.01, permutations: int = PERMUTATIONS,
+def audit_pairs(data: PairSource, level: float = 0.01, permutations: int = PERMUTATIONS,
                 seed: int = 0) -> PairReport:
     """Score every pair with enough decisions of at least one behaviour signal; the
     permutation null of the highest score gives each pair's family-wise p-value; the cases
-    are those at most `level`."""
+    are those at most `level`.
+
+    The games are scored a chunk at a time (`data.chunks()`): each chunk's decisions add to
+    every relabelling's sums per pair (`_Sums`), so what is held is those sums (pairs ×
+    relabellings) and one chunk, whatever the number of games. A relabelling draws each
+    game's seats as the relabelling of every game at once would (`_Seating.generators`),
+    so the report does not depend on the chunks."""
     decisions = data.decisions()
-    empty = PairReport(level, permutations, len(data.game_ids), data.gifts, decisions, 0, [], [], {})
-    if not sum(decisions.values()) or not data.game_ids:
+    games = data.game_count()
+    empty = PairReport(level, permutations, games, data.gifts, decisions, 0, [], [], {})
+    if not sum(decisions.values()) or not games:
         return empty
-    universe = _Universe(data)
-    pairs = len(universe.keys)
+    seating = _Seating.of(data)
+    names, keys = seating.names, seating.keys
+    pairs = len(keys)
     if not pairs:
         return empty
-    rows = _Signals(data, universe)
-    together, chance, co_z = _co_seating(universe)
+    together, chance, variance = seating.co_seating()
+    co_z = _z(together, chance, variance)
     co_term = np.clip(co_z, -CO_SEATING_CLIP, CO_SEATING_CLIP)
-    identity = np.arange(len(universe.slots)) - universe.offsets[universe.slot_game]
-    count, observed, expected, z = rows.scores(universe, identity, pairs, counts=True)
+    generators = seating.generators(seed, permutations)
+    # [0]: the players as seated; then each relabelling
+    sums = [_Sums.zeros(pairs, names) for _ in range(permutations + 1)]
+    for start, players in data.chunks():
+        universe = _Universe(players, names, keys)
+        rows = _Signals(data.group_chunk(start, start + len(players)), universe)
+        sums[0].add(rows.sums(universe, universe.identity()))
+        for relabelled, at in zip(sums[1:], generators, strict=True):
+            relabelled.add(rows.sums(universe, universe.relabelling(at)))
+        del universe, rows
+    count, observed, expected, z = sums[0].finished(keys, names)
     score = _combined(co_term, z)
-    rng = np.random.default_rng(seed)
     null_max = []
-    for _ in range(permutations):
-        permuted = _combined(co_term, rows.scores(universe, universe.relabelling(rng), pairs)[3])
+    for relabelled in sums[1:]:
+        permuted = _combined(co_term, relabelled.finished(keys, names)[3])
         null_max.append(float(np.nanmax(permuted)) if np.isfinite(permuted).any() else -math.inf)
     null = np.sort(np.asarray(null_max))
     out = []
     for p in np.flatnonzero(~np.isnan(score)):
         exceed = len(null) - int(np.searchsorted(null, score[p], side="left"))
         p_value = (1 + exceed) / (permutations + 1)
-        key = int(universe.keys[p])
+        key = int(keys[p])
         signals = {"co_seating": SignalScore(int(together[p]), float(together[p]), float(chance[p]),
                                              float(co_z[p]))}
         for s, name in enumerate(BEHAVIOUR):
             signals[name] = SignalScore(int(count[s, p]), float(observed[s, p]), float(expected[s, p]),
                                         None if np.isnan(z[s, p]) else float(z[s, p]))
-        out.append(PairScore(data.names[key // universe.names], data.names[key % universe.names],
+        out.append(PairScore(data.names[key // names], data.names[key % names],
                              float(score[p]), p_value, p_value <= level, signals))
     out.sort(key=lambda s: -s.score)
-    steps = _all_steps(data, [c for c in out if c.case])
-    return PairReport(level, permutations, len(data.game_ids), data.gifts, decisions, len(out), out,
-                      null_max, steps)
+    steps = _all_steps(data.names, data.steps(), [c for c in out if c.case])
+    return PairReport(level, permutations, games, data.gifts, decisions, len(out), out, null_max, steps)
 
 
-def _all_steps(data: PairData, cases: list[PairScore]) -> dict[tuple[str, str], list[dict[str, Any]]]:
+def _all_steps(names: Sequence[str], rows: pl.DataFrame, cases: list[PairScore]
+               ) -> dict[tuple[str, str], list[dict[str, Any]]]:
     """The steps that show each case's signals: per signal, the decisions where one of the
     pair did the other the favour (a 2 or a 7 total not given, a suit that suits them, a
-    card held back), in game and seq order, with the replay's deep link."""
-    if not cases:
-        return {}
-    rows = data.step_rows()
-    names = len(data.names)
-    slots = np.asarray([n for p in data.game_players for n in p], dtype=np.int64)
-    offsets = np.r_[0, np.cumsum([len(p) for p in data.game_players])[:-1]].astype(np.int64)
-    base = offsets[rows["game"]]
-    actor, other = slots[base + rows["actor"]], slots[base + rows["other"]]
-    key = np.minimum(actor, other) * names + np.maximum(actor, other)
-    wanted = {data._names[c.a] * names + data._names[c.b] if data._names[c.a] < data._names[c.b]
-              else data._names[c.b] * names + data._names[c.a]: (c.a, c.b) for c in cases}
+    card held back), in game and seq order, with the replay's deep link. `rows`: the
+    decisions to choose from (`_STEP_SCHEMA`)."""
+    if not cases or rows.is_empty():
+        return {pair: [] for pair in ((c.a, c.b) for c in cases)} if cases else {}
+    index = {name: i for i, name in enumerate(names)}
+    count = len(names)
+    wanted = {min(index[c.a], index[c.b]) * count + max(index[c.a], index[c.b]): (c.a, c.b) for c in cases}
     out: dict[tuple[str, str], list[dict[str, Any]]] = {pair: [] for pair in wanted.values()}
     shown: dict[tuple[tuple[str, str], str], int] = {}
-    picked = np.flatnonzero(np.isin(key, np.fromiter(wanted, dtype=np.int64)))
     # in game and seq order; a move that makes decisions of several signals for the pair
     # lists them as the audit always has: 7s, soft play, J, then the 2
     tie = {BEHAVIOUR.index(name): i for i, name in enumerate(("sevens_spared", "soft_play", "jacks_suited",
                                                               "twos_spared"))}
-    for r in sorted(picked.tolist(), key=lambda r: (data.game_ids[int(rows["game"][r])], int(rows["seq"][r]),
-                                                    tie[int(rows["signal"][r])])):
-        name = BEHAVIOUR[int(rows["signal"][r])]
-        pair = wanted[int(key[r])]
-        x, e = float(rows["outcome"][r]), float(rows["expected"][r])
+    picked = (rows.with_columns(key=pl.min_horizontal("actor", "other") * count + pl.max_horizontal("actor", "other"),
+                                tie=pl.col("signal").replace_strict(tie, return_dtype=pl.Int64))
+              .filter(pl.col("key").is_in(list(wanted))).sort("game", "seq", "tie"))
+    for row in picked.iter_rows(named=True):
+        name = BEHAVIOUR[row["signal"]]
+        pair = wanted[row["key"]]
+        x, e = float(row["outcome"]), float(row["expected"])
         favour = x == 0 if _SIGN[name] < 0 else (x == 1 and (math.isnan(e) or e < 1))
         if not favour or shown.get((pair, name), 0) >= STEPS_PER_SIGNAL:
             continue
-        g, aux = int(rows["game"][r]), int(rows["aux"][r])
-        player, partner = data.names[int(actor[r])], data.names[int(other[r])]
-        game, hand, seq = data.game_ids[g], int(rows["hand"][r]), int(rows["seq"][r])
-        what = _what(name, partner, data.names[aux] if name == "twos_spared" else _SUITS[aux] if aux >= 0 else "")
+        aux = int(row["aux"])
+        player, partner = names[row["actor"]], names[row["other"]]
+        game, hand, seq = row["game"], int(row["hand"]), int(row["seq"])
+        what = _what(name, partner, names[aux] if name == "twos_spared" else _SUITS[aux] if aux >= 0 else "")
         out[pair].append({"signal": name, "game": game, "hand": hand, "seq": seq, "player": player,
                           "partner": partner, "what": what,
                           "replay": f"replay?game={game}&hand={hand}&seq={seq}"})

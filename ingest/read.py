@@ -982,9 +982,9 @@ def pair_audit(reader: Reader, build: str | None = None, ruleset: str | None = N
     as `PairReport.to_json()` gives it, with the null's highest scores (`null_max`)."""
     from ingest import pairs
 
-    data = pairs.pairs_from_warehouse(reader, build=build, ruleset=ruleset,
-                                      since=_iso(since))
-    return pair_report_json(pairs.audit_pairs(data, level, permutations))
+    with pairs.pairs_from_warehouse(reader, build=build, ruleset=ruleset, since=_iso(since)) as data:
+        report = pairs.audit_pairs(data, level, permutations)  # (the read's folder removed after)
+    return pair_report_json(report)
 
 
 def audit(reader: Reader, params: audits.Params) -> dict[str, Any]:

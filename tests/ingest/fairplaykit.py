@@ -29,16 +29,18 @@ def rigged_warehouse(root: Path) -> Path:
 PAIR = ("sara", "omid")
 
 
-def pair_warehouse(root: Path, collusion: float, games: int = 150, seed: int = 9) -> Path:
-    """Bazito games at tables of 4 drawn from 6 names, 3 hands each; PAIR colludes
-    with probability `collusion` (0: every table honest); ingested."""
+def pair_warehouse(root: Path, collusion: float, games: int = 150, seed: int = 9,
+                   players: tuple[int, int] | None = None, ruleset: str = "bazito") -> Path:
+    """Bazito games (or `ruleset`'s) at tables of 4 (or of `players`, a range) drawn from 6
+    names, 3 hands each; PAIR colludes with probability `collusion` (0: every table honest); ingested."""
     from ingest.pipeline import ingest
 
     root.mkdir(parents=True, exist_ok=True)
     log = root / "pairs.jsonl"
     with log.open("wb") as out:
-        write_simulation(SimConfig("bazito", games=games, seed=seed, match={"hands": 3},
+        write_simulation(SimConfig(ruleset, games=games, seed=seed, match={"hands": 3},
                                    names=("sara", "omid", "lale", "reza", "neda", "kian"),
-                                   colluders=PAIR, collusion=collusion), out)
+                                   colluders=PAIR, collusion=collusion,
+                                   **({"players": players} if players else {})), out)
     ingest([str(log)], str(root / "wh"), workers=1)
     return root / "wh"

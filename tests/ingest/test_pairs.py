@@ -14,6 +14,7 @@ import pytest
 from ingest.pairs import (
     BEHAVIOUR,
     PairData,
+    PairSource,
     _Signals,
     _Universe,
     audit_pairs,
@@ -59,17 +60,28 @@ def _rows(data: PairData, signal: str) -> dict[tuple[str, str, int], tuple[float
     return out
 
 
-def _groups(data: PairData) -> dict[tuple[str, str, str, str], list[float]]:
-    """(signal, game, player, other) → (decisions, Σx, Σe, Σe(1 − e))."""
-    groups = data.groups()
+def _groups(data: PairSource) -> dict[tuple[str, int, str, str], list[float]]:
+    """(signal, game index, player, other) → (decisions, Σx, Σe, Σe(1 − e)), chunk by chunk."""
     out = {}
-    for r in range(len(groups["signal"])):
-        g = int(groups["game"][r])
-        players = data.game_players[g]
-        key = (BEHAVIOUR[int(groups["signal"][r])], data.game_ids[g], data.names[players[int(groups["actor"][r])]],
-               data.names[players[int(groups["other"][r])]])
-        out[key] = [float(groups[c][r]) for c in ("decisions", "outcome", "expected", "variance")]
+    for start, chunk in data.chunks():
+        groups = data.group_chunk(start, start + len(chunk))
+        for r in range(len(groups["signal"])):
+            g = int(groups["game"][r])
+            players = chunk[g]
+            key = (BEHAVIOUR[int(groups["signal"][r])], start + g, data.names[players[int(groups["actor"][r])]],
+                   data.names[players[int(groups["other"][r])]])
+            assert key not in out
+            out[key] = [float(groups[c][r]) for c in ("decisions", "outcome", "expected", "variance")]
     return out
+
+
+def _all_groups(data: PairSource) -> dict[str, np.ndarray]:
+    """Every chunk's sums (`group_chunk`), the games counted from the first."""
+    parts = []
+    for start, chunk in data.chunks():
+        groups = data.group_chunk(start, start + len(chunk))
+        parts.append({**groups, "game": groups["game"] + start})
+    return {c: np.concatenate([p[c] for p in parts]) for c in parts[0]}
 
 
 def test_the_engine_records_what_each_mover_faced(tiny: Path) -> None:
@@ -147,7 +159,7 @@ def test_co_seating_against_activity() -> None:
     # ali and bita sit together in all four games; cyrus and dara share the other seats
     for g, third in enumerate(["cyrus", "dara", "cyrus", "dara"]):
         data.add_game(f"g{g}", ["ali", "bita", third])
-    universe = _Universe(data)
+    universe = _Universe(data.game_players, len(data.names))
     together, chance, variance = universe.co_seating()
     pairs = {(data.names[int(k) // universe.names], data.names[int(k) % universe.names]): i
              for i, k in enumerate(universe.keys)}
@@ -163,7 +175,7 @@ def test_co_seating_against_activity() -> None:
     for g in range(3):
         big.add_game(f"g{g}", ["ali", "bita"])
     big.add_game("g3", ["cyrus", "dara"])
-    together, chance, variance = _Universe(big).co_seating()
+    together, chance, variance = _Universe(big.game_players, len(big.names)).co_seating()
     assert (variance >= 0).all() and (chance <= 4).all()
     # the signal alone, named: ali + bita's z is (4 − 4q)/√(4q(1 − q))
     alone = co_seating(data)
@@ -259,11 +271,11 @@ def test_the_audits_read_sums_what_the_per_row_read_gives(tmp_path: Path) -> Non
         summed = pairs_from_warehouse(reader)
     finally:
         reader.close()
-    assert len(rows.arrays()["signal"]) > 5_000 and len(summed.arrays()["signal"]) == 0
+    assert len(rows.arrays()["signal"]) > 5_000
     assert all(rows.decisions().values()) and rows.decisions() == summed.decisions()
     assert rows.gifts == summed.gifts > 0
-    assert rows.game_ids == summed.game_ids and rows.names == summed.names
-    a, b = rows.groups(), summed.groups()
+    assert rows.game_count() == summed.game_count() and rows.names == summed.names
+    a, b = rows.groups(), _all_groups(summed)
     for column in ("signal", "game", "actor", "other", "decisions", "outcome"):
         assert np.array_equal(a[column], b[column]), column
     for column in ("expected", "variance"):
@@ -272,6 +284,38 @@ def test_the_audits_read_sums_what_the_per_row_read_gives(tmp_path: Path) -> Non
     other = audit_pairs(summed, 0.05, permutations=100).to_json()
     assert one["cases"] and one["cases"][0]["steps"]
     assert _same(other, one)
+
+
+def test_the_audit_in_chunks_of_games_is_the_audit_in_one(tmp_path: Path) -> None:
+    """The scores read a chunk of games at a time, each chunk adding to every
+    relabelling's sums per pair; the relabellings draw every game's seats as one draw over
+    all games would. Chunks of 7 games (persian tables of 2 to 4 seats, so every chunk holds games
+    of several sizes and a size's games span chunks) give the audit of one chunk, score
+    for score, null for null, step for step, read from the warehouse or held in memory."""
+    reader = connect(pair_warehouse(tmp_path, 0.6, games=90, seed=5, players=(2, 4), ruleset="persian"))
+    try:
+        whole = pairs_from_warehouse(reader)
+        chunked = pairs_from_warehouse(reader, chunk_games=7)
+        rows = read_pair_rows(reader)
+    finally:
+        reader.close()
+    with whole, chunked:
+        assert whole.game_count() == 90 and len(list(whole.chunks())) == 1
+        assert len(list(chunked.chunks())) == 13
+        sizes = [{len(p) for p in chunk} for _, chunk in chunked.chunks()]
+        assert sum(len(s) > 1 for s in sizes) >= 6 and set().union(*sizes) == {2, 3, 4}
+        one = audit_pairs(whole, 0.2, permutations=60, seed=3)
+        many = audit_pairs(chunked, 0.2, permutations=60, seed=3)
+        assert one.cases and one.pairs_scored >= 10
+        assert _same(many.to_json(), one.to_json())
+        assert many.null_max == pytest.approx(one.null_max, rel=1e-12)
+        # the in-memory data in chunks of 7 too
+        data = rows.data()
+        data.chunk_games = 7
+        assert len(list(data.chunks())) == 13
+        assert _same(audit_pairs(data, 0.2, permutations=60, seed=3).to_json(), one.to_json())
+    # the read's temporary folders go with it
+    assert not whole.root.exists() and not chunked.root.exists()
 
 
 def test_scores_summed_per_seat_pair_are_the_per_decision_sums(tmp_path: Path) -> None:
@@ -283,16 +327,15 @@ def test_scores_summed_per_seat_pair_are_the_per_decision_sums(tmp_path: Path) -
         data = read_pair_rows(reader).data()
     finally:
         reader.close()
-    universe = _Universe(data)
-    signals = _Signals(data, universe)
+    universe = _Universe(data.game_players, len(data.names))
+    signals = _Signals(data.groups(), universe)
     pairs = len(universe.keys)
     index = {int(k): p for p, k in enumerate(universe.keys)}
     rows = data.arrays()
     assert len(signals.outcome) < len(rows["outcome"])  # the sums do sum
     rng = np.random.default_rng(7)
-    for labels in (np.arange(len(universe.slots)) - universe.offsets[universe.slot_game],
-                   universe.relabelling(rng), universe.relabelling(rng)):
-        count, observed, expected, z = signals.scores(universe, labels, pairs, counts=True)
+    for labels in (universe.identity(), universe.relabelling(rng), universe.relabelling(rng)):
+        count, observed, expected, z = signals.scores(universe, labels)
         # one decision at a time: who decides about whom once the game's seats are relabelled
         base = universe.offsets[rows["game"]]
         actor = universe.slots[base + labels[base + rows["actor"]]]
