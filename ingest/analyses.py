@@ -181,9 +181,11 @@ def stored(reader: read.Reader) -> pa.Table:
     in the warehouse are left out)."""
     location = reader.location
     folder = _folder(reader)
-    wanted = {_file(folder, g) for (g,) in reader.rows("SELECT game_id FROM games")}
     try:
         present = {u for u in location.list(folder, suffix=".parquet") if not u.rsplit("/", 1)[-1].startswith(".")}
+        if not present:  # (naming every game's file takes about 2 µs a game: 0.9 s at a million hands)
+            return SCHEMA.empty_table()
+        wanted = {_file(folder, g) for (g,) in reader.rows("SELECT game_id FROM games")}
         return _read(location, sorted(wanted & present))
     except OSError as exc:
         raise AnalysesUnavailable(f"cannot read the stored analyses at {folder}: {exc}") from exc
