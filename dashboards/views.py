@@ -7,6 +7,7 @@ Session-state keys are prefixed by the page that owns the view (`replay_…`, `c
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -788,8 +789,6 @@ def seat_heatmap(frame: Any, title: str) -> Any:
     return alt.layer(cells, text).properties(height=alt.Step(26), title=title)  # a row per size, whatever their number
 
 
-
-
 # ------------------------------------------------------------------------ stored audits
 
 #: a warehouse of at most this many games is audited while its page waits (seconds, once
@@ -820,11 +819,10 @@ def audit_report(params: audits.Params) -> dict[str, Any]:
         with st.spinner(f"Auditing {games:,} games…"):
             report: dict[str, Any] = cache.query("audit", params)
         return report
-    command = (f"haftkhabis audit {params.kind} --warehouse {warehouse_dir()} --store"
-               + "".join(f" --{flag} {value}" for flag, value in (
-                   ("build", params.build), ("ruleset", params.ruleset), ("since", params.since),
-                   ("fdr", params.level)) if value is not None)
-               + (f" --permutations {params.permutations}" if params.permutations else ""))
+    options = [("--warehouse", warehouse_dir()), ("--build", params.build), ("--ruleset", params.ruleset),
+               ("--since", params.since), ("--fdr", params.level), ("--permutations", params.permutations)]
+    command = shlex.join(["haftkhabis", "audit", params.kind, "--store",
+                          *(part for flag, value in options if value is not None for part in (flag, str(value)))])
     st.button("Audit the warehouse as it is now", icon=":material/play_arrow:", on_click=_audit_now,
               args=(params,), key=f"audit_now_{params.kind}",
               help=f"{games:,} games: a minute or more at a million hands, while this page waits.")

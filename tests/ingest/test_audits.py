@@ -77,7 +77,8 @@ def test_the_deal_audit_page_shows_the_stored_report_or_says_how_to_make_one(
     monkeypatch.setenv("HAFTKHABIS_WAREHOUSE", str(root))
     monkeypatch.setattr(views, "AUDIT_WHILE_WAITING", 0)  # as on a large warehouse
     at = open_page(AppTest.from_file(str(APP), default_timeout=90), "deal_audit")
-    assert any("No stored audit" in i.value and "--store" in i.value for i in at.info)
+    command = f"haftkhabis audit deals --store --warehouse {root} --fdr 0.01"  # what to run, to paste
+    assert any("No stored audit" in i.value and command in i.value for i in at.info)
     assert not at.metric  # nothing audited while the page waited
     at.button(key="audit_now_deals").click().run()  # asked for: audited now
     assert not at.exception and int({m.label: m.value for m in at.metric}["Findings"]) >= 1
