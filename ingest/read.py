@@ -574,15 +574,21 @@ def first_seat(reader: Reader, rulesets: Sequence[str]) -> pl.DataFrame:
 def player_by_seat(reader: Reader, player: str) -> pl.DataFrame:
     """A player's win rate by place in the playing order (0: first to play), per ruleset,
     play and table size, with its 95% interval."""
+    # the hands and games read are only the player's: a join on the whole tables built
+    # their hash tables from every row (0.21–0.28 s against 0.11 s at a million hands)
     frame = reader.frame("""
+        WITH mine AS (
+            SELECT game_id, hand, ruleset, turn_order, won FROM hand_players
+            WHERE player = ? AND won IS NOT NULL AND turn_order IS NOT NULL)
         SELECT p.ruleset, coalesce(g.mode, 'points') AS mode,
                p.ruleset || ' · ' || coalesce(g.mode, 'points') AS play, h.players, p.turn_order,
                count(*) AS hands, count(*) FILTER (WHERE p.won) AS wins,
                count(*) FILTER (WHERE p.won) / count(*) AS win_rate, 1.0 / h.players AS fair_rate
-        FROM hand_players p
-        JOIN hands h ON p.game_id = h.game_id AND p.hand = h.hand
-        JOIN games g ON p.game_id = g.game_id
-        WHERE p.player = ? AND p.won IS NOT NULL AND p.turn_order IS NOT NULL
+        FROM mine p
+        JOIN (SELECT game_id, hand, players FROM hands WHERE game_id IN (SELECT game_id FROM mine)) h
+          ON p.game_id = h.game_id AND p.hand = h.hand
+        JOIN (SELECT game_id, mode FROM games WHERE game_id IN (SELECT game_id FROM mine)) g
+          ON p.game_id = g.game_id
         GROUP BY ALL ORDER BY p.ruleset, mode, h.players, p.turn_order""", [player])
     return with_wilson(frame)
 

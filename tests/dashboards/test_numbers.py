@@ -270,6 +270,22 @@ def test_a_profile_splits_points_and_elimination_play(app: AppTest, sample_wareh
     assert {"persian · points", "persian · elimination", "bazito · points"} <= titles
 
 
+def test_a_players_seats_hold_each_of_their_decided_hands_once(reader: read.Reader) -> None:
+    """`player_by_seat` reads only the player's hands and games: per ruleset and play, its
+    hands and wins are the player's decided hands with a place in the order, each once."""
+    for (player,) in reader.rows("SELECT DISTINCT player FROM hand_players ORDER BY 1"):
+        seats = read.player_by_seat(reader, player)
+        expected = {(r, m): (n, w) for r, m, n, w in reader.rows("""
+            SELECT p.ruleset, coalesce(g.mode, 'points'), count(*), count(*) FILTER (WHERE p.won)
+            FROM hand_players p JOIN games g USING (game_id)
+            WHERE p.player = ? AND p.won IS NOT NULL AND p.turn_order IS NOT NULL GROUP BY ALL""", [player])}
+        summed: dict[tuple[str, str], tuple[int, int]] = {}
+        for ruleset, mode, n, w in seats.select("ruleset", "mode", "hands", "wins").rows():
+            hands, wins = summed.get((ruleset, mode), (0, 0))
+            summed[(ruleset, mode)] = (hands + int(n), wins + int(w))
+        assert summed == expected, player
+
+
 # ---------------------------------------------------------------------------- 2-card targeting
 
 
