@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from typing import Any, Literal
 
 import orjson
@@ -38,9 +38,12 @@ class Params:
     kind: Kind
     build: str | None = None
     ruleset: str | None = None
-    since: str | None = None  # an ISO date (or moment)
+    since: date | str | None = None  # kept as ISO text (a date or a moment)
     level: float = 0.01
     permutations: int | None = None  # the pair audit's
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "since", read.since_text(self.since))  # one key for a date and its text
 
     def to_json(self) -> dict[str, Any]:
         return {"kind": self.kind, "build": self.build, "ruleset": self.ruleset, "since": self.since,

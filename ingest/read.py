@@ -961,13 +961,16 @@ def live_latest_games(reader: Reader, first_batch: int, limit: int = 20) -> pl.D
         WHERE g.ingest_batch >= ?
         ORDER BY g.ingest_batch DESC, g.end_time DESC NULLS LAST, g.game_id LIMIT ?""",
                              [first_batch, first_batch, limit]), "committed", "end_time")
+
+
 def game_count(reader: Reader) -> int:
     """The warehouse's games (a Parquet footer count: no row is read)."""
     return int(reader.rows("SELECT count(*) FROM games")[0][0])
 
 
-def _iso(since: date | str | None) -> str | None:
-    """An audit's --since: a date, or already an ISO date or moment."""
+def since_text(since: date | str | None) -> str | None:
+    """An audit's start filter as the audits take it: a date as ISO text; text (an ISO
+    date or moment, as --since gives it) as it is."""
     return since.isoformat() if isinstance(since, date) else since
 
 
@@ -978,7 +981,7 @@ def deal_audit(reader: Reader, build: str | None = None, ruleset: str | None = N
     from ingest import fairplay  # scipy loads on the first audit, not with the reader
 
     deals = fairplay.deals_from_warehouse(reader, build=build, ruleset=ruleset,
-                                          since=_iso(since))
+                                          since=since_text(since))
     return fairplay.audit_deals(deals, level).to_json()
 
 
@@ -988,7 +991,7 @@ def pair_audit(reader: Reader, build: str | None = None, ruleset: str | None = N
     as `PairReport.to_json()` gives it, with the null's highest scores (`null_max`)."""
     from ingest import pairs
 
-    with pairs.pairs_from_warehouse(reader, build=build, ruleset=ruleset, since=_iso(since)) as data:
+    with pairs.pairs_from_warehouse(reader, build=build, ruleset=ruleset, since=since_text(since)) as data:
         report = pairs.audit_pairs(data, level, permutations)  # (the read's folder removed after)
     return pair_report_json(report)
 
@@ -999,6 +1002,15 @@ def audit(reader: Reader, params: audits.Params) -> dict[str, Any]:
     if params.kind == "deals":
         return deal_audit(reader, params.build, params.ruleset, params.since, params.level)
     return pair_audit(reader, params.build, params.ruleset, params.since, params.level, params.permutations or 200)
+
+
+def current_audit(reader: Reader, params: audits.Params) -> dict[str, Any]:
+    """The report of `params`: the one `haftkhabis audit … --store` kept, when it was made
+    from the tables the reader sees; else made now (`audit`)."""
+    from ingest import audits
+
+    stored = audits.load(reader, params)
+    return stored.report if stored is not None and stored.current else audit(reader, params)
 
 
 def pair_report_json(report: PairReport) -> dict[str, Any]:

@@ -784,11 +784,8 @@ def create_app(settings: Settings) -> FastAPI:
         hand's cards are shown (docs/fairplay.md). The report `haftkhabis audit deals
         --store` kept for these parameters answers at once while no game has landed since;
         otherwise the audit is made for the request (about a minute at a million hands)."""
-        current = reader()
-        params = audits.Params("deals", build, ruleset, None if start is None else start.isoformat(), fdr)
-        stored = audits.load(current, params)
         return models.DealAudit.model_validate(
-            stored.report if stored is not None and stored.current else read.audit(current, params))
+            read.current_audit(reader(), audits.Params("deals", build, ruleset, start, fdr)))
 
     @app.get("/v1/audit/pairs", response_model=models.PairAudit, tags=["fair play"],
              responses=READ_ERRORS)
@@ -807,12 +804,8 @@ def create_app(settings: Settings) -> FastAPI:
         (docs/fairplay.md). The report `haftkhabis audit pairs --store` kept for these
         parameters answers at once while no game has landed since; otherwise the audit is
         made for the request (about two minutes at a million hands)."""
-        current = reader()
-        params = audits.Params("pairs", build, ruleset, None if start is None else start.isoformat(), level,
-                               permutations)
-        stored = audits.load(current, params)
         return models.PairAudit.model_validate(
-            stored.report if stored is not None and stored.current else read.audit(current, params))
+            read.current_audit(reader(), audits.Params("pairs", build, ruleset, start, level, permutations)))
 
     @app.get("/v1/violations", response_model=models.Page[models.ViolationRow], tags=["aggregates"],
              responses=READ_ERRORS)

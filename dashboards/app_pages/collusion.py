@@ -32,8 +32,7 @@ since = cols[2].date_input("Games started on or after", value=None, key="collusi
                            min_value=options.first_day, max_value=options.last_day)
 level = cols[3].selectbox("False-positive level (family-wise)", [0.01, 0.05, 0.1], key="collusion_level")
 
-report = views.audit_report(audits.Params("pairs", build, ruleset, None if since is None else since.isoformat(),
-                                          level, PERMUTATIONS))
+report = views.audit_report(audits.Params("pairs", build, ruleset, since, level, PERMUTATIONS))
 metrics = st.columns(4)
 metrics[0].metric("Games", f"{report['games']:,}")
 metrics[1].metric("Decisions read", f"{sum(report['decisions'].values()):,}")

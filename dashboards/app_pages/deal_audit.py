@@ -37,8 +37,7 @@ since = cols[2].date_input("Games started on or after", value=None, key="deal_au
                            min_value=options.first_day, max_value=options.last_day)
 level = cols[3].selectbox("False-discovery level", [0.01, 0.05, 0.1], key="deal_audit_level")
 
-report = views.audit_report(audits.Params("deals", build, ruleset, None if since is None else since.isoformat(),
-                                          level))
+report = views.audit_report(audits.Params("deals", build, ruleset, since, level))
 tests = pl.DataFrame(report["tests"], infer_schema_length=None)
 metrics = st.columns(4)
 metrics[0].metric("Deals", f"{report['deals']:,}")

@@ -4,6 +4,7 @@ one of ours; the dashboard's fair-play pages show it instead of auditing while t
 
 from __future__ import annotations
 
+from datetime import date
 from pathlib import Path
 
 import orjson
@@ -54,6 +55,12 @@ def test_a_stored_report_is_read_back_current_until_games_land(tmp_path: Path) -
     assert again.exit_code == 1
     fresh = _load(root, DEALS)
     assert fresh is not None and fresh.current and fresh.batch > stored.batch
+
+
+def test_a_date_and_its_text_name_the_same_report() -> None:
+    """The pages and the API filter by a date, `--since` by its text: one stored report."""
+    assert audits.Params("deals", since=date(2026, 10, 1)) == audits.Params("deals", since="2026-10-01")
+    assert audits.Params("deals", since=date(2026, 10, 1)).since == "2026-10-01"
 
 
 def test_a_file_that_is_not_a_report_is_no_report(tmp_path: Path) -> None:
