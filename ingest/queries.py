@@ -246,12 +246,14 @@ def attach_snapshot(con: duckdb.DuckDBPyConnection, store: Warehouse, snapshot: 
             continue
         if cache is not None and not store.location.local:
             try:
-                files = cache.local(name, store.table(name, version).file_uris())
+                with store.open_table(name, version) as table:
+                    files = cache.local(name, table.file_uris())
             except ValueError as exc:
                 raise WarehouseError(f"{store.root}: {exc}") from None
         else:
             folder = str(Path(store.root).resolve())
-            files = [_resolved(uri.removeprefix("file://")) for uri in store.table(name, version).file_uris()]
+            with store.open_table(name, version) as table:
+                files = [_resolved(uri.removeprefix("file://")) for uri in table.file_uris()]
             if any(not f.startswith(folder + "/") for f in files):
                 raise WarehouseError(f"{store.root}: table {name} names files outside the warehouse")
         readable += files
