@@ -1,8 +1,11 @@
 """The deal audit: are the warehouse's deals what a uniform shuffle deals?
 
-Every opening hand, starter and logged stock is read from the warehouse (the `deal` lines
-`events` keeps, with their games' build, decks and seats) into a `DealSet` of plain
-arrays, and tested against the exact expectation of a uniform shuffle:
+Every opening hand, starter and logged stock is read from the warehouse (the engine's deal
+facts in `hands` and `hand_players`, with their games' build, decks and seats) a chunk of
+whole games at a time (`WarehouseDeals`; the simulator's deals are a `DealSet`, one
+chunk), each chunk's counts added to what the tests rest on (`DealTally`: counts and sums
+per group, the repeat test's hand pairs on disk), so the audit's memory does not grow with
+the warehouse, and tested against the exact expectation of a uniform shuffle:
 
 - `hand.special`: special cards (ranks whose effect is not plain, per ruleset) in a hand;
   a hand's count is hypergeometric, the sum over n hands is tested exactly (the n-fold
@@ -267,9 +270,10 @@ def game_filter(build: str | None, since: str | None, ruleset: str | None,
 
 
 #: games a chunk of the audit (`WarehouseDeals.chunks`): what the audit holds at a time is
-#: one chunk's deals, whatever the warehouse's size (the pair audit's chunk,
-#: `ingest.pairs.CHUNK_GAMES`)
-CHUNK_GAMES = 50_000
+#: one chunk's deals and what the tests make of them, whatever the warehouse's size. Fewer
+#: than the pair audit's 50,000 (`ingest.pairs.CHUNK_GAMES`): 50,000 persian games (145,000
+#: deals, 725,000 hands) took the audit's peak from 0.66 to 0.84 GB (docs/fairplay.md)
+CHUNK_GAMES = 20_000
 
 #: rows a record batch when the deals are copied from the reader or read back a chunk at
 #: a time
