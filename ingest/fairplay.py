@@ -278,6 +278,8 @@ CHUNK_GAMES = 20_000
 #: rows a record batch when the deals are copied from the reader or read back a chunk at
 #: a time
 BATCH_ROWS = 65_536
+#: chunk folders written to at once when the deals are put in their chunks
+_OPEN_FILES = 16
 
 
 def deals_from_warehouse(reader: Any, *, build: str | None = None, since: str | None = None,
@@ -306,17 +308,18 @@ def deals_from_warehouse(reader: Any, *, build: str | None = None, since: str | 
 
 class WarehouseDeals(Scratch):
     """The deals of a warehouse (`deals_from_warehouse`) in a temporary folder rather than
-    in memory: the reader's rows copied as they lie (the reader sorts and joins nothing),
-    joined and sorted by game id and hand by a DuckDB of the read's own within
-    `SORT_MEMORY`, spilling to the folder (`ingest.scratch`), to one Parquet file of deals
-    and one of their seats; `chunks()` reads them back `chunk_games` whole games at a time
-    as `Deals` (a game's deals together, in hand order, as the serial test needs), found
-    by game id range. `close()` removes the folder."""
+    in memory: the reader's rows copied as they lie (the reader sorts and joins nothing);
+    in a DuckDB of the read's own within `SORT_MEMORY`, spilling to the folder
+    (`ingest.scratch`), the games with a clean deal sorted by id and numbered into chunks
+    of `chunk_games`, and every deal and seat written to its chunk's folder (the rows are
+    not sorted: a chunk's are, when it is read). `chunks()` reads them back a chunk at a
+    time as `Deals` (a game's deals together, in hand order, as the serial test needs).
+    `close()` removes the folder."""
 
     def __init__(self, chunk_games: int = CHUNK_GAMES, folder: str | None = None) -> None:
         super().__init__("haftkhabis-deals-", folder)
         self.chunk_games = max(1, chunk_games)
-        self._firsts: list[str] = []  # each chunk's first game id
+        self._chunks = 0
         self._legacy = False  # read from the `deal` lines (no deal facts in the rows)
         self._count: int | None = None
 
@@ -335,6 +338,8 @@ class WarehouseDeals(Scratch):
         return [row for chunk in self.chunks() for row in chunk.rows()]
 
     def read(self, reader: Any, build: str | None, since: str | None, ruleset: str | None) -> None:
+        """The reader's rows copied as they lie; the games with a clean deal sorted by id
+        and numbered into chunks; every deal (and seat) written to its chunk's folder."""
         self._legacy = bool(reader.rows("SELECT count(*) FROM hands WHERE dealer_seat IS NULL")[0][0])
         where, params = game_filter(build, since, ruleset, rows="g")
         games = copy_rows(reader, "SELECT g.game_id, g.ruleset, g.month, coalesce(g.server_build, 'unknown')"
@@ -346,12 +351,11 @@ class WarehouseDeals(Scratch):
             lines = copy_rows(reader, "SELECT game_id, hand, raw, ruleset, month FROM events WHERE type = 'deal'"
                               f" AND NOT set_aside AND code IS NULL{''.join(' AND ' + w for w in only)}",
                               [ruleset] if only else [], self.root / "lines-read", BATCH_ROWS)
-            sorted_deals = ("SELECT e.game_id, e.hand, e.raw, e.ruleset, e.month, g.build, g.decks, g.players"
-                            " FROM read_parquet($lines) e JOIN read_parquet($games) g"
-                            " ON g.game_id = e.game_id AND g.ruleset = e.ruleset AND g.month = e.month"
-                            " ORDER BY e.game_id, e.hand")
+            dealt = ("SELECT e.game_id, e.hand, e.raw, e.ruleset, e.month, g.build, g.decks, g.players"
+                     " FROM read_parquet($lines) e JOIN read_parquet($games) g"
+                     " ON g.game_id = e.game_id AND g.ruleset = e.ruleset AND g.month = e.month")
             files = {"lines": lines, "games": games}
-            statements = [("deals", sorted_deals)]
+            tables = {"deals": dealt}
         else:
             hands = copy_rows(reader, "SELECT game_id, hand, ruleset, month, players, coalesce(starter, -1)"
                               f" AS starter, stock FROM hands WHERE deal_violations = 0 AND {known}"
@@ -360,68 +364,71 @@ class WarehouseDeals(Scratch):
             seats = copy_rows(reader, "SELECT game_id, hand, ruleset, month, seat, deal_position, player,"
                               f" opening_cards FROM hand_players{' WHERE ' + only[0] if only else ''}",
                               [ruleset] if only else [], self.root / "seats-read", BATCH_ROWS)
-            sorted_deals = ("SELECT h.game_id, h.hand, h.ruleset, h.month, g.build, g.decks, h.players, h.starter,"
-                            " h.stock FROM read_parquet($hands) h JOIN read_parquet($games) g"
-                            " ON g.game_id = h.game_id AND g.ruleset = h.ruleset AND g.month = h.month"
-                            " WHERE len(g.players) > 0 ORDER BY h.game_id, h.hand")
-            sorted_seats = ("SELECT p.game_id, p.hand, p.ruleset, p.month, p.seat, p.deal_position, p.player,"
-                            " p.opening_cards FROM read_parquet($seats) p SEMI JOIN read_parquet($deals) d"
-                            " ON p.game_id = d.game_id AND p.hand = d.hand AND p.ruleset = d.ruleset"
-                            " AND p.month = d.month ORDER BY p.game_id, p.hand, p.seat")
+            dealt = ("SELECT h.game_id, h.hand, h.ruleset, h.month, g.build, g.decks, h.players, h.starter,"
+                     " h.stock FROM read_parquet($hands) h JOIN read_parquet($games) g"
+                     " ON g.game_id = h.game_id AND g.ruleset = h.ruleset AND g.month = h.month"
+                     " WHERE len(g.players) > 0")
             files = {"hands": hands, "seats": seats, "games": games}
-            statements = [("deals", sorted_deals), ("seats", sorted_seats)]
+            # a seat of a deal left out (a violation) finds no deal when its chunk is read
+            tables = {"deals": dealt, "seats": "SELECT * FROM read_parquet($seats)"}
         if not all(files.values()):
             return
         con = own_duckdb(self.root)
         try:
-            for name, statement in statements:
-                path = self.root / f"{name}.parquet"
-                query, values = bound(statement, {**files, "deals": [str(self.root / "deals.parquet")]})
-                con.execute(f"COPY ({query}) TO '{path}' (FORMAT parquet, ROW_GROUP_SIZE {BATCH_ROWS})", values)
+            # the games with a clean deal in id order (a sort of the ids only, spilling),
+            # each given its chunk: whole games, `chunk_games` a chunk
+            query, values = bound(f"SELECT DISTINCT game_id FROM ({dealt})", files)
+            numbered = self.root / "chunk-of-game.parquet"
+            seen = 0
+            with pq.ParquetWriter(numbered, pa.schema([("game_id", pa.string()), ("chunk", pa.int64())])) as out:
+                for batch in con.sql(f"SELECT game_id FROM ({query}) ORDER BY game_id",
+                                     params=values).to_arrow_reader(BATCH_ROWS):
+                    chunk = np.arange(seen, seen + batch.num_rows, dtype=np.int64) // self.chunk_games
+                    out.write_table(pa.table({"game_id": batch.column(0), "chunk": chunk}))
+                    seen += batch.num_rows
+            self._chunks = -(-seen // self.chunk_games)
+            # every row to its chunk's folder, as it comes (no sort of the rows); a folder's
+            # rows are flushed to a file every `BATCH_ROWS`, and at most `_OPEN_FILES` are
+            # open at once, so the writes hold a bounded share of the rows
+            con.execute(f"SET partitioned_write_flush_threshold = {BATCH_ROWS}")
+            con.execute(f"SET partitioned_write_max_open_files = {_OPEN_FILES}")
+            for name, rows in tables.items():
+                query, values = bound(f"SELECT c.chunk, r.* FROM ({rows}) r JOIN read_parquet($numbered) c"
+                                      " ON c.game_id = r.game_id", {**files, "numbered": str(numbered)})
+                con.execute(f"COPY ({query}) TO '{self.root / name}' (FORMAT parquet, PARTITION_BY (chunk))",
+                            values)
         finally:
             con.close()
-        for part in files.values():  # the copies as read, sorted now
+        for part in files.values():  # the copies as read, in their chunks now
             shutil.rmtree(Path(part[0]).parent, ignore_errors=True)
-        # each chunk's first game id, from the sorted deals' ids (a batch at a time)
-        games_seen, last = 0, None
-        for batch in pq.ParquetFile(self.root / "deals.parquet").iter_batches(BATCH_ROWS, columns=["game_id"]):
-            for game in pc.unique(batch.column(0)).to_pylist():  # sorted: each new id after the last
-                if game == last:
-                    continue
-                if games_seen % self.chunk_games == 0:
-                    self._firsts.append(game)
-                games_seen, last = games_seen + 1, game
 
     def chunks(self) -> Iterator[Deals]:
         """The deals, `chunk_games` whole games at a time, in game id order."""
-        if not self._firsts:
+        if not self._chunks:
             return
         con = own_duckdb(self.root)
-        deals = str(self.root / "deals.parquet")
         try:
-            for i, first in enumerate(self._firsts):
-                bounds = [first, *self._firsts[i + 1:i + 2]]
-
-                def within(alias: str, bounds: list[str] = bounds) -> str:
-                    return f"{alias}game_id >= ?" + (f" AND {alias}game_id < ?" if len(bounds) > 1 else "")
-
+            for chunk in range(self._chunks):
+                deals = str(self.root / "deals" / f"chunk={chunk}" / "*.parquet")
                 if self._legacy:
                     found = DealSet()
-                    for batch in con.sql(f"SELECT * FROM read_parquet(?) WHERE {within('')} ORDER BY game_id, hand",
-                                         params=[deals, *bounds]).to_arrow_reader(BATCH_ROWS):
+                    for batch in con.sql("SELECT * FROM read_parquet(?, hive_partitioning = false)"
+                                         " ORDER BY game_id, hand", params=[deals]).to_arrow_reader(BATCH_ROWS):
                         _add_deal_lines(found, zip(*(batch.column(c).to_pylist() for c in (
                             "game_id", "hand", "raw", "ruleset", "month", "build", "decks", "players")), strict=True))
                     yield found.frozen()
                     continue
                 deal_batches = list(con.sql(
-                    f"SELECT * FROM read_parquet(?) WHERE {within('')} ORDER BY game_id, hand",
-                    params=[deals, *bounds]).to_arrow_reader(BATCH_ROWS))
-                hand_batches = list(con.sql(
+                    "SELECT * FROM read_parquet(?, hive_partitioning = false) ORDER BY game_id, hand",
+                    params=[deals]).to_arrow_reader(BATCH_ROWS))
+                seats = self.root / "seats" / f"chunk={chunk}"
+                hand_batches = [] if not seats.exists() else list(con.sql(
                     "SELECT d.deal, p.hand, p.seat, p.deal_position, p.player, p.opening_cards"
-                    f" FROM read_parquet(?) p JOIN (SELECT game_id, hand, ruleset, month,"
-                    f" row_number() OVER (ORDER BY game_id, hand) - 1 AS deal FROM read_parquet(?) WHERE {within('')}) d"
-                    " ON p.game_id = d.game_id AND p.hand = d.hand AND p.ruleset = d.ruleset AND p.month = d.month"
-                    f" WHERE {within('p.')}", params=[str(self.root / "seats.parquet"), deals, *bounds, *bounds])
+                    " FROM read_parquet(?, hive_partitioning = false) p JOIN (SELECT game_id, hand, ruleset, month,"
+                    " row_number() OVER (ORDER BY game_id, hand) - 1 AS deal"
+                    " FROM read_parquet(?, hive_partitioning = false)) d"
+                    " ON p.game_id = d.game_id AND p.hand = d.hand AND p.ruleset = d.ruleset AND p.month = d.month",
+                    params=[str(seats / "*.parquet"), deals])
                     .to_arrow_reader(BATCH_ROWS))
                 yield _deals_of(deal_batches, hand_batches)
         finally:
