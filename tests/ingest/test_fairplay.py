@@ -259,6 +259,8 @@ def test_a_warehouse_ingested_before_the_deal_facts_is_audited_from_its_deal_lin
     try:
         assert reader.rows("SELECT count(*), count(dealer_seat) FROM hands")[0][1] == 0
         assert deals_from_warehouse(reader).rows() == expected
+        with deals_from_warehouse(reader, chunk_games=7) as chunked:  # the lines read 7 games at a time
+            assert len(list(chunked.chunks())) > 3 and chunked.rows() == expected
     finally:
         reader.close()
 
