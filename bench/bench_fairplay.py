@@ -166,16 +166,17 @@ def main() -> None:
             started = time.perf_counter()
             reader = connect(args.warehouse)
             try:
-                found_deals = deals_from_warehouse(reader)
+                found_deals = deals_from_warehouse(reader)  # copied and sorted into its folder
             finally:
                 reader.close()
             read = time.perf_counter() - started
             started = time.perf_counter()
-            report = audit_deals(found_deals, args.level)
+            with found_deals:
+                report = audit_deals(found_deals, args.level)
             audited = time.perf_counter() - started
-            print(f"warehouse {args.warehouse}: {len(found_deals):,} deals read in {read:.1f} s, "
+            print(f"warehouse {args.warehouse}: {report.deals:,} deals read in {read:.1f} s, "
                   f"audited in {audited:.1f} s ({report.tests_made} tests, {len(report.findings)} findings)")
-            record["warehouse"] = {"path": args.warehouse, "deals": len(found_deals), "read_s": read,
+            record["warehouse"] = {"path": args.warehouse, "deals": report.deals, "read_s": read,
                                    "audit_s": audited, "findings": len(report.findings)}
 
     OUT.mkdir(exist_ok=True)

@@ -77,7 +77,8 @@ def audit_deals_command(
 
     with _reader(warehouse, storage, since) as reader:
         started = time.perf_counter()
-        report = audit_deals(deals_from_warehouse(reader, build=build, since=since, ruleset=ruleset), fdr)
+        with deals_from_warehouse(reader, build=build, since=since, ruleset=ruleset) as deals:  # its folder, removed
+            report = audit_deals(deals, fdr)
         if store:
             _store(reader, audits.Params("deals", build, ruleset, since, fdr), report.to_json(),
                    time.perf_counter() - started)

@@ -1,8 +1,11 @@
 """The deal audit: are the warehouse's deals what a uniform shuffle deals?
 
-Every opening hand, starter and logged stock is read from the warehouse (the `deal` lines
-`events` keeps, with their games' build, decks and seats) into a `DealSet` of plain
-arrays, and tested against the exact expectation of a uniform shuffle:
+Every opening hand, starter and logged stock is read from the warehouse (the engine's deal
+facts in `hands` and `hand_players`, with their games' build, decks and seats) a chunk of
+whole games at a time (`WarehouseDeals`; the simulator's deals are a `DealSet`, one
+chunk), each chunk's counts added to what the tests rest on (`DealTally`: counts and sums
+per group, the repeat test's hand pairs on disk), so the audit's memory does not grow with
+the warehouse, and tested against the exact expectation of a uniform shuffle:
 
 - `hand.special`: special cards (ranks whose effect is not plain, per ruleset) in a hand;
   a hand's count is hypergeometric, the sum over n hands is tested exactly (the n-fold
@@ -27,20 +30,24 @@ from __future__ import annotations
 
 import functools
 import math
+import shutil
 from array import array
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 from scipy import optimize, signal, stats
 
 from engine._core import card_codes
 from engine.cards import RANKS, SUITS
 from engine.rulesets import RULESETS
+from ingest.scratch import Scratch, bound, copy_rows, own_duckdb
 
 HAND_SIZE = 7
 #: the special-card sum is tested exactly up to this many hands, by its normal limit above
@@ -262,53 +269,170 @@ def game_filter(build: str | None, since: str | None, ruleset: str | None,
     return where, params
 
 
-#: rows a record batch when the deals are read (the reader's memory is a few batches)
-BATCH_ROWS = 262_144
+#: games a chunk of the audit (`WarehouseDeals.chunks`): what the audit holds at a time is
+#: one chunk's deals and what the tests make of them, whatever the warehouse's size. Fewer
+#: than the pair audit's 50,000 (`ingest.pairs.CHUNK_GAMES`): 50,000 persian games (145,000
+#: deals, 725,000 hands) took the audit's peak from 0.66 to 0.84 GB (docs/fairplay.md)
+CHUNK_GAMES = 20_000
+
+#: rows a record batch when the deals are copied from the reader or read back a chunk at
+#: a time
+BATCH_ROWS = 65_536
+#: chunk folders written to at once when the deals are put in their chunks
+_OPEN_FILES = 16
 
 
 def deals_from_warehouse(reader: Any, *, build: str | None = None, since: str | None = None,
-                         ruleset: str | None = None) -> Deals:
+                         ruleset: str | None = None, chunk_games: int = CHUNK_GAMES,
+                         folder: str | None = None) -> WarehouseDeals:
     """Every deal the warehouse replayed without a violation at its `deal` line, with its
     game's build (`unknown` when the header names none), decks and seats; `since` is an
-    ISO date or moment (the game's start), `reader` an `ingest.read.Reader`.
+    ISO date or moment (the game's start), `reader` an `ingest.read.Reader`. Read into a
+    temporary folder (under `folder`) and given to the audit a chunk of `chunk_games`
+    whole games at a time (`WarehouseDeals`), so its memory does not grow with the
+    warehouse; close it (or use it as a context manager) to remove the folder.
 
     The deal's facts are the engine's (`hands.dealer_seat`, `starter`, `stock`,
-    `deal_violations`; `hand_players.deal_position`, `opening_cards`), read as Arrow record
-    batches into numpy arrays. A warehouse holding games ingested before schema 7, whose
-    rows have no deal facts, is read from its `deal` lines instead (`deals_from_events`)
-    until those games are ingested again (docs/decisions.md)."""
-    if reader.rows("SELECT count(*) FROM hands WHERE dealer_seat IS NULL")[0][0]:
-        return deals_from_events(reader, build=build, since=since, ruleset=ruleset).frozen()
-    where, params = game_filter(build, since, ruleset, rows="h")
-    where += ["h.deal_violations = 0", f"h.ruleset IN ({', '.join('?' * len(RULESETS))})",
-              "len(g.players) > 0"]
-    params += list(RULESETS)
-    scope = (" FROM hands h JOIN games g"
-             " ON g.game_id = h.game_id AND g.ruleset = h.ruleset AND g.month = h.month"
-             f" WHERE {' AND '.join(where)}")
-    deal_batches = _batches(
-        reader, "SELECT h.game_id, h.hand, h.ruleset, h.month, coalesce(g.server_build, 'unknown') AS build,"
-        " coalesce(g.decks, 1) AS decks, h.players, coalesce(h.starter, -1) AS starter, h.stock"
-        f"{scope} ORDER BY h.game_id, h.hand", params)
-    # each hand row with its deal's number in that order; sorted here by integers (a sort
-    # of the millions of rows by their game's id in DuckDB took most of the read's memory)
-    hand_batches = _batches(
-        reader, "SELECT d.deal, p.hand, p.seat, p.deal_position, p.player, p.opening_cards"
-        " FROM hand_players p JOIN (SELECT h.game_id, h.hand, h.ruleset, h.month,"
-        f" row_number() OVER (ORDER BY h.game_id, h.hand) - 1 AS deal{scope}) d"
-        " ON p.game_id = d.game_id AND p.hand = d.hand AND p.ruleset = d.ruleset AND p.month = d.month",
-        params)
-    return _deals_of(deal_batches, hand_batches)
+    `deal_violations`; `hand_players.deal_position`, `opening_cards`). A warehouse holding
+    games ingested before schema 7, whose rows have no deal facts, is read from its `deal`
+    lines instead (as `deals_from_events` does) until those games are ingested again
+    (docs/decisions.md)."""
+    data = WarehouseDeals(chunk_games, folder)
+    try:
+        data.read(reader, build, since, ruleset)
+    except BaseException:
+        data.close()
+        raise
+    return data
 
 
-def _batches(reader: Any, query: str, params: Sequence[Any]) -> list[pa.RecordBatch]:
-    """The query's rows as Arrow record batches."""
-    from ingest import sandbox
+class WarehouseDeals(Scratch):
+    """The deals of a warehouse (`deals_from_warehouse`) in a temporary folder rather than
+    in memory: the reader's rows copied as they lie (the reader sorts and joins nothing);
+    in a DuckDB of the read's own within `SORT_MEMORY`, spilling to the folder
+    (`ingest.scratch`), the games with a clean deal sorted by id and numbered into chunks
+    of `chunk_games`, and every deal and seat written to its chunk's folder (the rows are
+    not sorted: a chunk's are, when it is read). `chunks()` reads them back a chunk at a
+    time as `Deals` (a game's deals together, in hand order, as the serial test needs).
+    `close()` removes the folder."""
 
-    statement = sandbox.check(query)
-    with reader.con.cursor() as cursor, sandbox.time_limit(cursor, reader.limits.seconds):
-        result = cursor.sql(statement, params=list(params))
-        return list(result.to_arrow_reader(BATCH_ROWS))
+    def __init__(self, chunk_games: int = CHUNK_GAMES, folder: str | None = None) -> None:
+        super().__init__("haftkhabis-deals-", folder)
+        self.chunk_games = max(1, chunk_games)
+        self._chunks = 0
+        self._legacy = False  # read from the `deal` lines (no deal facts in the rows)
+        self._count: int | None = None
+
+    def __enter__(self) -> WarehouseDeals:
+        return self
+
+    def __len__(self) -> int:
+        """The deals (every chunk read once)."""
+        if self._count is None:
+            self._count = sum(len(chunk) for chunk in self.chunks())
+        return self._count
+
+    def rows(self) -> list[tuple[Any, ...]]:
+        """Every deal as `Deals.rows` gives it, every chunk's in order (all held: for the
+        tests' comparisons of two readings of a small warehouse)."""
+        return [row for chunk in self.chunks() for row in chunk.rows()]
+
+    def read(self, reader: Any, build: str | None, since: str | None, ruleset: str | None) -> None:
+        """The reader's rows copied as they lie; the games with a clean deal sorted by id
+        and numbered into chunks; every deal (and seat) written to its chunk's folder."""
+        self._legacy = bool(reader.rows("SELECT count(*) FROM hands WHERE dealer_seat IS NULL")[0][0])
+        where, params = game_filter(build, since, ruleset, rows="g")
+        games = copy_rows(reader, "SELECT g.game_id, g.ruleset, g.month, coalesce(g.server_build, 'unknown')"
+                          " AS build, coalesce(g.decks, 1) AS decks, g.players FROM games g"
+                          f" WHERE {' AND '.join(where or ['true'])}", params, self.root / "games-read", BATCH_ROWS)
+        only = ["ruleset = ?"] if ruleset is not None else []
+        known = f"ruleset IN ({', '.join('?' * len(RULESETS))})"
+        if self._legacy:
+            lines = copy_rows(reader, "SELECT game_id, hand, raw, ruleset, month FROM events WHERE type = 'deal'"
+                              f" AND NOT set_aside AND code IS NULL{''.join(' AND ' + w for w in only)}",
+                              [ruleset] if only else [], self.root / "lines-read", BATCH_ROWS)
+            dealt = ("SELECT e.game_id, e.hand, e.raw, e.ruleset, e.month, g.build, g.decks, g.players"
+                     " FROM read_parquet($lines) e JOIN read_parquet($games) g"
+                     " ON g.game_id = e.game_id AND g.ruleset = e.ruleset AND g.month = e.month")
+            files = {"lines": lines, "games": games}
+            tables = {"deals": dealt}
+        else:
+            hands = copy_rows(reader, "SELECT game_id, hand, ruleset, month, players, coalesce(starter, -1)"
+                              f" AS starter, stock FROM hands WHERE deal_violations = 0 AND {known}"
+                              f"{''.join(' AND ' + w for w in only)}",
+                              [*RULESETS, *([ruleset] if only else [])], self.root / "hands-read", BATCH_ROWS)
+            seats = copy_rows(reader, "SELECT game_id, hand, ruleset, month, seat, deal_position, player,"
+                              f" opening_cards FROM hand_players{' WHERE ' + only[0] if only else ''}",
+                              [ruleset] if only else [], self.root / "seats-read", BATCH_ROWS)
+            dealt = ("SELECT h.game_id, h.hand, h.ruleset, h.month, g.build, g.decks, h.players, h.starter,"
+                     " h.stock FROM read_parquet($hands) h JOIN read_parquet($games) g"
+                     " ON g.game_id = h.game_id AND g.ruleset = h.ruleset AND g.month = h.month"
+                     " WHERE len(g.players) > 0")
+            files = {"hands": hands, "seats": seats, "games": games}
+            # a seat of a deal left out (a violation) finds no deal when its chunk is read
+            tables = {"deals": dealt, "seats": "SELECT * FROM read_parquet($seats)"}
+        if not all(files.values()):
+            return
+        con = own_duckdb(self.root)
+        try:
+            # the games with a clean deal in id order (a sort of the ids only, spilling),
+            # each given its chunk: whole games, `chunk_games` a chunk
+            query, values = bound(f"SELECT DISTINCT game_id FROM ({dealt})", files)
+            numbered = self.root / "chunk-of-game.parquet"
+            seen = 0
+            with pq.ParquetWriter(numbered, pa.schema([("game_id", pa.string()), ("chunk", pa.int64())])) as out:
+                for batch in con.sql(f"SELECT game_id FROM ({query}) ORDER BY game_id",
+                                     params=values).to_arrow_reader(BATCH_ROWS):
+                    chunk = np.arange(seen, seen + batch.num_rows, dtype=np.int64) // self.chunk_games
+                    out.write_table(pa.table({"game_id": batch.column(0), "chunk": chunk}))
+                    seen += batch.num_rows
+            self._chunks = -(-seen // self.chunk_games)
+            # every row to its chunk's folder, as it comes (no sort of the rows); a folder's
+            # rows are flushed to a file every `BATCH_ROWS`, and at most `_OPEN_FILES` are
+            # open at once, so the writes hold a bounded share of the rows
+            con.execute(f"SET partitioned_write_flush_threshold = {BATCH_ROWS}")
+            con.execute(f"SET partitioned_write_max_open_files = {_OPEN_FILES}")
+            for name, rows in tables.items():
+                query, values = bound(f"SELECT c.chunk, r.* FROM ({rows}) r JOIN read_parquet($numbered) c"
+                                      " ON c.game_id = r.game_id", {**files, "numbered": str(numbered)})
+                con.execute(f"COPY ({query}) TO '{self.root / name}' (FORMAT parquet, PARTITION_BY (chunk))",
+                            values)
+        finally:
+            con.close()
+        for part in files.values():  # the copies as read, in their chunks now
+            shutil.rmtree(Path(part[0]).parent, ignore_errors=True)
+
+    def chunks(self) -> Iterator[Deals]:
+        """The deals, `chunk_games` whole games at a time, in game id order."""
+        if not self._chunks:
+            return
+        con = own_duckdb(self.root)
+        try:
+            for chunk in range(self._chunks):
+                deals = str(self.root / "deals" / f"chunk={chunk}" / "*.parquet")
+                if self._legacy:
+                    found = DealSet()
+                    for batch in con.sql("SELECT * FROM read_parquet(?, hive_partitioning = false)"
+                                         " ORDER BY game_id, hand", params=[deals]).to_arrow_reader(BATCH_ROWS):
+                        _add_deal_lines(found, zip(*(batch.column(c).to_pylist() for c in (
+                            "game_id", "hand", "raw", "ruleset", "month", "build", "decks", "players")), strict=True))
+                    yield found.frozen()
+                    continue
+                deal_batches = list(con.sql(
+                    "SELECT * FROM read_parquet(?, hive_partitioning = false) ORDER BY game_id, hand",
+                    params=[deals]).to_arrow_reader(BATCH_ROWS))
+                seats = self.root / "seats" / f"chunk={chunk}"
+                hand_batches = [] if not seats.exists() else list(con.sql(
+                    "SELECT d.deal, p.hand, p.seat, p.deal_position, p.player, p.opening_cards"
+                    " FROM read_parquet(?, hive_partitioning = false) p JOIN (SELECT game_id, hand, ruleset, month,"
+                    " row_number() OVER (ORDER BY game_id, hand) - 1 AS deal"
+                    " FROM read_parquet(?, hive_partitioning = false)) d"
+                    " ON p.game_id = d.game_id AND p.hand = d.hand AND p.ruleset = d.ruleset AND p.month = d.month",
+                    params=[str(seats / "*.parquet"), deals])
+                    .to_arrow_reader(BATCH_ROWS))
+                yield _deals_of(deal_batches, hand_batches)
+        finally:
+            con.close()
 
 
 def _list_values(column: pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
@@ -362,8 +486,10 @@ def _deals_of(deal_batches: list[pa.RecordBatch], hand_batches: list[pa.RecordBa
 def deals_from_events(reader: Any, *, build: str | None = None, since: str | None = None,
                       ruleset: str | None = None) -> DealSet:
     """The deals read from the warehouse's raw `deal` lines (every deal line replayed
-    without a violation, its JSON parsed here): the reading of a warehouse whose rows
-    predate the engine's deal facts (schema 7)."""
+    without a violation, its JSON parsed here), all held: the reading of a warehouse whose
+    rows predate the engine's deal facts (schema 7), which the tests compare with the
+    engine's facts (the audit reads such a warehouse a chunk at a time,
+    `WarehouseDeals`)."""
     where, params = game_filter(build, since, ruleset)
     where += ["e.type = 'deal'", "NOT e.set_aside", "e.code IS NULL"]
     rows = reader.rows(
@@ -372,6 +498,13 @@ def deals_from_events(reader: Any, *, build: str | None = None, since: str | Non
         " ON g.game_id = e.game_id AND g.ruleset = e.ruleset AND g.month = e.month"
         f" WHERE {' AND '.join(where)} ORDER BY e.game_id, e.hand", params)
     deals = DealSet()
+    _add_deal_lines(deals, rows)
+    return deals
+
+
+def _add_deal_lines(deals: DealSet, rows: Iterable[Sequence[Any]]) -> None:
+    """Deal lines (game id, hand, the line, ruleset, month, build, decks, the game's seats)
+    parsed into `deals`; a line that is not a deal's JSON is left out."""
     for game_id, hand, raw, rules, month, server_build, decks, seats in rows:
         try:
             line = orjson.loads(raw)
@@ -385,7 +518,6 @@ def deals_from_events(reader: Any, *, build: str | None = None, since: str | Non
                   decks=decks, seats=seats, dealer=line.get("dealer"), hands=hands,
                   starter=line.get("starter") if isinstance(line.get("starter"), str) else None,
                   stock=stock if isinstance(stock, list) else None)
-    return deals
 
 
 # --------------------------------------------------------------------------- results
@@ -525,18 +657,18 @@ def _normal_interval(mean: float, sd: float, n: int) -> tuple[float, float]:
     return mean - half, mean + half
 
 
-def _special_test(cards: np.ndarray, ruleset: str, decks: int, scope: dict[str, Any],
-                  intervals: bool) -> TestResult:
-    special = np.isin(RANK_OF, list(special_ranks(ruleset)))
-    n = len(cards)
+def _special_test(counts: np.ndarray, ruleset: str, decks: int, scope: dict[str, Any]) -> TestResult:
+    """The special cards of a group's hands against the hypergeometric sum; `counts` is how
+    many of its hands hold 0, 1, …, 7 special cards (the sum, its spread and its size are
+    read from them)."""
+    n = int(counts.sum())
     result = TestResult("hand.special", scope, n, "extra special cards per hand")
     if n < MIN_HANDS:
         result.status = NOT_ENOUGH
         return result
     total = 52 * decks
-    successes = int(special.sum()) * decks
-    per_hand = special[cards].sum(axis=1)
-    observed = int(per_hand.sum())
+    successes = len(special_ranks(ruleset)) * 4 * decks
+    observed = int(counts @ np.arange(len(counts)))
     null = stats.hypergeom(total, successes, HAND_SIZE)
     mean = float(null.mean())
     if n <= EXACT_UP_TO:
@@ -550,9 +682,18 @@ def _special_test(cards: np.ndarray, ruleset: str, decks: int, scope: dict[str, 
     result.observed = observed / n
     result.expected = mean
     result.effect = observed / n - mean
-    sd = float(per_hand.std(ddof=1)) if n > 1 else 0.0
-    result.ci_low, result.ci_high = _normal_interval(result.effect, sd, n)
+    result.ci_low, result.ci_high = _normal_interval(result.effect, _counted_sd(counts), n)
     return result
+
+
+def _counted_sd(counts: np.ndarray) -> float:
+    """The sample standard deviation of values 0, 1, … held `counts` times each."""
+    n = int(counts.sum())
+    if n < 2:
+        return 0.0
+    values = np.arange(len(counts), dtype=float)
+    mean = float(counts @ values) / n
+    return math.sqrt(float(counts @ (values - mean) ** 2) / (n - 1))
 
 
 def _category_test(family: str, counts: np.ndarray, hands: int, decks: int, scope: dict[str, Any],
@@ -619,101 +760,299 @@ def _groups(keys: Sequence[np.ndarray]) -> Iterable[tuple[tuple[int, ...], np.nd
         yield tuple(reversed(parts)), order[start:end]
 
 
-def audit_deals(deals: Deals | DealSet, level: float = 0.01, *, intervals: bool = True,
+def audit_deals(deals: Deals | DealSet | WarehouseDeals, level: float = 0.01, *, intervals: bool = True,
                 per_month: bool = True, per_player: bool = True) -> AuditReport:
     """Every test of the deal audit on `deals`, corrected together (Benjamini–Hochberg);
     a test whose q-value is at most `level` is a finding. `intervals=False` skips the
-    chi-square effects' intervals (the bench's repetitions need only the p-values)."""
+    chi-square effects' intervals (the bench's repetitions need only the p-values).
+
+    The deals are read a chunk of whole games at a time (a warehouse's `WarehouseDeals`;
+    deals in memory are one chunk), and each test keeps only the counts and sums it rests
+    on (`DealTally`): what the audit holds is one chunk, those counts (their number grows
+    with the groups tested, the players among them, not with the deals) and the repeat
+    test's hand pairs, on disk."""
     if isinstance(deals, DealSet):
         deals = deals.frozen()
-    tests: list[TestResult] = []
-    if len(deals):
-        d = deals
-        rulesets, ruleset_ix, builds, build_ix = d.rulesets, d.ruleset_ix, d.builds, d.build_ix
-        months, month_ix = d.months, d.month_ix
-        hd = d.hand_deal
-        # hands: by position after the dealer (within a table size), and by header seat
-        for (r, b, k, p, pos), rows in _groups([ruleset_ix[hd], build_ix[hd], d.decks[hd],
-                                                d.players_of_hand, d.position]):
-            scope = {"ruleset": rulesets[r], "build": builds[b], "decks": k, "players": p,
-                     "position": pos}
-            cards = d.cards[rows]
-            tests.append(_special_test(cards, rulesets[r], k, scope, intervals))
-            ranks = np.bincount(RANK_OF[cards].ravel(), minlength=13)
-            suits = np.bincount(SUIT_OF[cards].ravel(), minlength=4)
-            tests.append(_category_test("hand.ranks", ranks, len(rows), k, scope, intervals))
-            tests.append(_category_test("hand.suits", suits, len(rows), k, scope, intervals))
-        for (r, b, k, seat), rows in _groups([ruleset_ix[hd], build_ix[hd], d.decks[hd], d.seat]):
-            scope = {"ruleset": rulesets[r], "build": builds[b], "decks": k, "seat": seat}
-            tests.append(_special_test(d.cards[rows], rulesets[r], k, scope, intervals))
-        if per_month and len(months) > 1:
-            for (r, b, m, k, pos), rows in _groups([ruleset_ix[hd], build_ix[hd], month_ix[hd],
-                                                    d.decks[hd], d.position]):
-                scope = {"ruleset": rulesets[r], "build": builds[b], "month": months[m],
-                         "decks": k, "position": pos}
-                tests.append(_special_test(d.cards[rows], rulesets[r], k, scope, intervals))
-        if per_player:
-            for (r, k, pl), rows in _groups([ruleset_ix[hd], d.decks[hd], d.player_ix]):
-                scope = {"ruleset": rulesets[r], "decks": k, "player": d.player_names[pl]}
-                tests.append(_special_test(d.cards[rows], rulesets[r], k, scope, intervals))
-        tests.extend(_starter_tests(d, intervals, per_month))
-        tests.extend(_stock_tests(d))
-        tests.extend(_repeat_tests(d))
-        tests.extend(_serial_tests(d))
+    chunks = deals.chunks() if isinstance(deals, WarehouseDeals) else [deals]
+    with DealTally(str(deals.root) if isinstance(deals, WarehouseDeals) else None) as tally:
+        for chunk in chunks:
+            tally.add(chunk)
+        tests = tally.tests(intervals=intervals, per_month=per_month, per_player=per_player)
     _correct(tests, level)
-    return AuditReport(level, len(deals), len(deals.hand_deal), tests)
+    return AuditReport(level, tally.deals, tally.hands, tests)
 
 
-def _starter_tests(deals: Deals, intervals: bool, per_month: bool) -> list[TestResult]:
-    rulesets, ruleset_ix, builds, build_ix = deals.rulesets, deals.ruleset_ix, deals.builds, deals.build_ix
-    months, month_ix = deals.months, deals.month_ix
-    out: list[TestResult] = []
-    has = deals.starter >= 0
-    keys: list[tuple[str, list[np.ndarray]]] = [("build", [ruleset_ix, build_ix])]
-    if per_month and len(months) > 1:
-        keys.append(("month", [ruleset_ix, build_ix, month_ix]))
-    for kind, key in keys:
-        for values, rows in _groups([k[has] for k in key]):
-            rows = np.flatnonzero(has)[rows]
-            ruleset = rulesets[values[0]]
-            scope: dict[str, Any] = {"ruleset": ruleset, "build": builds[values[1]]}
-            if kind == "month":
-                scope["month"] = months[values[2]]
-            forbidden = RULESETS[ruleset].forbidden_starter_ranks
-            allowed = [i for i, r in enumerate(RANKS) if r not in forbidden]
-            counts = np.bincount(RANK_OF[deals.starter[rows]], minlength=13)[allowed]
-            n = len(rows)
-            result = TestResult("starter.ranks", scope, n, "Cohen's w")
-            expected = n / len(allowed)
-            if expected < MIN_EXPECTED:
+#: a group's counts: labels (strings, ints) in the order the tests list them → counts
+Counts = dict[tuple[Any, ...], np.ndarray]
+#: hands holding 0, 1, …, 7 special cards (or sharing 0, …, 7 cards with the last deal)
+_PER_HAND = HAND_SIZE + 1
+
+
+def _tally(into: Counts, labels: Sequence[Sequence[Any] | None], keys: Sequence[np.ndarray],
+           counts: Callable[[np.ndarray], np.ndarray],
+           merge: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None) -> None:
+    """Add each group's `counts(rows)` to `into` (or `merge` it with what `into` holds),
+    keyed by its labels (a key's values looked up in its labels, or the value itself where
+    `labels` has None)."""
+    for values, rows in _groups(keys):
+        key = tuple(int(v) if names is None else names[v] for names, v in zip(labels, values, strict=True))
+        found = counts(rows)
+        if key in into:
+            into[key] = merge(into[key], found) if merge is not None else into[key] + found
+        else:
+            into[key] = found.copy()
+
+
+def _deals_and_seats(held: np.ndarray, found: np.ndarray) -> np.ndarray:
+    """The repeat test's (deals, most seats at a table) of two chunks together."""
+    return np.asarray([held[0] + found[0], max(held[1], found[1])])
+
+
+class DealTally(Scratch):
+    """What every test of the audit rests on, added a chunk of whole games at a time
+    (`add`) and tested at the end (`tests`): per group, the hands holding each number of
+    special cards, the rank and suit counts, the starters' rank counts, the stock
+    position sums, the serial overlaps; and the repeat test's pairs of hand keys per deal,
+    a Parquet file a chunk in a temporary folder (under `folder`), grouped at the end by a
+    DuckDB of the audit's own that spills there (`ingest.scratch`). The groups' counts are
+    kept by their labels, so chunks with other labels add up, and the tests come out in
+    the order of those labels, as one chunk of every deal gives them."""
+
+    def __init__(self, folder: str | None = None) -> None:
+        super().__init__("haftkhabis-deal-tally-", folder)
+        self.deals = 0
+        self.hands = 0
+        self.months: set[str] = set()
+        self.positions: Counts = {}  # (ruleset, build, decks, players, position): specials, ranks, suits
+        self.seats: Counts = {}  # (ruleset, build, decks, seat): specials
+        self.position_months: Counts = {}  # (ruleset, build, month, decks, position): specials
+        self.players: Counts = {}  # (ruleset, decks, player): specials
+        self.starters: Counts = {}  # (ruleset, build): ranks
+        self.starter_months: Counts = {}  # (ruleset, build, month): ranks
+        self.stock: Counts = {}  # (ruleset, build, card code): count, Σ shift, Σ shift², Σ variance
+        self.repeat: Counts = {}  # (ruleset, decks): deals, most seats
+        self.serial: Counts = {}  # (ruleset, build, seat): overlaps 0, …, 7
+        self._pairs: list[str] = []
+        self._signatures: list[str] = []
+
+    def __enter__(self) -> DealTally:
+        return self
+
+    def add(self, d: Deals) -> None:
+        """A chunk of whole games (every deal of each of its games, in hand order)."""
+        if not len(d):
+            return
+        first = self.deals
+        self.deals += len(d)
+        self.hands += len(d.hand_deal)
+        self.months.update(d.months)
+        rulesets, builds, months = d.rulesets, d.builds, d.months
+        hd = d.hand_deal
+        special = np.stack([np.isin(RANK_OF, list(special_ranks(r))) for r in rulesets])
+        per_hand = special[d.ruleset_ix[hd][:, None], d.cards].sum(axis=1)
+
+        def specials(rows: np.ndarray) -> np.ndarray:
+            return np.bincount(per_hand[rows], minlength=_PER_HAND)
+
+        def hands(rows: np.ndarray) -> np.ndarray:
+            cards = d.cards[rows]
+            return np.r_[specials(rows), np.bincount(RANK_OF[cards].ravel(), minlength=13),
+                         np.bincount(SUIT_OF[cards].ravel(), minlength=4)]
+
+        r, b, k = d.ruleset_ix[hd], d.build_ix[hd], d.decks[hd]
+        _tally(self.positions, [rulesets, builds, None, None, None], [r, b, k, d.players_of_hand, d.position], hands)
+        _tally(self.seats, [rulesets, builds, None, None], [r, b, k, d.seat], specials)
+        _tally(self.position_months, [rulesets, builds, months, None, None], [r, b, d.month_ix[hd], k, d.position],
+               specials)
+        _tally(self.players, [rulesets, None, d.player_names], [r, k, d.player_ix], specials)
+        has = np.flatnonzero(d.starter >= 0)
+        started = RANK_OF[d.starter[has]]
+
+        def starters(rows: np.ndarray) -> np.ndarray:
+            return np.bincount(started[rows], minlength=13)
+
+        _tally(self.starters, [rulesets, builds], [d.ruleset_ix[has], d.build_ix[has]], starters)
+        _tally(self.starter_months, [rulesets, builds, months],
+               [d.ruleset_ix[has], d.build_ix[has], d.month_ix[has]], starters)
+        _stock_sums(d, self.stock)
+        _tally(self.repeat, [rulesets, None], [d.ruleset_ix, d.decks],
+               lambda rows: np.asarray([len(rows), int(d.players[rows].max())]), merge=_deals_and_seats)
+        _serial_overlaps(d, self.serial)
+        self._write_pairs(d, first)
+
+    def _write_pairs(self, d: Deals, first: int) -> None:
+        """The chunk's pairs of hand keys per deal (one row a pair and deal) and each
+        deal's sorted keys and starter, to the folder, deals numbered from `first`."""
+        keys = _hand_keys(d.cards)
+        order = np.lexsort((keys, d.hand_deal))  # each deal's hand keys ascending
+        sorted_keys = keys[order]
+        firsts = np.r_[0, np.cumsum(d.players)[:-1]]
+        low_parts, high_parts, deal_parts = [], [], []
+        seats = int(d.players.max())
+        for i in range(seats):
+            for j in range(i + 1, seats):
+                has = np.flatnonzero(d.players > j)
+                low_parts.append(sorted_keys[firsts[has] + i])
+                high_parts.append(sorted_keys[firsts[has] + j])
+                deal_parts.append(has)
+        low, high, deal = np.concatenate(low_parts), np.concatenate(high_parts), np.concatenate(deal_parts)
+        by = np.lexsort((deal, high, low))
+        low, high, deal = low[by], high[by], deal[by]
+        # one row a (pair, deal): a deal holding the same pair twice (two decks) counts once
+        keep = np.r_[True, (low[1:] != low[:-1]) | (high[1:] != high[:-1]) | (deal[1:] != deal[:-1])]
+        low, high, deal = low[keep], high[keep], deal[keep]
+        n = len(self._pairs)
+        self._pairs.append(str(self.root / f"pairs-{n:06d}.parquet"))
+        pq.write_table(pa.table({
+            "ruleset": pa.DictionaryArray.from_arrays(pa.array(d.ruleset_ix[deal], pa.int32()),
+                                                      pa.array(d.rulesets, pa.string())),
+            "decks": d.decks[deal], "low": low, "high": high, "deal": deal + first}), self._pairs[-1])
+        signature = pa.ListArray.from_arrays(pa.array(np.r_[0, np.cumsum(d.players)], pa.int32()),
+                                             pa.array(sorted_keys, pa.int64()))
+        self._signatures.append(str(self.root / f"deals-{n:06d}.parquet"))
+        game_ids = d.game_ids if isinstance(d.game_ids, pa.ChunkedArray) else pa.array(d.game_ids, pa.string())
+        pq.write_table(pa.table({"deal": np.arange(len(d)) + first, "game_id": game_ids, "hand": d.hand_no,
+                                 "hands": signature, "starter": d.starter}), self._signatures[-1])
+
+    def tests(self, *, intervals: bool, per_month: bool, per_player: bool) -> list[TestResult]:
+        """Every test, in the order of its family, then of its group's labels."""
+        tests: list[TestResult] = []
+        for (ruleset, build, decks, players, position), counts in sorted(self.positions.items()):
+            scope = {"ruleset": ruleset, "build": build, "decks": decks, "players": players, "position": position}
+            hands = int(counts[:_PER_HAND].sum())
+            tests.append(_special_test(counts[:_PER_HAND], ruleset, decks, scope))
+            tests.append(_category_test("hand.ranks", counts[_PER_HAND:_PER_HAND + 13], hands, decks, scope,
+                                        intervals))
+            tests.append(_category_test("hand.suits", counts[_PER_HAND + 13:], hands, decks, scope, intervals))
+        for (ruleset, build, decks, seat), counts in sorted(self.seats.items()):
+            scope = {"ruleset": ruleset, "build": build, "decks": decks, "seat": seat}
+            tests.append(_special_test(counts, ruleset, decks, scope))
+        if per_month and len(self.months) > 1:
+            for (ruleset, build, month, decks, position), counts in sorted(self.position_months.items()):
+                scope = {"ruleset": ruleset, "build": build, "month": month, "decks": decks, "position": position}
+                tests.append(_special_test(counts, ruleset, decks, scope))
+        if per_player:
+            for (ruleset, decks, player), counts in sorted(self.players.items()):
+                tests.append(_special_test(counts, ruleset, decks, {"ruleset": ruleset, "decks": decks,
+                                                                    "player": player}))
+        groups = [("build", self.starters)]
+        if per_month and len(self.months) > 1:
+            groups.append(("month", self.starter_months))
+        for _kind, starters in groups:
+            for key, counts in sorted(starters.items()):
+                scope = dict(zip(("ruleset", "build", "month"), key, strict=False))
+                tests.append(_starter_test(counts, scope, intervals))
+        tests.extend(_stock_tests(self.stock))
+        tests.extend(self._repeat_tests())
+        tests.extend(_serial_tests(self.serial))
+        return tests
+
+    def _repeat_tests(self) -> list[TestResult]:
+        """Deals that share two or more identical hands, per ruleset and decks. Two deals
+        share two hands exactly when they share an unordered pair of hand keys, so every
+        deal's pairs of hands are listed (at most C(P, 2) a deal, `_write_pairs`) and
+        grouped: deals in a group of equal pairs are in a repeat, found in time and memory
+        linear in the deals, however often one deal repeats (a seed reused a thousand times
+        must not make a million comparisons). Under a uniform shuffle the chance that two
+        given deals of at most P seats share two hands is at most P²(P-1)² / 2 × w/C(N,7) ×
+        w/C(N-7,7) (w = 2⁷ with two decks, the ways one multiset hand can be dealt, else
+        1); with C(n,2) pairs of deals, the union bound is the p-value."""
+        found = self._repeats()
+        out: list[TestResult] = []
+        for (ruleset, d), (n, seats) in sorted(self.repeat.items()):
+            n, seats = int(n), int(seats)
+            scope = {"ruleset": ruleset, "decks": d}
+            result = TestResult("deals.repeat", scope, n, "share of deals in a repeat")
+            if n < 2:
                 result.status = NOT_ENOUGH
-            else:
-                chi = stats.chisquare(counts)
-                result.statistic, result.df = float(chi.statistic), len(allowed) - 1
-                result.p_value = float(chi.pvalue)
-                result.effect = math.sqrt(max(result.statistic - result.df, 0.0) / n)
-                if intervals:
-                    result.ci_low, result.ci_high = chi2_effect_interval(result.statistic, result.df, n)
-                worst = int(np.argmax(np.abs(counts - expected)))
-                result.observed, result.expected = float(counts[worst]), expected
-                result.detail = (f"largest deviation: {RANKS[allowed[worst]]} "
-                                 f"({int(counts[worst])} against {expected:.1f})")
+                out.append(result)
+                continue
+            groups, examples, involved, exact = found.get((ruleset, d), (0, [], 0, 0))
+            total = 52 * d
+            ways = 2 ** HAND_SIZE if d == 2 else 1
+            log_pair = (math.log(seats ** 2 * (seats - 1) ** 2 / 2) + 2 * math.log(ways)
+                        - math.log(math.comb(total, HAND_SIZE))
+                        - math.log(math.comb(total - HAND_SIZE, HAND_SIZE)))
+            log_bound = math.log(math.comb(n, 2)) + log_pair
+            result.statistic = float(groups)
+            result.p_value = 1.0 if not groups else float(min(1.0, math.exp(log_bound)))
+            result.observed = float(involved)
+            result.effect = involved / n
+            ci = stats.binomtest(involved, n).proportion_ci(0.95)
+            result.ci_low, result.ci_high = float(ci.low), float(ci.high)
+            shown = ", ".join(f"{a} = {b}" for a, b in examples)
+            result.detail = (f"{involved} deals in {groups} groups sharing 2+ hands ({exact} exact "
+                             f"repeats of an earlier deal)" + (f": {shown}" if shown else "")
+                             + "; p is a union bound")
             out.append(result)
-    return out
+        return out
+
+    def _repeats(self) -> dict[tuple[str, int], tuple[int, list[tuple[str, str]], int, int]]:
+        """Per (ruleset, decks) with a repeat: the groups of deals sharing a pair of hands,
+        the first five groups' first two deals (game id#hand, the groups in the order of
+        their pair of keys, the deals in game id and hand order), the deals in a group,
+        and those equal to an earlier one in every hand and the starter."""
+        if not self._pairs:
+            return {}
+        con = own_duckdb(self.root)
+        try:
+            con.execute("CREATE TABLE repeated AS SELECT ruleset, decks, low, high, min(deal, 2) AS firsts"
+                        " FROM read_parquet(?) GROUP BY ruleset, decks, low, high HAVING count(*) > 1", [self._pairs])
+            # (low << 42) + high orders the groups by their pair: a key is 7 codes of 6 bits
+            groups = con.execute("SELECT ruleset, decks, count(*), min_by(firsts, (low::HUGEINT << 42) + high, 5)"
+                                 " FROM repeated GROUP BY ruleset, decks").fetchall()
+            involved = {(r, d): (n, exact) for r, d, n, exact in con.execute(
+                "SELECT i.ruleset, i.decks, count(*), count(*) - count(DISTINCT list_append(s.hands, s.starter))"
+                " FROM (SELECT DISTINCT p.ruleset, p.decks, p.deal FROM read_parquet(?) p SEMI JOIN repeated r"
+                " ON p.ruleset = r.ruleset AND p.decks = r.decks AND p.low = r.low AND p.high = r.high) i"
+                " JOIN read_parquet(?) s ON s.deal = i.deal GROUP BY i.ruleset, i.decks",
+                [self._pairs, self._signatures]).fetchall()}
+            shown = sorted({deal for row in groups for pair in row[3] for deal in pair})
+            names = dict(con.execute("SELECT deal, game_id || '#' || hand FROM read_parquet(?)"
+                                     " WHERE list_contains(?, deal)", [self._signatures, shown]).fetchall())
+        finally:
+            con.close()
+        return {(r, d): (int(n), [(names[a], names[b]) for a, b in firsts], int(involved[(r, d)][0]),
+                         int(involved[(r, d)][1])) for r, d, n, firsts in groups}
+
+
+def _starter_test(counts: np.ndarray, scope: dict[str, Any], intervals: bool) -> TestResult:
+    """The starters' ranks (`counts`, 13) against uniform over the ranks the ruleset allows."""
+    forbidden = RULESETS[scope["ruleset"]].forbidden_starter_ranks
+    allowed = [i for i, r in enumerate(RANKS) if r not in forbidden]
+    n = int(counts.sum())
+    counts = counts[allowed]
+    result = TestResult("starter.ranks", scope, n, "Cohen's w")
+    expected = n / len(allowed)
+    if expected < MIN_EXPECTED:
+        result.status = NOT_ENOUGH
+        return result
+    chi = stats.chisquare(counts)
+    result.statistic, result.df = float(chi.statistic), len(allowed) - 1
+    result.p_value = float(chi.pvalue)
+    result.effect = math.sqrt(max(result.statistic - result.df, 0.0) / n)
+    if intervals:
+        result.ci_low, result.ci_high = chi2_effect_interval(result.statistic, result.df, n)
+    worst = int(np.argmax(np.abs(counts - expected)))
+    result.observed, result.expected = float(counts[worst]), expected
+    result.detail = (f"largest deviation: {RANKS[allowed[worst]]} "
+                     f"({int(counts[worst])} against {expected:.1f})")
+    return result
 
 
 #: deals a chunk of the stock test (its arrays are a few bytes a logged card: memory
-#: stays bounded however many stocks the warehouse logged)
+#: stays bounded however many stocks the chunk logged)
 STOCK_CHUNK = 65_536
 
 
-def _stock_tests(deals: Deals) -> list[TestResult]:
-    """Each card's mean relative position in the stock's shuffled part, (i + ½)/L, against
-    ½ (variance (L² − 1)/(12 L²) for a uniform position), per ruleset and build. The sums
-    the test rests on are gathered a chunk of deals at a time, per (ruleset, build, card)."""
+def _stock_sums(deals: Deals, into: Counts) -> None:
+    """Each logged card's relative position in the stock's shuffled part, (i + ½)/L,
+    summed per (ruleset, build, card code) into `into`: the occurrences, Σ((i + ½)/L − ½),
+    its squares, and Σ(L² − 1)/(12 L²) (the variance of a uniform position); a part of
+    `STOCK_CHUNK` deals at a time."""
     rulesets, builds = deals.rulesets, deals.builds
     if not len(deals.stock_cards):
-        return []
+        return
     # where the ruleset forbids starter ranks, the cards turned and put back sit on top:
     # the shuffled part starts after the leading run of forbidden ranks and the card after it
     forbidden = np.zeros((len(rulesets), 13), dtype=bool)
@@ -748,24 +1087,34 @@ def _stock_tests(deals: Deals) -> list[TestResult]:
         shifts += np.bincount(cell, weights=shift, minlength=cells)
         squares += np.bincount(cell, weights=shift * shift, minlength=cells)
         variances += np.bincount(cell, weights=(length ** 2 - 1) / (12 * length ** 2), minlength=cells)
-    out: list[TestResult] = []
     for cell in np.flatnonzero(count):
         group, card = divmod(int(cell), len(CARDS))
         r, b = divmod(group, len(builds))
-        scope = {"ruleset": rulesets[r], "build": builds[b], "card": card_name(card)}
-        n = int(count[cell])
+        key = (rulesets[r], builds[b], card)
+        sums = np.asarray([count[cell], shifts[cell], squares[cell], variances[cell]])
+        into[key] = into[key] + sums if key in into else sums
+
+
+def _stock_tests(stock: Counts) -> list[TestResult]:
+    """Each card's mean relative position in the stock's shuffled part, (i + ½)/L, against
+    ½ (variance (L² − 1)/(12 L²) for a uniform position), per ruleset and build, from the
+    sums `_stock_sums` gathered."""
+    out: list[TestResult] = []
+    for (ruleset, build, card), (count, shifts, squares, variances) in sorted(stock.items()):
+        scope = {"ruleset": ruleset, "build": build, "card": card_name(card)}
+        n = int(count)
         result = TestResult("stock.position", scope, n, "mean relative position - 0.5")
         if n < MIN_HANDS:
             result.status = NOT_ENOUGH
             out.append(result)
             continue
-        total = float(shifts[cell])
-        z = total / math.sqrt(float(variances[cell]))
+        total = float(shifts)
+        z = total / math.sqrt(float(variances))
         result.statistic = z
         result.p_value = float(2 * stats.norm.sf(abs(z)))
         result.effect = total / n
         result.observed, result.expected = 0.5 + result.effect, 0.5
-        sd = math.sqrt(max(float(squares[cell]) - total * total / n, 0.0) / (n - 1))
+        sd = math.sqrt(max(float(squares) - total * total / n, 0.0) / (n - 1))
         result.ci_low, result.ci_high = _normal_interval(result.effect, sd, n)
         result.detail = "0 = top of the stock, 1 = bottom"
         out.append(result)
@@ -780,166 +1129,51 @@ def _hand_keys(cards: np.ndarray) -> np.ndarray:
     return (ordered << shifts).sum(axis=1)
 
 
-def _repeat_tests(deals: Deals) -> list[TestResult]:
-    """Deals that share two or more identical hands, per ruleset and decks. Two deals share
-    two hands exactly when they share an unordered pair of hand keys, so every deal's
-    pairs of hands are listed (at most C(P, 2) a deal) and sorted: deals in a group of
-    equal pairs are in a repeat, found in time and memory linear in the deals, however
-    often one deal repeats (a seed reused a thousand times must not make a million
-    comparisons). Under a uniform shuffle the chance that two given deals of at most P
-    seats share two hands is at most P²(P-1)² / 2 × w/C(N,7) × w/C(N-7,7) (w = 2⁷ with two
-    decks, the ways one multiset hand can be dealt, else 1); with C(n,2) pairs of deals,
-    the union bound is the p-value."""
-    rulesets, ruleset_ix, arr = deals.rulesets, deals.ruleset_ix, deals
-    out: list[TestResult] = []
-    keys = _hand_keys(arr.cards) if len(arr.cards) else np.zeros(0, dtype=np.int64)
-    for (r, d), deal_rows in _groups([ruleset_ix, arr.decks]):
-        ruleset = rulesets[r]
-        n = len(deal_rows)
-        scope = {"ruleset": ruleset, "decks": d}
-        result = TestResult("deals.repeat", scope, n, "share of deals in a repeat")
-        if n < 2:
-            result.status = NOT_ENOUGH
-            out.append(result)
-            continue
-        groups, members = _shared_pairs(arr.hand_deal, keys, deal_rows)
-        involved = _distinct_deals(members, len(deals))
-        seats = int(arr.players[deal_rows].max())
-        total = 52 * d
-        ways = 2 ** HAND_SIZE if d == 2 else 1
-        log_pair = (math.log(seats ** 2 * (seats - 1) ** 2 / 2) + 2 * math.log(ways)
-                    - math.log(math.comb(total, HAND_SIZE))
-                    - math.log(math.comb(total - HAND_SIZE, HAND_SIZE)))
-        log_bound = math.log(math.comb(n, 2)) + log_pair
-        result.statistic = float(len(groups))
-        result.p_value = 1.0 if not groups else float(min(1.0, math.exp(log_bound)))
-        result.observed = float(len(involved))
-        result.effect = len(involved) / n
-        ci = stats.binomtest(len(involved), n).proportion_ci(0.95)
-        result.ci_low, result.ci_high = float(ci.low), float(ci.high)
-        exact = _exact_repeats(arr, keys, involved)
-        shown = ", ".join(f"{deals.game_id(a)}#{deals.hand_no[a]} = {deals.game_id(b)}#{deals.hand_no[b]}"
-                          for a, b in groups[:5])
-        result.detail = (f"{len(involved)} deals in {len(groups)} groups sharing 2+ hands ({exact} exact "
-                         f"repeats of an earlier deal)" + (f": {shown}" if shown else "")
-                         + "; p is a union bound")
-        out.append(result)
-    return out
-
-
-def _deal_hands(hand_deal: np.ndarray, deal_rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The hand rows of `deal_rows` (a deal's hands are consecutive rows, deals in order):
-    the rows, each deal's first row among them and its count of hands."""
-    marked = np.zeros(int(hand_deal.max()) + 1 if len(hand_deal) else 0, dtype=bool)
-    marked[deal_rows] = True
-    rows = np.flatnonzero(marked[hand_deal])
-    deal_of = hand_deal[rows]
-    firsts = np.flatnonzero(np.r_[True, deal_of[1:] != deal_of[:-1]]) if len(rows) else rows
-    counts = np.diff(np.r_[firsts, len(rows)])
-    return rows, firsts, counts
-
-
-def _shared_pairs(hand_deal: np.ndarray, keys: np.ndarray, deal_rows: np.ndarray
-                  ) -> tuple[list[tuple[int, int]], np.ndarray]:
-    """Groups of deals sharing an unordered pair of identical hands: one (first deal,
-    second deal) example a group, and every deal in a group (with repeats)."""
-    rows, firsts, counts = _deal_hands(hand_deal, deal_rows)
-    if not len(rows):
-        return [], np.zeros(0, dtype=np.int64)
-    # each deal's hand keys in ascending order, so a pair of hands is (smaller, larger)
-    deal_of = hand_deal[rows]
-    ordered = np.lexsort((keys[rows], deal_of))
-    sorted_keys = keys[rows][ordered]
-    low_parts, high_parts, deal_parts = [], [], []
-    for i in range(int(counts.max())):
-        for j in range(i + 1, int(counts.max())):
-            has = counts > j
-            low_parts.append(sorted_keys[firsts[has] + i])
-            high_parts.append(sorted_keys[firsts[has] + j])
-            deal_parts.append(deal_of[firsts[has]])
-    if not low_parts:
-        return [], np.zeros(0, dtype=np.int64)
-    low, high, deal = np.concatenate(low_parts), np.concatenate(high_parts), np.concatenate(deal_parts)
-    order = np.lexsort((deal, high, low))
-    low, high, deal = low[order], high[order], deal[order]
-    # one entry a (pair, deal): a deal holding the same pair twice (two decks) counts once
-    keep = np.r_[True, (low[1:] != low[:-1]) | (high[1:] != high[:-1]) | (deal[1:] != deal[:-1])]
-    low, high, deal = low[keep], high[keep], deal[keep]
-    starts = np.flatnonzero(np.r_[True, (low[1:] != low[:-1]) | (high[1:] != high[:-1])])
-    sizes = np.diff(np.r_[starts, len(low)])
-    repeated = sizes > 1
-    examples = [(int(deal[s]), int(deal[s + 1])) for s in starts[repeated]]
-    members = np.concatenate([deal[s:s + k] for s, k in zip(starts[repeated], sizes[repeated], strict=True)]) \
-        if repeated.any() else np.zeros(0, dtype=np.int64)
-    return examples, members
-
-
-def _distinct_deals(members: np.ndarray, deals: int) -> np.ndarray:
-    """The distinct deal numbers among `members`, ascending (marked, not sorted)."""
-    marked = np.zeros(deals, dtype=bool)
-    marked[members] = True
-    return np.flatnonzero(marked)
-
-
-def _exact_repeats(arr: Deals, keys: np.ndarray, involved: np.ndarray) -> int:
-    """Deals among `involved` equal to an earlier one in every hand and the starter."""
-    if len(involved) < 2:
-        return 0
-    rows, firsts, counts = _deal_hands(arr.hand_deal, involved)
-    deal_of = arr.hand_deal[rows]
-    ordered = np.lexsort((keys[rows], deal_of))
-    width = int(counts.max())
-    signature = np.full((len(firsts), width + 2), -1, dtype=np.int64)
-    for i in range(width):
-        has = counts > i
-        signature[has, i] = keys[rows][ordered][firsts[has] + i]
-    signature[:, width] = arr.starter[deal_of[firsts]]
-    signature[:, width + 1] = counts
-    # distinct rows: sorted by every column, a row is new where it differs from the last
-    ordered_rows = signature[np.lexsort(signature.T[::-1])]
-    distinct = 1 + int(np.any(ordered_rows[1:] != ordered_rows[:-1], axis=1).sum())
-    return len(signature) - distinct
-
-
-def _serial_tests(deals: Deals) -> list[TestResult]:
-    """Serial correlation between consecutive deals of a game: the cards a seat's hand
-    shares with its hand of the game's previous deal. Two independent uniform 7-card hands
-    of one deck share Hypergeometric(52, 7, 7) cards, and the overlaps of successive pairs
-    are independent, so the sum is tested exactly as the special cards are. One-deck deals
-    only (two decks' multisets have another law)."""
-    rulesets, ruleset_ix, builds, build_ix = deals.rulesets, deals.ruleset_ix, deals.builds, deals.build_ix
-    arr = deals
+def _serial_overlaps(deals: Deals, into: Counts) -> None:
+    """Serial correlation between consecutive deals of a game: how many of the chunk's
+    hands share 0, …, 7 cards with their seat's hand of the game's previous deal, per
+    (ruleset, build, seat), added to `into`. One-deck deals only (two decks' multisets
+    have another law)."""
     n = len(deals)
     if n < 2:
-        return []
-    players = arr.players
+        return
+    players = deals.players
     starts = np.r_[0, np.cumsum(players)[:-1]]
-    game_ix = deals.game
-    hand_no = deals.hand_no
+    game_ix, hand_no = deals.game, deals.hand_no
     follows = np.zeros(n, dtype=bool)
     follows[1:] = ((game_ix[1:] == game_ix[:-1]) & (hand_no[1:] == hand_no[:-1] + 1)
-                   & (players[1:] == players[:-1]) & (arr.decks[1:] == 1) & (arr.decks[:-1] == 1))
-    masks = (np.int64(1) << arr.cards.astype(np.int64)).sum(axis=1)
+                   & (players[1:] == players[:-1]) & (deals.decks[1:] == 1) & (deals.decks[:-1] == 1))
     current = np.flatnonzero(follows)
     if not len(current):
-        return []
+        return
+    masks = (np.int64(1) << deals.cards.astype(np.int64)).sum(axis=1)
     seats_of = players[current]
     deal_of_row = np.repeat(current, seats_of)
     seat_of_row = np.arange(len(deal_of_row)) - np.repeat(np.r_[0, np.cumsum(seats_of)[:-1]], seats_of)
     row_now = starts[deal_of_row] + seat_of_row
     row_before = starts[deal_of_row - 1] + seat_of_row
     shared = np.bitwise_count(masks[row_now] & masks[row_before]).astype(np.int64)
+    _tally(into, [deals.rulesets, deals.builds, None],
+           [deals.ruleset_ix[deal_of_row], deals.build_ix[deal_of_row], seat_of_row],
+           lambda rows: np.bincount(shared[rows], minlength=_PER_HAND))
+
+
+def _serial_tests(serial: Counts) -> list[TestResult]:
+    """The cards a seat's hand shares with its hand of the game's previous deal. Two
+    independent uniform 7-card hands of one deck share Hypergeometric(52, 7, 7) cards, and
+    the overlaps of successive pairs are independent, so the sum is tested exactly as the
+    special cards are."""
     null = stats.hypergeom(52, HAND_SIZE, HAND_SIZE)
     out: list[TestResult] = []
-    for (r, b, seat), rows in _groups([ruleset_ix[deal_of_row], build_ix[deal_of_row], seat_of_row]):
-        k = len(rows)
-        result = TestResult("deals.serial", {"ruleset": rulesets[r], "build": builds[b], "seat": seat}, k,
+    for (ruleset, build, seat), counts in sorted(serial.items()):
+        k = int(counts.sum())
+        result = TestResult("deals.serial", {"ruleset": ruleset, "build": build, "seat": seat}, k,
                             "extra cards shared with the previous deal's hand")
         if k < MIN_HANDS:
             result.status = NOT_ENOUGH
             out.append(result)
             continue
-        observed = int(shared[rows].sum())
+        observed = int(counts @ np.arange(len(counts)))
         if k <= EXACT_UP_TO:
             result.p_value = _two_sided_from_pmf(hypergeom_sum_pmf(52, HAND_SIZE, k), observed)
             result.detail = "exact (convolved hypergeometric)"
@@ -950,7 +1184,7 @@ def _serial_tests(deals: Deals) -> list[TestResult]:
             result.detail = "normal limit of the hypergeometric sum"
         result.observed, result.expected = observed / k, float(null.mean())
         result.effect = observed / k - float(null.mean())
-        result.ci_low, result.ci_high = _normal_interval(result.effect, float(shared[rows].std(ddof=1)), k)
+        result.ci_low, result.ci_high = _normal_interval(result.effect, _counted_sd(counts), k)
         out.append(result)
     return out
 

@@ -43,20 +43,18 @@ from __future__ import annotations
 import math
 import re
 import shutil
-import tempfile
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-import duckdb
 import numpy as np
 import polars as pl
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from engine.rulesets import RULESETS
 from ingest.fairplay import game_filter
+from ingest.scratch import SORT_MEMORY, Scratch, bound, copy_rows, own_duckdb
 
 #: the signals, in the order the reports list them
 SIGNALS: tuple[str, ...] = ("co_seating", "twos_spared", "sevens_spared", "jacks_suited", "soft_play")
@@ -504,7 +502,7 @@ def pairs_from_warehouse(reader: Any, *, build: str | None = None, since: str | 
         for part in range(parts):
             share = [f"hash(g.game_id) % {parts} = {part}"] if parts > 1 else []
             statement = _SIGNAL_PARTS.format(where=" AND ".join(where + share), steps=STEPS_PER_SIGNAL)
-            data.add_part(reader.frame(*_bound(statement, values)))
+            data.add_part(reader.frame(*bound(statement, values)))
     return data
 
 
@@ -525,7 +523,7 @@ class PairSource(Protocol):
     def steps(self) -> pl.DataFrame: ...
 
 
-class WarehousePairs:
+class WarehousePairs(Scratch):
     """What the pair audit reads of a warehouse (`pairs_from_warehouse`), held in a
     temporary folder rather than in memory: the games, `chunk_games` to a file in game id
     order (each game's players, distinct, seat order); each part read's sums per (signal,
@@ -537,8 +535,7 @@ class WarehousePairs:
     collection does too)."""
 
     def __init__(self, chunk_games: int = CHUNK_GAMES, folder: str | None = None) -> None:
-        self._folder = tempfile.TemporaryDirectory(prefix="haftkhabis-pairs-", dir=folder)
-        self.root = Path(self._folder.name)
+        super().__init__("haftkhabis-pairs-", folder)
         self.chunk_games = max(1, chunk_games)
         self.names: list[str] = []
         self._names: dict[str, int] = {}
@@ -550,14 +547,8 @@ class WarehousePairs:
         self._parts: list[Path] = []
         self._steps = pl.DataFrame(schema=_STEP_SCHEMA)
 
-    def close(self) -> None:
-        self._folder.cleanup()
-
     def __enter__(self) -> WarehousePairs:
         return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def decisions(self) -> dict[str, int]:
         return {name: int(self._decisions[s]) for s, name in enumerate(BEHAVIOUR)}
@@ -698,10 +689,6 @@ class WarehousePairs:
         return _summed([chunk], max(1, int(sizes.max(initial=1))))
 
 
-#: what the DuckDB that sorts the games by id (`_game_batches`) may hold before it spills
-#: to the read's folder
-SORT_MEMORY = "256MB"
-
 #: games a record batch of `_game_batches` (each becomes Python lists in `add_games`)
 _GAME_BATCH = 16_384
 
@@ -712,49 +699,22 @@ _ROW_GROUP = 65_536
 
 def _game_batches(reader: Any, build: str | None, since: str | None, ruleset: str | None, folder: Path,
                   memory: str = SORT_MEMORY) -> Iterator[pa.RecordBatch]:
-    """The games with their players, in game id order, a record batch at a time. The
-    reader's DuckDB may not spill (`ingest.sandbox`: no temp directory), so a sort of every
-    game there would hold them all; the games are read as they lie, a batch to a file in
-    `folder`, and sorted by a DuckDB of this read's own, over those files only, within
-    `memory`, spilling to `folder`."""
-    from ingest import sandbox
-
+    """The games with their players, in game id order, a record batch at a time: read as
+    they lie into `folder` and sorted by a DuckDB of this read's own, within `memory`,
+    spilling to `folder` (`ingest.scratch`)."""
     where, params = game_filter(build, since, ruleset, rows="g")
-    statement = sandbox.check("SELECT g.game_id, g.players FROM games g"
-                              f" WHERE {' AND '.join([*where, 'g.players IS NOT NULL'])}")
     read = folder / "games-read"
-    read.mkdir()
-    files: list[str] = []
-    with reader.con.cursor() as cursor, sandbox.time_limit(cursor, reader.limits.seconds):
-        for batch in cursor.sql(statement, params=list(params)).to_arrow_reader(_GAME_BATCH):
-            files.append(str(read / f"{len(files):06d}.parquet"))
-            pq.write_table(pa.Table.from_batches([batch]), files[-1])
+    files = copy_rows(reader, "SELECT g.game_id, g.players FROM games g"
+                      f" WHERE {' AND '.join([*where, 'g.players IS NOT NULL'])}", params, read, _GAME_BATCH)
     if not files:
         return
-    con = duckdb.connect(":memory:", config={
-        "memory_limit": memory, "temp_directory": str(folder / "sort-spill"), "threads": 1,
-        "autoinstall_known_extensions": False, "autoload_known_extensions": False,
-        "python_enable_replacements": False})
+    con = own_duckdb(folder, memory)
     try:
-        con.execute("SET enable_progress_bar = false")  # its bar would go to the command's output
-        con.execute(f"SET allowed_directories = ['{folder}/']")
-        con.execute("SET enable_external_access = false")
         sort = con.sql("SELECT game_id, players FROM read_parquet(?) ORDER BY game_id", params=[files])
         yield from sort.to_arrow_reader(_GAME_BATCH)
     finally:
         con.close()
         shutil.rmtree(read, ignore_errors=True)
-
-
-def _bound(statement: str, values: dict[str, Any]) -> tuple[str, list[Any]]:
-    """`statement` with each `$name` a `?`, and the values in the order they stand."""
-    params: list[Any] = []
-
-    def bind(name: re.Match[str]) -> str:
-        params.append(values[name.group(1)])
-        return "?"
-
-    return re.sub(r"\$([a-z]+[0-9]*)\b", bind, statement), params
 
 
 def _partitions(reader: Any, ruleset: str | None, per_read: int) -> list[tuple[str, str, int]]:
@@ -772,7 +732,7 @@ def _partitions(reader: Any, ruleset: str | None, per_read: int) -> list[tuple[s
 #: what `PairData.add_gift` and `add_decisions` make of its rows: per (signal, game,
 #: actor, other, the expectation's denominator) the decisions, Σx, and Σe and Σe(1 − e)
 #: times that denominator (²); then the rows a case's steps show, the first favours
-#: (`STEPS_PER_SIGNAL`) per signal and pair in game and seq order. Parameters (`_bound`):
+#: (`STEPS_PER_SIGNAL`) per signal and pair in game and seq order. Parameters (`ingest.scratch.bound`):
 #: the cards of the ruleset's stack ranks, those of its attack ranks (stack or skip),
 #: whether the ruleset is known (else only its 2s are read), and the `where`'s.
 _SIGNAL_PARTS = """

@@ -980,9 +980,8 @@ def deal_audit(reader: Reader, build: str | None = None, ruleset: str | None = N
     filters, as `AuditReport.to_json()` gives it: every test, the findings at `level`."""
     from ingest import fairplay  # scipy loads on the first audit, not with the reader
 
-    deals = fairplay.deals_from_warehouse(reader, build=build, ruleset=ruleset,
-                                          since=since_text(since))
-    return fairplay.audit_deals(deals, level).to_json()
+    with fairplay.deals_from_warehouse(reader, build=build, ruleset=ruleset, since=since_text(since)) as deals:
+        return fairplay.audit_deals(deals, level).to_json()  # (the read's folder removed after)
 
 
 def pair_audit(reader: Reader, build: str | None = None, ruleset: str | None = None,

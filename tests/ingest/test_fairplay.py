@@ -74,10 +74,10 @@ def test_a_clock_seeded_shuffle_repeats_deals() -> None:
 def test_repeats_are_the_pairs_of_deals_a_comparison_of_every_pair_finds(ruleset: str, decks: int) -> None:
     """The linear search for deals sharing two hands against the definition, every pair
     of deals compared: some deals copied whole (one three times), some sharing two hands,
-    some three, some one (not a repeat)."""
+    some three, some one (not a repeat); in one chunk and in chunks of 7 games."""
     from collections import Counter
 
-    from ingest.fairplay import _exact_repeats, _hand_keys, _shared_pairs
+    from ingest.fairplay import DealTally, _hand_keys
 
     records = list(simulate_deals(ruleset, 120, seed=5, decks=decks))
     rng = np.random.default_rng(11)
@@ -92,20 +92,33 @@ def test_repeats_are_the_pairs_of_deals_a_comparison_of_every_pair_finds(ruleset
     for b in (30, 31, 32):  # one deal repeated three times
         records[b] = {**records[7], "game": records[b]["game"], "hand": records[b]["hand"],
                       "hands": {k: list(v) for k, v in records[7]["hands"].items()}}
-    deals = deals_from_records(records, ruleset=ruleset).frozen()
-    arr = deals
-    keys = _hand_keys(arr.cards)
-    groups, members = _shared_pairs(arr.hand_deal, keys, np.arange(len(deals)))
-    hands = [Counter(keys[arr.hand_deal == d].tolist()) for d in range(len(deals))]
+    deals = deals_from_records(records, ruleset=ruleset, decks=decks).frozen()
+    keys = _hand_keys(deals.cards)
+    hands = [Counter(keys[deals.hand_deal == d].tolist()) for d in range(len(deals))]
     pairs = [(a, b) for a, b in itertools.combinations(range(len(deals)), 2)
              if sum((hands[a] & hands[b]).values()) >= 2]
     assert pairs, "the planted repeats are there"
-    assert set(members.tolist()) == {d for pair in pairs for d in pair}
-    assert all(sum((hands[a] & hands[b]).values()) >= 2 for a, b in groups)
+    involved = sorted({d for pair in pairs for d in pair})
+    # a group: the deals holding one pair of hands (a multiset's two smallest, …)
+    holders: dict[tuple[int, int], set[int]] = {}
+    for d, held in enumerate(hands):
+        ordered = sorted(held.elements())
+        for i, j in itertools.combinations(range(len(ordered)), 2):
+            holders.setdefault((ordered[i], ordered[j]), set()).add(d)
+    groups = sorted(pair for pair, ds in holders.items() if len(ds) > 1)
+    name = {d: f"{deals.game_id(d)}#{deals.hand_no[d]}" for d in range(len(deals))}
+    examples = [(name[a], name[b]) for a, b in (sorted(holders[g])[:2] for g in groups[:5])]
     signature = [(tuple(sorted(hands[d].elements())), deals.starter[d]) for d in range(len(deals))]
-    involved = np.unique(members)
-    expected = len(involved) - len({signature[d] for d in involved.tolist()})
-    assert _exact_repeats(arr, keys, involved) == expected >= 3
+    exact = len(involved) - len({signature[d] for d in involved})
+    assert exact >= 3
+    games = sorted({r["game"] for r in records})
+    chunked = [deals_from_records([r for r in records if r["game"] in games[i:i + 7]], ruleset=ruleset,
+                                  decks=decks).frozen() for i in range(0, len(games), 7)]
+    for chunks in ([deals], chunked):
+        with DealTally() as tally:
+            for chunk in chunks:
+                tally.add(chunk)
+            assert tally._repeats() == {(ruleset, decks): (len(groups), examples, len(involved), exact)}
 
 
 def test_a_hand_carried_over_from_the_last_deal_is_serial_correlation() -> None:
@@ -130,9 +143,10 @@ def test_the_audit_reads_the_warehouses_deal_lines(tmp_path: Path) -> None:
 
     reader = connect(rigged_warehouse(tmp_path))
     try:
-        deals = deals_from_warehouse(reader)
-        assert len(deals) >= 100 and len(deals.stock_offsets) == len(deals) + 1
-        report = audit_deals(deals, 0.01)
+        with deals_from_warehouse(reader) as deals:
+            assert len(deals) >= 100
+            assert all(len(chunk.stock_offsets) == len(chunk) + 1 for chunk in deals.chunks())
+            report = audit_deals(deals, 0.01)
         stuck = [t for t in report.findings if t.family == "stock.position"]
         assert stuck and {t.scope["card"] for t in stuck} == {STUCK}  # in each build
         assert len(deals_from_warehouse(reader, build="no-such-build")) == 0
@@ -245,6 +259,8 @@ def test_a_warehouse_ingested_before_the_deal_facts_is_audited_from_its_deal_lin
     try:
         assert reader.rows("SELECT count(*), count(dealer_seat) FROM hands")[0][1] == 0
         assert deals_from_warehouse(reader).rows() == expected
+        with deals_from_warehouse(reader, chunk_games=7) as chunked:  # the lines read 7 games at a time
+            assert len(list(chunked.chunks())) > 3 and chunked.rows() == expected
     finally:
         reader.close()
 
@@ -291,5 +307,57 @@ def test_a_newer_writer_gives_an_older_table_the_deal_columns_so_a_compact_keeps
         assert hands[0] > 0 and hands[0] == hands[1] == hands[2]
         assert reader.rows("SELECT count(*) = count(opening_cards) FROM hand_players")[0][0]
         assert len(deals_from_warehouse(reader)) == hands[0]
+    finally:
+        reader.close()
+
+
+def _same_report(chunked: object, whole: object, path: str = "") -> None:
+    """Two reports equal: every key, string, count and flag; floats to 1e-12 relative
+    (sums over other chunks may round in the last bits)."""
+    if isinstance(whole, dict):
+        assert isinstance(chunked, dict) and chunked.keys() == whole.keys(), path
+        for key in whole:
+            _same_report(chunked[key], whole[key], f"{path}.{key}")
+    elif isinstance(whole, list):
+        assert isinstance(chunked, list) and len(chunked) == len(whole), path
+        for i, (a, b) in enumerate(zip(chunked, whole, strict=True)):
+            _same_report(a, b, f"{path}[{i}]")
+    elif isinstance(whole, float) and isinstance(chunked, float):
+        assert chunked == pytest.approx(whole, rel=1e-12, abs=1e-15), path
+    else:
+        assert chunked == whole, path
+
+
+def test_the_audit_a_chunk_of_games_at_a_time_is_the_audit_of_all(tmp_path: Path) -> None:
+    """A warehouse with a biased seat (bazito, seat 2's extra special card) and repeated
+    deals (persian, a clock-seeded shuffle), every stock logged: audited 7 games at a
+    time, the report is the one-chunk report, test by test, with every filter."""
+    import io
+
+    from engine.simulate import SimConfig, write_simulation
+    from ingest.pipeline import ingest
+    from ingest.read import connect
+
+    out = io.BytesIO()
+    write_simulation(SimConfig("bazito", games=50, seed=31, match={"hands": 3}, stock_in_deal=1.0,
+                               build="hk-server/3.0.0",
+                               shuffle=ShuffleBias("extra_special", rate=0.6, seat=2)), out)
+    write_simulation(SimConfig("persian", games=40, seed=32, match={"hands": 3}, stock_in_deal=1.0,
+                               build="hk-server/3.1.0", shuffle=ShuffleBias("clock_seed", seeds=25)), out)
+    (tmp_path / "planted.jsonl").write_bytes(out.getvalue())
+    ingest([str(tmp_path / "planted.jsonl")], str(tmp_path / "wh"), workers=1)
+    reader = connect(tmp_path / "wh")
+    try:
+        for filters in ({}, {"ruleset": "persian"}, {"build": "hk-server/3.0.0"}):
+            with deals_from_warehouse(reader, **filters, chunk_games=10**6) as whole, \
+                    deals_from_warehouse(reader, **filters, chunk_games=7) as chunked:
+                assert len(list(whole.chunks())) == 1 and len(list(chunked.chunks())) > 5
+                expected = audit_deals(whole, 0.01).to_json()
+                _same_report(audit_deals(chunked, 0.01).to_json(), expected)
+            found = {(t["family"], t["scope"].get("seat")) for t in expected["findings"]}
+            if not filters:
+                assert {("hand.special", 2), ("deals.repeat", None)} <= found, found
+                repeat = next(t for t in expected["findings"] if t["family"] == "deals.repeat")
+                assert "exact repeats" in repeat["detail"] and " = " in repeat["detail"]
     finally:
         reader.close()
