@@ -176,7 +176,7 @@ class _OpenTables:
     by reading only the commits since (0.2–3 ms). A table is taken out while it is used and
     put back after, so no two users ever share one (`Warehouse.open_table`). Kept only for
     a table whose first log entry is the one it was opened on (a folder removed and made
-    again at the same path is another table), never ahead of the version asked (a kept
+    again at the same path is another table: `identity`), never ahead of the version asked (a kept
     table does not travel back), at most `KEEP` tables, the least recently used dropped."""
 
     KEEP = 64
@@ -187,11 +187,16 @@ class _OpenTables:
 
     @staticmethod
     def identity(uri: str) -> tuple[int, int] | None:
-        """The table's first log entry (its inode and time), None when it has none."""
+        """The table's first log entry (its inode and time); once Delta has cleaned it
+        away (past the log's retention), the log folder's inode; None without a log."""
+        log_folder = posixpath.join(uri, "_delta_log")
         try:
-            found = os.stat(posixpath.join(uri, "_delta_log", f"{0:020d}.json"))
+            found = os.stat(posixpath.join(log_folder, f"{0:020d}.json"))
         except OSError:
-            return None
+            try:
+                return os.stat(log_folder).st_ino, 0
+            except OSError:
+                return None
         return found.st_ino, found.st_mtime_ns
 
     def take(self, uri: str, identity: tuple[int, int], version: int | None) -> DeltaTable | None:
