@@ -544,7 +544,7 @@ class IngestQueue:
                     finally:
                         self._wake.acquire()
                     continue
-                self._wake.wait(due - now)
+                self._wake.wait(min(due - now, threading.TIMEOUT_MAX))
             if self._stopping:
                 return None
             taken: list[_Waiting] = []

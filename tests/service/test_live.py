@@ -129,6 +129,46 @@ def test_a_group_commits_while_the_one_before_is_published(tmp_path: Path,
     assert [r.batch for r in receipts if r] == told and told[0] < told[1]
 
 
+def test_a_group_s_bodies_are_written_out_while_it_waits(tmp_path: Path) -> None:
+    """While pushes wait for their group, the committer writes each body to the file the
+    batch will name (so a due group does not wait for it); the files go once committed."""
+    import asyncio
+
+    from ingest.storage import Location
+    from service.jobs import CommitPolicy, IngestQueue
+
+    games = _games(3, seed=11)
+    lines = sum(body.count(b"\n") for _, body in games)
+    # no interval: the group is due when the third body's lines are waiting
+    queue = IngestQueue(Location.of(str(tmp_path / "wh")), state=tmp_path / "state",
+                        policy=CommitPolicy(interval=1e12, lines=lines))
+
+    async def push(body: bytes) -> Any:
+        spool = queue.spool()
+        spool.write(body)
+        return (await queue.accept(spool))[0]
+
+    queue.start()
+    try:
+        waiting = [asyncio.run(push(body)) for _, body in games[:2]]
+        files = [queue.groups / f"{r.id}.jsonl" for r in waiting]
+        deadline = time.monotonic() + 300
+        while not all(f.exists() and f.stat().st_size == r.size for f, r in zip(files, waiting, strict=True)):
+            assert time.monotonic() < deadline, "the waiting bodies were never written out"
+            time.sleep(0.01)
+        assert [f.read_bytes() for f in files] == [body for _, body in games[:2]]
+        assert {queue.get(r.id).status for r in waiting} == {"queued"}  # type: ignore[union-attr]
+        last = asyncio.run(push(games[2][1]))
+        receipts = [*waiting, last]
+        while {queue.get(r.id).status for r in receipts} != {"committed"}:  # type: ignore[union-attr]
+            assert time.monotonic() < deadline, "the group was never committed"
+            time.sleep(0.01)
+    finally:
+        queue.stop()
+    assert len({queue.get(r.id).batch for r in receipts}) == 1  # type: ignore[union-attr]
+    assert not list(queue.groups.iterdir())
+
+
 @pytest.mark.slow
 def test_a_server_killed_during_a_push_storm_loses_nothing(api_keys: Keys, tmp_path: Path) -> None:
     rng = random.Random(30)
