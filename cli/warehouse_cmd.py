@@ -400,6 +400,8 @@ def compact_command(
         table.add_row(name, str(summary.partitions.get(name, 0)), str(removed),
                       str(summary.files_added.get(name, 0)), str(summary.vacuumed.get(name, "-")))
     console.print(table)
+    if summary.summaries_made:
+        console.print(f"summaries made: {', '.join(summary.summaries_made)}")
     if summary.batch is not None:
         console.print(f"committed as batch {summary.batch} (kind compact)")
     else:
