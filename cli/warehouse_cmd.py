@@ -122,6 +122,13 @@ _STORAGE_ERRNOS = {errno.EROFS, errno.ENOSPC, errno.EDQUOT, errno.EACCES, errno.
 def _storage_errno(exc: BaseException) -> int | None:
     """The errno of a write the storage refused, if that is what `exc` is."""
     number = getattr(exc, "errno", None)
+    if number is None and isinstance(exc, OSError):
+        # deltalake raises a bare OSError when writing a commit fails, its cause only in
+        # the text, last: "… ↳ No space left on device (os error 28)"
+        text = str(exc).rstrip()
+        _, marker, tail = text.rpartition("(os error ")
+        if marker and tail.endswith(")") and tail[:-1].isdigit():
+            number = int(tail[:-1])
     return number if isinstance(number, int) and number in _STORAGE_ERRNOS else None
 
 
