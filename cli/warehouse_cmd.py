@@ -385,7 +385,8 @@ def compact_command(
         "--wait", min=0, help="Seconds to wait for an ingest's lock before giving up.")] = 0.0,
 ) -> None:
     """Merge small Parquet files of every table, partition by partition, then vacuum files
-    no retained snapshot needs."""
+    no retained snapshot needs. A summary table the warehouse lacks (written before it
+    existed) is made first."""
     from rich.table import Table
 
     from ingest.maintenance import compact
