@@ -12,7 +12,8 @@ benchmark leaves them as they were. In each, the writer's first commit also read
 committed game into its index (`ingest.live.GamesIndex`), once a writer process: its time
 is printed apart. Then `--commits` groups of 1,000 games each are committed, and their
 median and spread printed: flat within noise is what the live path promises (a batch's
-cost follows the batch, not the warehouse).
+cost follows the batch, not the warehouse). The seconds of each commit spent on the
+summaries (`ingest.summaries`: their counters kept, then committed) are printed apart.
 """
 
 from __future__ import annotations
@@ -35,7 +36,27 @@ sys.path.insert(0, str(ROOT / "bench"))
 from bench_dashboard import OUT, build_base, build_tiles  # noqa: E402
 from bench_live import body_of, pool_of_games  # noqa: E402
 
+from ingest import summaries  # noqa: E402
 from ingest.live import GamesIndex, commit_files  # noqa: E402
+
+#: seconds spent in the summaries' step of the commits timed
+SUMMARY_SECONDS: list[float] = []
+
+
+def _timed_summaries() -> None:
+    """Count the seconds of a commit's summaries step: the pipeline's calls into
+    `ingest.summaries` (what the batch's rows change, then their commit)."""
+    for name in ("refresh" if hasattr(summaries, "refresh") else "update", "commit"):
+        inner = getattr(summaries, name)
+
+        def timed(*args: object, _inner: object = inner, **kwargs: object) -> object:
+            clock = time.monotonic()
+            try:
+                return _inner(*args, **kwargs)  # type: ignore[operator]
+            finally:
+                SUMMARY_SECONDS.append(time.monotonic() - clock)
+
+        setattr(summaries, name, timed)
 
 
 def warehouse_of(hands: int) -> Path:
@@ -66,6 +87,7 @@ def main() -> None:
     parser.add_argument("--commits", type=int, default=5)
     args = parser.parse_args()
     pool = pool_of_games(600, 17)
+    _timed_summaries()
     figures = []
     for hands in args.hands:
         source = warehouse_of(hands)
@@ -81,16 +103,21 @@ def main() -> None:
             commit_files(first, str(root))
             first_seconds = time.monotonic() - clock
             seconds = []
+            in_summaries = []
             for k in range(1, args.commits + 1):
                 files = group(pool, scratch / f"g{k}", k, args.games)
+                SUMMARY_SECONDS.clear()
                 clock = time.monotonic()
                 result = commit_files(files, str(root))
                 seconds.append(time.monotonic() - clock)
+                in_summaries.append(sum(SUMMARY_SECONDS))
                 assert result["games"] == args.games, result
             row = {"hands": hands, "games_indexed": len(live._INDEX.games),
                    "first_commit_s": round(first_seconds, 3),
                    "commit_s_median": round(statistics.median(seconds), 3),
                    "commit_s_min": round(min(seconds), 3), "commit_s_max": round(max(seconds), 3),
+                   "summaries_s_median": round(statistics.median(in_summaries), 3),
+                   "summaries_s_max": round(max(in_summaries), 3),
                    "load_average_1m": os.getloadavg()[0]}
             figures.append(row)
             print("  " + "  ".join(f"{k}={v}" for k, v in row.items()), flush=True)

@@ -188,11 +188,13 @@ def build_tiles(base_root: Path, target: Path, hands: int) -> None:
             del pending
             gc.collect()
         versions["quarantine"] = store.table("quarantine").version()
-        # the summary ingest keeps with every batch (the leaderboard and profiles read it):
-        # computed whole here, as ingest does for a warehouse's first batch
+        # the summaries ingest keeps with every batch (the leaderboard, the profiles, the
+        # first seat, the 2-card matrix read them): computed whole here, as ingest does for
+        # a warehouse's first batch
         clock = time.monotonic()
-        versions["player_stats"] = summaries.commit(store, summaries.recompute(store, versions), 1, "b000001-bench")
-        print(f"  player_stats: recomputed and committed ({time.monotonic() - clock:.0f}s)")
+        for name, data in summaries.recompute(store, versions).items():
+            versions[name] = summaries.commit(store, name, data, 1, "b000001-bench")
+        print(f"  summaries: recomputed and committed ({time.monotonic() - clock:.0f}s)")
         games = tables["games"].num_rows * tiles
         row = {
             "id": 1, "kind": "bench-tiles", "started": started, "ended": datetime.now(UTC), "files": [],

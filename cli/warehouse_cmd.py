@@ -122,6 +122,13 @@ _STORAGE_ERRNOS = {errno.EROFS, errno.ENOSPC, errno.EDQUOT, errno.EACCES, errno.
 def _storage_errno(exc: BaseException) -> int | None:
     """The errno of a write the storage refused, if that is what `exc` is."""
     number = getattr(exc, "errno", None)
+    if number is None and isinstance(exc, OSError):
+        # deltalake raises a bare OSError when writing a commit fails, its cause only in
+        # the text, last: "… ↳ No space left on device (os error 28)"
+        text = str(exc).rstrip()
+        _, marker, tail = text.rpartition("(os error ")
+        if marker and tail.endswith(")") and tail[:-1].isdigit():
+            number = int(tail[:-1])
     return number if isinstance(number, int) and number in _STORAGE_ERRNOS else None
 
 
@@ -378,7 +385,8 @@ def compact_command(
         "--wait", min=0, help="Seconds to wait for an ingest's lock before giving up.")] = 0.0,
 ) -> None:
     """Merge small Parquet files of every table, partition by partition, then vacuum files
-    no retained snapshot needs."""
+    no retained snapshot needs. A summary table the warehouse lacks (written before it
+    existed) is made first."""
     from rich.table import Table
 
     from ingest.maintenance import compact
@@ -400,6 +408,8 @@ def compact_command(
         table.add_row(name, str(summary.partitions.get(name, 0)), str(removed),
                       str(summary.files_added.get(name, 0)), str(summary.vacuumed.get(name, "-")))
     console.print(table)
+    if summary.summaries_made:
+        console.print(f"summaries made: {', '.join(summary.summaries_made)}")
     if summary.batch is not None:
         console.print(f"committed as batch {summary.batch} (kind compact)")
     else:

@@ -6,7 +6,9 @@ partition with a single small part, or only parts at the target already, is left
 is. The merged parts hold the same rows, so a reader of any version sees the same table.
 The new versions are recorded in a `batches` row of kind `compact`, the same commit point
 an ingest uses, so readers move to the compacted files atomically. `batches` itself is
-compacted too (its rows stay the same, in fewer files).
+compacted too (its rows stay the same, in fewer files). A summary the warehouse has not got
+(one added after it was written: `ingest.summaries`) is made whole first, in the same
+batch, so its pages stop counting over the game tables.
 
 Vacuum then deletes only files that the committed snapshot does not use AND that were
 removed longer ago than the retention window (default one week); files that no commit
@@ -24,7 +26,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from engine import ENGINE_VERSION
-from ingest.schema import SNAPSHOT_TABLES, TABLES
+from ingest import summaries
+from ingest.schema import SNAPSHOT_TABLES, SUMMARY_TABLES, TABLES
 from ingest.store import TARGET_FILE_SIZE, Warehouse, WarehouseError, new_attempt, new_token
 
 DEFAULT_RETAIN_HOURS = 168
@@ -37,6 +40,7 @@ class CompactSummary:
     batch: int | None
     files_removed: dict[str, int] = field(default_factory=dict)
     files_added: dict[str, int] = field(default_factory=dict)
+    summaries_made: list[str] = field(default_factory=list)
     partitions: dict[str, int] = field(default_factory=dict)  # partitions rewritten
     vacuumed: dict[str, int] = field(default_factory=dict)
     restored: list[str] = field(default_factory=list)
@@ -61,7 +65,14 @@ def compact(root: str, *, retain_hours: int = DEFAULT_RETAIN_HOURS, vacuum: bool
         summary = CompactSummary(None, restored=restored)
         versions = {n: snapshot.versions[n] for n in SNAPSHOT_TABLES}
         batch = snapshot.batch + 1
-        changed = False
+        prefix, attempt = f"b{batch:06d}-{new_token()}", new_attempt()
+        # a warehouse never written to has nothing to summarise (its first batch makes them)
+        absent = [n for n in SUMMARY_TABLES if not versions[n]] if snapshot.batch else []
+        open_batch = store.open_batch(prefix) if absent else None
+        for name, data in summaries.recompute(store, versions, absent).items():
+            versions[name] = summaries.commit(store, name, data, batch, prefix, attempt)
+            summary.summaries_made.append(name)
+        changed = bool(absent)
         for name in TABLES:
             metrics = store.optimize(name, target_size, batch)
             removed = int(metrics.get("numFilesRemoved", 0))
@@ -79,8 +90,10 @@ def compact(root: str, *, retain_hours: int = DEFAULT_RETAIN_HOURS, vacuum: bool
                 "id": batch, "kind": "compact", "started": now, "ended": now, "files": [],
                 "lines": 0, "games_new": 0, "games_updated": 0, "games_unchanged": 0,
                 "violations": 0, "errors": 0, "workers": 1, "engine_version": ENGINE_VERSION,
-            }, versions, new_attempt(), prefix=f"b{batch:06d}-{new_token()}")
+            }, versions, attempt, prefix=prefix)
             summary.batch = batch
+        if open_batch is not None:
+            store.location.delete(open_batch)
         if vacuum:
             current = store.snapshot()
             for name in TABLES:

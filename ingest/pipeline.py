@@ -1173,13 +1173,14 @@ def _commit(store: Warehouse, snapshot: Snapshot, inputs: list[InputFile], route
         versions[name] = store.commit(name, adds, removes, batch, "ingest", attempt)
         if adds or removes:
             changed = True
+    versions.update({n: snapshot.versions.get(n, 0) for n in SUMMARY_TABLES})
     if changed or any(snapshot.versions.get(n, 0) == 0 for n in SUMMARY_TABLES):
-        # kept, not recomputed: what the batch's rows add, less what the rows it replaced had
-        stats = summaries.update(store, snapshot.versions.get("player_stats", 0), written,
-                                 rewritten, set(replaced))
-        versions["player_stats"] = summaries.commit(store, stats, batch, prefix, attempt)
-    else:
-        versions.update({n: snapshot.versions[n] for n in SUMMARY_TABLES})
+        # kept, not recomputed: what the batch's rows add, less what the rows it replaced
+        # had; a summary the warehouse has not got yet is made whole (ingest/summaries.py)
+        made = summaries.refresh(store, snapshot.versions, versions, written, rewritten,
+                                 set(replaced))
+        for name, data in made.items():
+            versions[name] = summaries.commit(store, name, data, batch, prefix, attempt)
     # the desk's cases are not the batch's: carried over as the snapshot had them
     versions.update({n: snapshot.versions[n] for n in CASE_TABLES})
     reports = routed.files

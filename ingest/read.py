@@ -31,6 +31,7 @@ from engine.replay import GameReplay, replay_lines
 from ingest import sandbox
 from ingest.partcache import PartCache
 from ingest.queries import attach_snapshot
+from ingest.schema import SUMMARY_TABLES
 from ingest.storage import Location
 from ingest.store import Snapshot, Warehouse, WarehouseError
 
@@ -55,6 +56,10 @@ class Reader:
     marker: int | None = None  # `commit_marker` as it was before the snapshot was read
     #: the files the connection may read: the snapshot's parts (their local copies on S3)
     readable: tuple[str, ...] = ()
+    #: the summary tables the reads answer from (`ingest.summaries`): those the snapshot
+    #: has; the others' questions go to the game tables (a warehouse written before the
+    #: summary existed, until its next batch or `compact` makes it)
+    summaries: frozenset[str] = frozenset()
 
     @property
     def batch(self) -> int:
@@ -127,7 +132,8 @@ def connect(where: Path | str | Location, storage_options: Mapping[str, str] | N
     sandbox.lock(con, readable=readable)
     if cache is not None:
         cache.sweep(set(readable))
-    return Reader(con, snapshot, location, marker=marker, readable=tuple(readable))
+    made = frozenset(n for n in SUMMARY_TABLES if snapshot.versions.get(n, 0) > 0)
+    return Reader(con, snapshot, location, marker=marker, readable=tuple(readable), summaries=made)
 
 
 #: each object-store warehouse's part cache in this process (its sweep's clock with it)
@@ -564,16 +570,31 @@ def first_seat(reader: Reader, rulesets: Sequence[str]) -> pl.DataFrame:
     """Win rate by place in the playing order, per ruleset, play and table size (the
     `first_seat` view), with its 95% interval against the fair rate (1 ÷ players)."""
     clause = f"ruleset IN ({', '.join('?' * len(rulesets))})" if rulesets else "TRUE"
+    source = "first_seat"
+    if "seat_results" in reader.summaries:  # the view's counts, kept per player: summed
+        source = """(
+            SELECT ruleset, mode, players, turn_order, sum(hands)::BIGINT AS hands,
+                   sum(wins)::BIGINT AS wins, sum(wins) / sum(hands) AS win_rate,
+                   1.0 / players AS fair_rate,
+                   CASE WHEN sum(scored_hands) > 0 THEN sum(total_points) / sum(scored_hands) END
+                       AS mean_points
+            FROM seat_results GROUP BY ruleset, mode, players, turn_order)"""
     frame = reader.frame(f"""
         SELECT ruleset, mode, ruleset || ' · ' || mode AS play, players, turn_order, hands, wins,
                win_rate, fair_rate, mean_points
-        FROM first_seat WHERE {clause} ORDER BY ruleset, mode, players, turn_order""", list(rulesets))
+        FROM {source} WHERE {clause} ORDER BY ruleset, mode, players, turn_order""", list(rulesets))
     return with_wilson(frame)
 
 
 def player_by_seat(reader: Reader, player: str) -> pl.DataFrame:
     """A player's win rate by place in the playing order (0: first to play), per ruleset,
     play and table size, with its 95% interval."""
+    if "seat_results" in reader.summaries:
+        return with_wilson(reader.frame("""
+            SELECT ruleset, mode, ruleset || ' · ' || mode AS play, players, turn_order, hands,
+                   wins, wins / hands AS win_rate, 1.0 / players AS fair_rate
+            FROM seat_results WHERE player = ? ORDER BY ruleset, mode, players, turn_order""",
+            [player]))
     # the hands and games read are only the player's: a join on the whole tables built
     # their hash tables from every row (0.21–0.28 s against 0.11 s at a million hands)
     frame = reader.frame("""
@@ -613,10 +634,15 @@ SPECIAL_CARDS = {
 
 def special_cards(reader: Reader, player: str | None) -> pl.DataFrame:
     """Special-card use per hand, per ruleset: one player's means, or everyone's (None)."""
-    columns = ", ".join(f"avg({c}) AS {c}" for c in SPECIAL_CARDS)
     clause, params = ("player = ?", [player]) if player is not None else ("TRUE", [])
-    wide = reader.frame(f"SELECT ruleset, {columns} FROM hand_players WHERE {clause} GROUP BY ruleset",
-                        params)
+    if "special_card_totals" in reader.summaries:
+        columns = ", ".join(f"sum({c}) / sum(hands) AS {c}" for c in SPECIAL_CARDS)
+        source = "special_card_totals"
+    else:
+        columns = ", ".join(f"avg({c}) AS {c}" for c in SPECIAL_CARDS)
+        source = "hand_players"
+    wide = reader.frame(f"SELECT ruleset, {columns} FROM {source} WHERE {clause} "
+                        "GROUP BY ruleset ORDER BY ruleset", params)
     rows = [{"ruleset": record["ruleset"], "what": label, "per hand": record[column]}
             for record in wide.iter_rows(named=True) for column, label in SPECIAL_CARDS.items()]
     return pl.DataFrame(rows, schema={"ruleset": pl.String, "what": pl.String, "per hand": pl.Float64})
@@ -652,35 +678,44 @@ def player_head_to_head(reader: Reader, player: str) -> pl.DataFrame:
 def two_players(reader: Reader, rulesets: Sequence[str]) -> pl.DataFrame:
     """Everyone in the 2-card matrix: each player's 2s given and received (to and from
     another player), the most given first (the matrix shows the top of this by default)."""
-    clause = f"ruleset IN ({', '.join('?' * len(rulesets))})" if rulesets else "TRUE"
     return reader.frame(f"""
-        WITH twos AS (SELECT player, gift_to FROM events
-                      WHERE {clause} AND gift_to IS NOT NULL AND gift_to <> player)
+        WITH twos AS ({_twos_given(reader, rulesets)})
         SELECT player, sum(given)::BIGINT AS given, sum(received)::BIGINT AS received FROM (
-            SELECT player, count(*) AS given, 0 AS received FROM twos GROUP BY player
-            UNION ALL SELECT gift_to AS player, 0, count(*) FROM twos GROUP BY gift_to)
+            SELECT player, sum(twos) AS given, 0 AS received FROM twos GROUP BY player
+            UNION ALL SELECT target AS player, 0, sum(twos) FROM twos GROUP BY target)
         GROUP BY player ORDER BY given DESC, received DESC, player""", list(rulesets))
+
+
+def _twos_given(reader: Reader, rulesets: Sequence[str]) -> str:
+    """The 2s each player gave each other player (`player`, `target`, `twos`) in
+    `rulesets` (all when empty; one parameter each): the `two_gifts` summary's, or counted
+    from `events` when the warehouse has not got it."""
+    clause = f"ruleset IN ({', '.join('?' * len(rulesets))})" if rulesets else "TRUE"
+    if "two_gifts" in reader.summaries:
+        return f"""SELECT player, target, sum(twos)::BIGINT AS twos FROM two_gifts
+                   WHERE {clause} GROUP BY player, target"""
+    return f"""SELECT player, gift_to AS target, count(*) AS twos FROM events
+               WHERE {clause} AND gift_to IS NOT NULL AND gift_to <> player
+               GROUP BY player, gift_to"""
 
 
 def two_targets(reader: Reader, rulesets: Sequence[str], players: int = 25, lift: bool = False,
                 min_expected: float = 0.0, chosen: Sequence[str] = ()) -> pl.DataFrame:
     """Who gives 2s to whom, among the players who give most (or among `chosen`).
 
-    Counts come from one scan of the 2s in `events`; with `lift`, the `two_targets` view
-    also weighs each count against a fair choice among the others at each table (a join
-    over every seat of those hands: several times slower, so only when asked). `lift` is
-    null where fewer than `min_expected` 2s were expected: on a handful of 2s it says
-    nothing.
+    Counts are the `two_gifts` summary's (or one scan of the 2s in `events` in a warehouse
+    without it); with `lift`, the `two_targets` view also weighs each count against a fair
+    choice among the others at each table (a join over every seat of those hands: several
+    times slower, so only when asked). `lift` is null where fewer than `min_expected` 2s
+    were expected: on a handful of 2s it says nothing.
     """
     clause = f"ruleset IN ({', '.join('?' * len(rulesets))})" if rulesets else "TRUE"
     if lift:
         source = f"""SELECT player, target, sum(twos)::BIGINT AS twos, sum(expected_twos) AS expected_twos
                      FROM two_targets WHERE {clause} GROUP BY player, target"""
     else:
-        source = f"""SELECT player, target, count(*) AS twos, NULL::DOUBLE AS expected_twos
-                     FROM (SELECT player, gift_to AS target FROM events
-                           WHERE {clause} AND gift_to IS NOT NULL AND gift_to <> player)
-                     GROUP BY player, target"""
+        source = f"""SELECT player, target, twos, NULL::DOUBLE AS expected_twos
+                     FROM ({_twos_given(reader, rulesets)})"""
     top_params: list[Any]
     if chosen:
         top, top_params = "SELECT unnest(?::VARCHAR[]) AS player", [list(chosen)]

@@ -120,6 +120,30 @@ PLAYER_STATS = pa.schema([
     pa.field("hands_scored", pa.int64(), nullable=False),
 ])
 
+
+
+def _counters(keys: list[tuple[str, pa.DataType]], counters: list[str]) -> pa.Schema:
+    """A summary whose every column past its keys is a count or a sum (ingest/summaries.py)."""
+    return pa.schema([*(pa.field(n, t, nullable=False) for n, t in keys),
+                      *(pa.field(n, pa.int64(), nullable=False) for n in counters)])
+
+
+#: the 2s each player gave each other player (`events.gift_to`, not themselves), per
+#: ruleset: the 2-card matrix's counts
+TWO_GIFTS = _counters([("ruleset", pa.string()), ("player", pa.string()), ("target", pa.string())],
+                      ["twos"])
+#: a player's decided hands by place in the playing order (0: first to play), per ruleset,
+#: play (`games.mode`, points when unset) and table size: hands, wins, and the hands with
+#: points and their sum. Summed over players it is the `first_seat` view
+SEAT_RESULTS = _counters([("ruleset", pa.string()), ("mode", pa.string()), ("player", pa.string()),
+                          ("players", pa.int32()), ("turn_order", pa.int32())],
+                         ["hands", "wins", "scored_hands", "total_points"])
+#: a player's special cards summed over their hands dealt, per ruleset (the profile's
+#: special-card means are these over `hands`)
+SPECIAL_CARD_TOTALS = _counters([("ruleset", pa.string()), ("player", pa.string())],
+                                ["hands", "sevens_played", "seven_totals_drawn", "seven_cards_drawn",
+                                 "twos_given", "twos_received", "jacks_played", "penalty_cards"])
+
 #: a note on a case: when, by whom (the API key's name, or the desk agent's), what
 CASE_NOTE = pa.struct([
     pa.field("at", TS),
@@ -208,6 +232,9 @@ TABLES: dict[str, TableSpec] = {
         TableSpec("decisions", DECISIONS, PARTITION_COLUMNS),
         TableSpec("quarantine", QUARANTINE, ()),
         TableSpec("player_stats", PLAYER_STATS, ()),
+        TableSpec("two_gifts", TWO_GIFTS, ()),
+        TableSpec("seat_results", SEAT_RESULTS, ()),
+        TableSpec("special_card_totals", SPECIAL_CARD_TOTALS, ()),
         TableSpec("cases", CASES, ()),
         TableSpec("batches", BATCHES, ()),
     )
@@ -215,16 +242,19 @@ TABLES: dict[str, TableSpec] = {
 
 #: tables whose rows belong to one game and are replaced together when it is updated
 GAME_TABLES: tuple[str, ...] = tuple(n for n, s in TABLES.items() if s.game_keyed)
-#: summaries, recomputed from the game tables with every batch
-SUMMARY_TABLES: tuple[str, ...] = ("player_stats",)
+#: summaries, kept from the game tables with every batch (ingest/summaries.py)
+SUMMARY_TABLES: tuple[str, ...] = ("player_stats", "two_gifts", "seat_results", "special_card_totals")
 #: the tables the ingest workers write: the game tables and `quarantine`
 DATA_TABLES: tuple[str, ...] = (*GAME_TABLES, "quarantine")
 #: tables the support desk writes (ingest/cases.py), one batch per write; every other
 #: writer carries their version over from the snapshot it started from
 CASE_TABLES: tuple[str, ...] = ("cases",)
 #: tables added after warehouses were first written (schema 4 had none of them): a
-#: warehouse without one reads it as empty, and its next writer creates it
-LATER_TABLES: tuple[str, ...] = ("cases", "decisions")
+#: warehouse without one reads it as empty, and its next writer creates it. A summary
+#: added later is absent (version 0) until a batch or `compact` makes it whole: its
+#: readers ask the game tables meanwhile (`ingest.read`, docs/decisions.md)
+LATER_TABLES: tuple[str, ...] = ("cases", "decisions", "two_gifts", "seat_results",
+                                 "special_card_totals")
 #: columns added to a table after warehouses were first written, with the schema version
 #: that added them: a part written before has none of them, and reads them as null
 LATER_COLUMNS: dict[str, tuple[int, tuple[str, ...]]] = {

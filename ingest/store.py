@@ -873,6 +873,13 @@ class PartWriter:
         if data.num_rows:
             self._write(partition, data)
 
+    def add_empty(self, partition: tuple[str, ...]) -> None:
+        """A part with no rows in `partition`, once: a table made whole and empty (a
+        summary with nothing to count yet) commits a version all the same, so its readers
+        tell it from a table never made (version 0)."""
+        if partition not in self.open:
+            self._write(partition, self.schema.empty_table())
+
     def _write_tables(self, partition: tuple[str, ...]) -> None:
         tables = self.tables.pop(partition)
         self.buffered -= self.pending.pop(partition)

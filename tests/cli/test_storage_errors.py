@@ -150,13 +150,16 @@ def test_a_disk_that_fills_mid_batch(logs: tuple[Path, Path, Path], tmp_path: Pa
     copy = mount / "probe"
     probe = " ".join(shlex.quote(str(copy) if a == "WH" else a)
                      for a in [sys.executable, "-m", "cli.app", *command])
-    # what the batch adds to the disk, measured on a copy in the same tmpfs (the same
-    # command with nothing in its way); then only half of it is left free, so the batch
-    # writes its first parts and fails on a later one, whatever its layout of the moment
+    # what the batch's parts add to the disk, measured on a copy in the same tmpfs (the
+    # same command with nothing in its way); then only half of it is left free, so the
+    # batch writes its first parts and fails on a later one, whatever its layout of the
+    # moment (its parts only: the commits after them, the summaries' with them, would move
+    # half of everything past the last part)
+    parts = "$(find \"$M/probe\" -name '*.parquet' -print0 | du -ck --files0-from=- | tail -1 | cut -f1)"
     fill = (f"cp -a {shlex.quote(str(warehouse))} \"$M/probe\"; "
-            "before=$(du -sk \"$M/probe\" | cut -f1); "
+            f"before={parts}; "
             f"{probe} >/dev/null; "
-            "grown=$(( $(du -sk \"$M/probe\" | cut -f1) - before )); rm -rf \"$M/probe\"; "
+            f"grown=$(( {parts} - before )); rm -rf \"$M/probe\"; "
             "test $grown -gt 32; "
             "dd if=/dev/zero of=\"$M/fill\" bs=4k "
             "count=$(( ($(df -k --output=avail \"$M\" | tail -1) - grown / 2) / 4 )) 2>/dev/null")
@@ -171,3 +174,18 @@ def test_a_disk_that_fills_mid_batch(logs: tuple[Path, Path, Path], tmp_path: Pa
 def test_the_exit_status_is_documented() -> None:
     doc = (REPO / "docs" / "cli.md").read_text(encoding="utf-8")
     assert str(STORAGE_EXIT) in doc
+
+
+def test_a_delta_commit_refused_by_the_storage_is_told_by_its_errno() -> None:
+    """deltalake raises a bare OSError when writing a commit fails (a full disk once the
+    batch's parts are written), its cause only at the end of its text."""
+    import errno
+
+    from cli.warehouse_cmd import _storage_errno
+
+    refused = OSError("Generic LocalFileSystem error\n  ↳ Unable to copy data to file\n"
+                      "   ↳ No space left on device (os error 28)")
+    assert _storage_errno(refused) == errno.ENOSPC
+    assert _storage_errno(OSError("Generic LocalFileSystem error\n  ↳ Connection reset (os error 104)")) is None
+    assert _storage_errno(OSError("Generic LocalFileSystem error")) is None
+    assert _storage_errno(OSError(errno.EROFS, "Read-only file system")) == errno.EROFS

@@ -188,4 +188,4 @@ def test_a_batch_row_may_leave_no_table_out(warehouse: Path) -> None:
     """A writer that forgot a table's version would drop it from the snapshot: refused
     before anything is written."""
     with pytest.raises(store.WarehouseError, match="records no version of cases"):
-        Warehouse(warehouse).commit_batch({"id": 99}, dict.fromkeys((*schema.DATA_TABLES, "player_stats"), 1))
+        Warehouse(warehouse).commit_batch({"id": 99}, dict.fromkeys((*schema.DATA_TABLES, *schema.SUMMARY_TABLES), 1))

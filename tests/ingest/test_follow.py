@@ -47,7 +47,8 @@ DEADLINE = 180.0
 PROVENANCE = {"games": ("source_files", "ingest_batch"), "events": ("file", "line", "ingest_batch"),
               "violations": ("file", "line", "ingest_batch"),
               "quarantine": ("file", "file_sha256", "line", "ingest_batch"),
-              "hands": ("ingest_batch",), "hand_players": ("ingest_batch",), "player_stats": ()}
+              "hands": ("ingest_batch",), "hand_players": ("ingest_batch",), "player_stats": (),
+              "two_gifts": (), "seat_results": (), "special_card_totals": ()}
 GARBAGE = b'{"not a game line": tru'
 
 

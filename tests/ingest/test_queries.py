@@ -193,27 +193,33 @@ def test_a_second_writer_is_turned_away(games: dict[str, list[SimulatedGame]],
         ingest([str(log)], str(root), workers=1, force=True)
 
 
-def test_player_stats_stays_equal_to_its_query(games: dict[str, list[SimulatedGame]],
-                                               tmp_path: Path) -> None:
-    """The leaderboard's summary table, refreshed with each batch, says what aggregating
-    the game tables says, after new games and after an update alike."""
-    from ingest.summaries import FINISH, PARTIAL
+def test_summaries_stay_equal_to_their_query(games: dict[str, list[SimulatedGame]],
+                                             tmp_path: Path) -> None:
+    """The summary tables (the leaderboard's, the 2-card matrix's, the first seat's, the
+    special cards'), kept with each batch, say what aggregating the game tables says,
+    after new games and after an update alike; a batch that changes nothing leaves them."""
+    from ingest.summaries import SUMMARIES
 
     root = str(tmp_path / "wh")
     game = games["persian"][1]
     write_lines(tmp_path / "one" / "log.jsonl",
                 [*game_lines(games["bazito"][:8]), *game.lines[: len(game.lines) // 3]])
     write_lines(tmp_path / "two" / "log.jsonl", [*game_lines(games["bazito"][8:12]), *game.lines])
+    stored: dict[str, list[tuple[object, ...]]] = {}
     for folder in ("one", "two"):
         last = ingest([str(tmp_path / folder)], root, workers=1)
         with open_warehouse(root) as reader:
-            stored = sorted(reader.sql("SELECT * FROM player_stats").fetchall(), key=repr)
-            computed = sorted(reader.sql(f"WITH counters AS ({PARTIAL}) {FINISH}").fetchall(), key=repr)
-        assert stored == computed and stored
+            for name, summary in SUMMARIES.items():
+                stored[name] = sorted(reader.sql(f"SELECT * FROM {name}").fetchall(), key=repr)
+                computed = sorted(reader.sql(f"WITH counters AS ({summary.partial}) {summary.finished()}")
+                                  .fetchall(), key=repr)
+                assert stored[name] == computed and stored[name], name
     again = ingest([str(tmp_path / "two")], root, workers=1, force=True)
-    assert again.versions["player_stats"] == last.versions["player_stats"]  # not rewritten
+    for name in SUMMARIES:
+        assert again.versions[name] == last.versions[name], name  # not rewritten
     with open_warehouse(root) as reader:
-        assert sorted(reader.sql("SELECT * FROM player_stats").fetchall(), key=repr) == stored
+        for name in SUMMARIES:
+            assert sorted(reader.sql(f"SELECT * FROM {name}").fetchall(), key=repr) == stored[name]
 
 
 def test_polars_scans_share_one_snapshot(tmp_path: Path) -> None:
