@@ -386,24 +386,25 @@ def render_step(replay: GameReplay, step: ReplayStep, keys: ReplayKeys) -> None:
         where = f" · {step.file}:{step.line}" if step.file and step.line else ""
         hand = "header" if step.hand == SETUP_HAND else f"hand {step.hand}"
         st.caption(f"Step {step.number} of {n_steps} · {hand} · seq {step.seq}{where}")
+        card = played_card(step)
+        decision = ui.decision_html(step.before, step.actor, card, bool(step.violations)) \
+            if step.kind in ("play", "draw", "pass") else None
+        # one HTML block for the event, its verdict and the decision: every element a
+        # step draws costs the browser its own rendering
         html(f'<div class="hk"><div class="hk-event">{escape(step.text)}</div>'
              f"{ui.verdict_html(step.violations)}"
              f"{ui.why_html(step.why)}"
-             f"{ui.set_aside_html(step.set_aside, step.seq)}</div>")
-        card = played_card(step)
-        if step.kind in ("play", "draw", "pass"):
-            decision = ui.decision_html(step.before, step.actor, card, bool(step.violations))
-            if decision:
-                st.markdown("**Could they have played something else?**")
-                html(decision)
+             f"{ui.set_aside_html(step.set_aside, step.seq)}</div>"
+             + (f"<p><strong>Could they have played something else?</strong></p>{decision}" if decision else ""))
         with st.expander("The log line" + (f" (as {viewer} saw it)" if viewer else ""),
                          key=f"{keys.prefix}_line_open", on_change="rerun") as panel:
             if panel.open:
                 st.code(orjson.dumps(step.raw, option=orjson.OPT_INDENT_2).decode() if step.raw else "-",
                         language="json")
     with right:
-        st.markdown("**The table after this step**" + (f" — as **{viewer}** saw it" if viewer else ""))
-        html(ui.table_html(step.after, replay.players, played=card, played_by=step.actor))
+        html("<p><strong>The table after this step</strong>"
+             + (f" — as <strong>{escape(viewer)}</strong> saw it" if viewer else "") + "</p>"
+             + ui.table_html(step.after, replay.players, played=card, played_by=step.actor))
 
 
 def verdict_summary(replay: GameReplay, lines: int | None = None) -> None:
