@@ -340,15 +340,23 @@ def move_label(step: ReplayStep, *, current: bool = False) -> str:
 #: longest (bench/bench_dashboard.py browser), and about 1.5 ms a line still: 41 lines
 #: took 270 ms of browser CPU a step, 21 lines 240-250; the slider and the keys reach every line.
 MOVE_WINDOW = 21
-#: of which before the current step (more after it: stepping goes forward)
-MOVES_BEFORE = 6
+#: of which at least this many before the current step (more after it: stepping goes forward)
+MOVES_BEFORE = 2
+#: the window moves this many lines at once, not one a step: between its moves a step
+#: leaves the lines as they were but for the two whose highlight changes, and the browser
+#: redraws far less (a list that slid a line a step changed every line's button: ~10 ms
+#: of the browser's CPU a step). The current line stays among the first MOVES_BEFORE +
+#: MOVE_STRIDE, in sight without scrolling the list.
+MOVE_STRIDE = 7
 
 
 def move_window(count: int, at: int) -> tuple[int, int]:
     """The slice [start, end) of `count` lines that the move list shows around line `at`:
-    `MOVE_WINDOW` lines (all of them when fewer), `MOVES_BEFORE` of them before `at`
-    unless the hand ends first."""
-    start = max(0, min(at - MOVES_BEFORE, count - MOVE_WINDOW))
+    `MOVE_WINDOW` lines (all of them when fewer), starting at a multiple of `MOVE_STRIDE`
+    that leaves `MOVES_BEFORE` to `MOVES_BEFORE + MOVE_STRIDE - 1` of them before `at`,
+    unless the hand starts or ends first."""
+    start = max(0, (at - MOVES_BEFORE) // MOVE_STRIDE * MOVE_STRIDE)
+    start = max(0, min(start, count - MOVE_WINDOW))
     return start, min(count, start + MOVE_WINDOW)
 
 
@@ -372,7 +380,7 @@ def move_list(replay: GameReplay, keys: ReplayKeys, current: ReplayStep) -> None
             st.button(move_label(s, current=s is current), key=keys.move(s), on_click=go_to, args=(keys, s),
                       width="stretch",
                       type="primary" if s is current else "tertiary",
-                      help=f"{s.label}" + (" — " + ", ".join(v.code.value for v in s.violations) if s.violations else ""))
+                      help=f"{s.label} — " + ", ".join(v.code.value for v in s.violations) if s.violations else None)
 
 
 def render_step(replay: GameReplay, step: ReplayStep, keys: ReplayKeys) -> None:
