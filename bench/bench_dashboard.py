@@ -33,6 +33,13 @@ with the load, CPU seconds much less. It prints the figures; nothing is asserted
 
     .venv/bin/python bench/bench_dashboard.py browser --warehouse bench/out/wh-1000000
     .venv/bin/python bench/bench_dashboard.py browser --warehouse data/warehouse --sessions 2
+
+`profile` says where a replay step's browser time goes: the same steps under a chromium
+trace (the renderer's main thread: its CPU time a step, steadier than the wall time on a
+loaded machine, and the work it went to) and the JavaScript sampling profiler (the time
+under each of Streamlit's script files: react-dom, emotion, Slider, Html, purify, ...).
+
+    .venv/bin/python bench/bench_dashboard.py profile --warehouse data/warehouse --steps 20
 """
 
 from __future__ import annotations
@@ -621,6 +628,99 @@ def _steps(page: Any, steps: int, cpu: Any) -> dict[str, Any]:
     return {"replay_steps_s": clicks, "replay_steps_cpu": used}
 
 
+def _self_times(events: list[dict[str, Any]]) -> tuple[float, dict[str, float]]:
+    """A thread's trace events (complete events, `X`): its CPU microseconds in top-level
+    events, and each event name's own CPU time (its time less its children's)."""
+    events = sorted(events, key=lambda e: (e["ts"], -e["dur"]))
+    own: dict[str, float] = {}
+    stack: list[dict[str, Any]] = []
+    top = 0.0
+    for event in events:
+        while stack and stack[-1]["ts"] + stack[-1]["dur"] <= event["ts"]:
+            stack.pop()
+        cpu = event.get("tdur", event["dur"])
+        if stack:
+            own[stack[-1]["name"]] = own.get(stack[-1]["name"], 0.0) - cpu
+        else:
+            top += cpu
+        own[event["name"]] = own.get(event["name"], 0.0) + cpu
+        stack.append(event)
+    return top, own
+
+
+def measure_profile(warehouse: Path, steps: int, trace: Path) -> dict[str, Any]:
+    """The replay's steps in chromium with two profiles of them: a trace (the renderer's
+    main thread: its CPU time a step, which a loaded machine stretches far less than the
+    wall time, and what it went to) and, over as many steps again, the JavaScript
+    sampling profiler (CDP `Profiler`, every 0.2 ms): the time under each script file,
+    counted once a sample (Streamlit's bundles: react-dom, emotion, Slider, Html,
+    purify, ...)."""
+    from urllib.parse import urlencode
+
+    from playwright.sync_api import sync_playwright
+
+    values = _bench_subjects(warehouse)
+    load_before = os.getloadavg()
+    proc, base = _serve(warehouse)
+    try:
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=CHROMIUM)
+            page = browser.new_page(viewport={"width": 1440, "height": 1000})
+            page.set_default_timeout(300_000)
+            page.goto(f"{base}/replay?" + urlencode({"game": values["game"], "hand": values["hand"], "step": "1"}))
+            page.wait_for_function(SETTLED, arg=0)
+            page.wait_for_function(DRAWN)
+
+            def nothing() -> tuple[dict[int, float], dict[int, float]]:
+                return {}, {}  # no CPU counted: the profiles say it
+
+            _steps(page, 3, nothing)  # the step's scripts loaded and compiled
+            browser.start_tracing(page=page, path=str(trace), categories=["devtools.timeline", "toplevel"])
+            traced = _steps(page, steps, nothing)["replay_steps_s"]
+            browser.stop_tracing()
+            cdp = page.context.new_cdp_session(page)
+            cdp.send("Profiler.enable")
+            cdp.send("Profiler.setSamplingInterval", {"interval": 200})
+            cdp.send("Profiler.start")
+            _steps(page, steps, nothing)
+            profile = cdp.send("Profiler.stop")["profile"]
+            browser.close()
+    finally:
+        proc.terminate()  # by its PID
+        proc.wait(timeout=20)
+    raw = json.loads(trace.read_text())
+    events = raw["traceEvents"] if isinstance(raw, dict) else raw
+    main = {(e["pid"], e["tid"]) for e in events
+            if e.get("ph") == "M" and e.get("name") == "thread_name" and e["args"].get("name") == "CrRendererMain"}
+    top, own = _self_times([e for e in events if e.get("ph") == "X" and "dur" in e and (e["pid"], e["tid"]) in main])
+    nodes = {node["id"]: node for node in profile["nodes"]}
+    parent = {child: node["id"] for node in profile["nodes"] for child in node.get("children", [])}
+    by_file: dict[str, float] = {}
+    for sample, delta in zip(profile["samples"], profile["timeDeltas"], strict=True):
+        seen, at = set(), sample
+        while at is not None:
+            frame = nodes[at]["callFrame"]
+            name = frame["url"].rsplit("/", 1)[-1].split(".")[0] or frame["functionName"]
+            if name not in seen:
+                seen.add(name)
+                by_file[name] = by_file.get(name, 0.0) + delta / 1000
+            at = parent.get(at)
+    results: dict[str, Any] = {"warehouse": str(warehouse), "game": values["game"], "steps": steps,
+               "step_p50_s": _quantile(traced, 0.5), "main_cpu_ms_a_step": top / 1000 / steps,
+               "main_own_ms_a_step": {k: v / 1000 / steps for k, v in sorted(own.items(), key=lambda kv: -kv[1])[:15]},
+               "js_ms_a_step_by_file": {k: v / steps for k, v in sorted(by_file.items(), key=lambda kv: -kv[1])[:25]},
+               "load_before": load_before, "load_after": os.getloadavg()}
+    print(f"  replay, one step: p50 {results['step_p50_s'] * 1000:.0f} ms (traced); the renderer's main thread "
+          f"{results['main_cpu_ms_a_step']:.0f} ms of CPU a step, of which (own time):")
+    for name, ms in results["main_own_ms_a_step"].items():
+        print(f"    {ms:6.1f} ms  {name}")
+    print("  JavaScript sampled, ms a step under each script file ((program): the browser's own work; (idle)):")
+    for name, ms in results["js_ms_a_step_by_file"].items():
+        print(f"    {ms:6.1f} ms  {name}")
+    print(f"  load average {load_before[0]:.1f} before, {results['load_after'][0]:.1f} after ({os.cpu_count()} CPUs)")
+    return results
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -640,6 +740,12 @@ def main() -> None:
     real.add_argument("--json", type=Path, default=None, help="also write the figures here")
     real.add_argument("--only", nargs="+", default=(), metavar="VIEW",
                       help="time only the views whose label starts so (e.g. replay: the deep link and its steps)")
+    prof = sub.add_parser("profile", help="profile the replay's steps in chromium (trace and JS sampling)")
+    prof.add_argument("--warehouse", type=Path, default=ROOT / "data" / "warehouse")
+    prof.add_argument("--steps", type=int, default=20)
+    prof.add_argument("--trace", type=Path, default=OUT / "replay-steps.trace.json",
+                      help="where the chromium trace is written (open it in chrome://tracing or Perfetto)")
+    prof.add_argument("--json", type=Path, default=None, help="also write the figures here")
     walk = sub.add_parser("navigate", help="time each view reached inside one session (sidebar links, tabs)")
     walk.add_argument("--warehouse", type=Path, default=ROOT / "data" / "warehouse")
     walk.add_argument("--passes", type=int, default=2, help="walks through the views (the first is server cold)")
@@ -652,6 +758,12 @@ def main() -> None:
         base = build_base(OUT / "base")
         build_tiles(base, target, args.hands)
         print(f"built {target} in {time.monotonic() - started:.0f}s")
+    elif args.command == "profile":
+        print(f"profiling the replay's steps in chromium on {args.warehouse}")
+        args.trace.parent.mkdir(parents=True, exist_ok=True)
+        results = measure_profile(args.warehouse, args.steps, args.trace)
+        if args.json:
+            args.json.write_text(json.dumps(results, indent=2, default=str))
     elif args.command == "navigate":
         print(f"timing the dashboard's views inside one chromium session on {args.warehouse}")
         results = measure_navigation(args.warehouse, args.passes, args.only)

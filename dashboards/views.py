@@ -340,15 +340,23 @@ def move_label(step: ReplayStep, *, current: bool = False) -> str:
 #: longest (bench/bench_dashboard.py browser), and about 1.5 ms a line still: 41 lines
 #: took 270 ms of browser CPU a step, 21 lines 240-250; the slider and the keys reach every line.
 MOVE_WINDOW = 21
-#: of which before the current step (more after it: stepping goes forward)
-MOVES_BEFORE = 6
+#: of which at least this many before the current step (more after it: stepping goes forward)
+MOVES_BEFORE = 2
+#: the window moves this many lines at once, not one a step: between its moves a step
+#: leaves the lines as they were but for the two whose highlight changes, and the browser
+#: redraws far less (a list that slid a line a step changed every line's button: ~10 ms
+#: of the browser's CPU a step). The current line stays among the first MOVES_BEFORE +
+#: MOVE_STRIDE, in sight without scrolling the list.
+MOVE_STRIDE = 7
 
 
 def move_window(count: int, at: int) -> tuple[int, int]:
     """The slice [start, end) of `count` lines that the move list shows around line `at`:
-    `MOVE_WINDOW` lines (all of them when fewer), `MOVES_BEFORE` of them before `at`
-    unless the hand ends first."""
-    start = max(0, min(at - MOVES_BEFORE, count - MOVE_WINDOW))
+    `MOVE_WINDOW` lines (all of them when fewer), starting at a multiple of `MOVE_STRIDE`
+    that leaves `MOVES_BEFORE` to `MOVES_BEFORE + MOVE_STRIDE - 1` of them before `at`,
+    unless the hand starts or ends first."""
+    start = max(0, (at - MOVES_BEFORE) // MOVE_STRIDE * MOVE_STRIDE)
+    start = max(0, min(start, count - MOVE_WINDOW))
     return start, min(count, start + MOVE_WINDOW)
 
 
@@ -372,7 +380,7 @@ def move_list(replay: GameReplay, keys: ReplayKeys, current: ReplayStep) -> None
             st.button(move_label(s, current=s is current), key=keys.move(s), on_click=go_to, args=(keys, s),
                       width="stretch",
                       type="primary" if s is current else "tertiary",
-                      help=f"{s.label}" + (" — " + ", ".join(v.code.value for v in s.violations) if s.violations else ""))
+                      help=f"{s.label} — " + ", ".join(v.code.value for v in s.violations) if s.violations else None)
 
 
 def render_step(replay: GameReplay, step: ReplayStep, keys: ReplayKeys) -> None:
@@ -386,24 +394,25 @@ def render_step(replay: GameReplay, step: ReplayStep, keys: ReplayKeys) -> None:
         where = f" · {step.file}:{step.line}" if step.file and step.line else ""
         hand = "header" if step.hand == SETUP_HAND else f"hand {step.hand}"
         st.caption(f"Step {step.number} of {n_steps} · {hand} · seq {step.seq}{where}")
+        card = played_card(step)
+        decision = ui.decision_html(step.before, step.actor, card, bool(step.violations)) \
+            if step.kind in ("play", "draw", "pass") else None
+        # one HTML block for the event, its verdict and the decision: every element a
+        # step draws costs the browser its own rendering
         html(f'<div class="hk"><div class="hk-event">{escape(step.text)}</div>'
              f"{ui.verdict_html(step.violations)}"
              f"{ui.why_html(step.why)}"
-             f"{ui.set_aside_html(step.set_aside, step.seq)}</div>")
-        card = played_card(step)
-        if step.kind in ("play", "draw", "pass"):
-            decision = ui.decision_html(step.before, step.actor, card, bool(step.violations))
-            if decision:
-                st.markdown("**Could they have played something else?**")
-                html(decision)
+             f"{ui.set_aside_html(step.set_aside, step.seq)}</div>"
+             + (f"<p><strong>Could they have played something else?</strong></p>{decision}" if decision else ""))
         with st.expander("The log line" + (f" (as {viewer} saw it)" if viewer else ""),
                          key=f"{keys.prefix}_line_open", on_change="rerun") as panel:
             if panel.open:
                 st.code(orjson.dumps(step.raw, option=orjson.OPT_INDENT_2).decode() if step.raw else "-",
                         language="json")
     with right:
-        st.markdown("**The table after this step**" + (f" — as **{viewer}** saw it" if viewer else ""))
-        html(ui.table_html(step.after, replay.players, played=card, played_by=step.actor))
+        html("<p><strong>The table after this step</strong>"
+             + (f" — as <strong>{escape(viewer)}</strong> saw it" if viewer else "") + "</p>"
+             + ui.table_html(step.after, replay.players, played=card, played_by=step.actor))
 
 
 def verdict_summary(replay: GameReplay, lines: int | None = None) -> None:

@@ -255,6 +255,7 @@ def _what_if(game_id: str, replay: GameReplay, shown: ReplayStep) -> None:
 # ------------------------------------------------------------------------ the desk: a case about this step
 
 CASE_AGENT = "desk_agent"  # who the desk agent is, kept for the session (the Cases page's too)
+CASE_OPEN = "replay_case_open_panel"  # whether the case panel is open (its expander's state)
 
 
 def _open_case(game: str, step: ReplayStep) -> None:
@@ -288,10 +289,17 @@ def _case(game_id: str, replay: GameReplay, shown: ReplayStep) -> None:
         st.success(f"Case {opened_now} opened.", icon=":material/folder_open:")
         st.page_link("app_pages/cases.py", label=f"Open case {opened_now}", icon=":material/folder_open:",
                      query_params={"case": opened_now})
-    title = f"Open a case about this step ({shown.label})"
+    # the title does not name the step (its form's button does): a title that changed at
+    # every step was one more element for the browser to redraw
+    title = "Open a case about this step"
     if existing.height:
         title += f" — {existing.height} case{'s' if existing.height != 1 else ''} on this game"
-    with st.expander(title, expanded=bool(opened_now)):
+    # its form is drawn only while the panel is open (its state reruns the step): a closed
+    # panel's six widgets were redrawn at every step, ~10 ms of the browser's work; their
+    # values are kept while they are not drawn
+    with st.expander(title, expanded=bool(opened_now), key=CASE_OPEN, on_change="rerun") as panel:
+        if not panel.open:
+            return
         for row in existing.iter_rows(named=True):
             st.page_link("app_pages/cases.py", label=f"{row['case_id']} · {row['status']} · seq {row['seq']} · "
                          f"{row['player'] or '—'} · {', '.join(row['tags'] or []) or 'no tag'}",
@@ -302,11 +310,13 @@ def _case(game_id: str, replay: GameReplay, shown: ReplayStep) -> None:
             st.session_state["replay_case_player"] = flagged or replay.players[0]
         cols = st.columns([2, 2, 2])
         cols[0].selectbox("Whose complaint", list(replay.players), key="replay_case_player",
-                          help="The bundle's report is in this player's view.")
+                          help="The bundle's report is in this player's view.", persist_state="page")
         cols[1].text_input("Tags", key="replay_case_tags", placeholder="refund app-bug",
-                           help="Words separated by spaces or commas.")
-        cols[2].text_input("Your name", key=CASE_AGENT, help="Recorded as who opened the case.")
-        st.text_area("Note", key="replay_case_note", placeholder="What the player says; what you checked.")
+                           help="Words separated by spaces or commas.", persist_state="page")
+        cols[2].text_input("Your name", key=CASE_AGENT, help="Recorded as who opened the case.",
+                           persist_state="page")
+        st.text_area("Note", key="replay_case_note", placeholder="What the player says; what you checked.",
+                     persist_state="page")
         problem = st.session_state.pop("replay_case_problem", None)
         if problem:
             st.error(problem)

@@ -284,8 +284,11 @@ def test_support_from_a_complaint_to_a_sent_report_and_a_case(
     html = sent.read_text(encoding="utf-8")
     assert 'data-view="player"' in html and f"seq {first.seq}" in html and "sample.jsonl" not in html
 
-    # the case: opened on the step, then found on the Cases page
+    # the case: opened on the step, then found on the Cases page (its form is drawn when
+    # the panel opens: a run of the step)
+    before = last_run(page)
     _expand(page, "Open a case about this step")
+    settle(page, before)
     # a text field's value reaches the app when it is committed (Enter; Ctrl+Enter in a text
     # area), each commit a run of its own: wait for each, so that the button's run is the last
     name, note = page.get_by_label("Your name", exact=True), page.get_by_label("Note", exact=True)

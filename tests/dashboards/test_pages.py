@@ -257,19 +257,27 @@ def test_the_move_list_of_a_long_hand_lists_the_lines_around_the_step(
     app: AppTest, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """A hand longer than the move list's window lists the window's lines around the
-    current step (more after it than before), says which, and follows the step."""
+    current step (more after it than before), says which, and follows the step by a
+    stride: the lines stay as they are while the step moves inside the window."""
     from dashboards import views
+
+    def seqs() -> list[int]:
+        return [int(label.removeprefix(":red[").split()[0]) for _, label in _buttons(app)]
 
     monkeypatch.setattr(views, "MOVE_WINDOW", 7)
     monkeypatch.setattr(views, "MOVES_BEFORE", 2)
-    open_page(app, "replay", game=DISPUTED, hand="1", step="10")
-    seqs = [int(label.removeprefix(":red[").split()[0]) for _, label in _buttons(app)]
-    assert seqs == [8, 9, 10, 11, 12, 13, 14]
-    assert any("21 of 21 lines · seq 8–14 listed" in c.value for c in app.caption)
-    app.button(key="replay_next").click().run()
-    assert [int(label.removeprefix(":red[").split()[0]) for _, label in _buttons(app)][:2] == [9, 10]
+    monkeypatch.setattr(views, "MOVE_STRIDE", 3)
+    open_page(app, "replay", game=DISPUTED, hand="1", step="10")  # line 9: 2 + (9 - 2) % 3 lines before
+    assert seqs() == [7, 8, 9, 10, 11, 12, 13]
+    assert any("21 of 21 lines · seq 7–13 listed" in c.value for c in app.caption)
+    app.button(key="replay_next").click().run()  # still inside the window: the same lines
+    assert seqs() == [7, 8, 9, 10, 11, 12, 13]
+    app.button(key="replay_next").click().run()  # the window moves by its stride
+    assert seqs() == [10, 11, 12, 13, 14, 15, 16]
     open_page(app, "replay", game=DISPUTED, hand="1", step="21")  # the hand's end: the last 7
-    assert [int(label.removeprefix(":red[").split()[0]) for _, label in _buttons(app)] == list(range(15, 22))
+    assert seqs() == list(range(15, 22))
+    open_page(app, "replay", game=DISPUTED, hand="1", step="2")  # its start: the first 7
+    assert seqs() == list(range(1, 8))
 
 
 def test_replay_by_seq_and_the_why_of_a_forced_draw(app: AppTest) -> None:
