@@ -233,29 +233,35 @@ def update(store: Warehouse, previous: Mapping[str, int], added: Mapping[str, Se
     con = _connect()
     try:
         plus = _partials(con, {n: _rows(store, n, added.get(n, ())) for n in SOURCES}, names)
+        # a batch of new games only (a live group's usual case) takes nothing away: its
+        # counters are not summed over no rows, four queries for nothing
         minus = _partials(con, {n: _rows(store, n, removed.get(n, ()), replaced) for n in SOURCES},
-                          names)
+                          names) if replaced and any(removed.get(n) for n in SOURCES) else {}
         out = {}
         for name in names:
-            if plus[name].num_rows == 0 and minus[name].num_rows == 0:
+            taken = minus.get(name)
+            if plus[name].num_rows == 0 and (taken is None or taken.num_rows == 0):
                 continue
             summary = SUMMARIES[name]
             con.register("old", store.dataset(name, previous[name]).to_table())
             con.register("plus", plus[name])
-            con.register("minus", minus[name])
             keys = ", ".join(summary.keys)
             sums = ", ".join(f"sum({c})::BIGINT AS {c}" for c in summary.counters)
             old_counters = ", ".join(f"coalesce({c}, 0) AS {c}" for c in summary.counters)
             negated = ", ".join(f"-{c} AS {c}" for c in summary.counters)
+            less = ""
+            if taken is not None:
+                con.register("minus", taken)
+                less = f"UNION ALL BY NAME SELECT {keys}, {negated} FROM minus"
             out[name] = _shaped(name, con.sql(f"""
                 WITH counters AS (
                     SELECT {keys}, {sums} FROM (
                         SELECT {keys}, {old_counters} FROM old
                         UNION ALL BY NAME SELECT * FROM plus
-                        UNION ALL BY NAME SELECT {keys}, {negated} FROM minus
+                        {less}
                     ) GROUP BY {keys})
                 {summary.finished()}""").to_arrow_table())
-            for registered in ("old", "plus", "minus"):
+            for registered in ("old", "plus", "minus") if taken is not None else ("old", "plus"):
                 con.unregister(registered)
         return out
     finally:
