@@ -75,6 +75,13 @@ def test_pushes_within_one_interval_are_one_batch(serve: Callable[..., Server], 
         assert [f["path"] for f in files] == [f"{outcome['id']}.jsonl"]  # its own, by name only
 
 
+async def _accept(queue: Any, body: bytes) -> Any:
+    """Hand `body` to an `IngestQueue` as a push would; its receipt once journaled."""
+    spool = queue.spool()
+    spool.write(body)
+    return (await queue.accept(spool))[0]
+
+
 def test_a_group_commits_while_the_one_before_is_published(tmp_path: Path,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     """The committer takes the next group while the last one's readers are told and its
@@ -110,16 +117,11 @@ def test_a_group_commits_while_the_one_before_is_published(tmp_path: Path,
 
     monkeypatch.setattr(queue, "_commit", counted)
 
-    async def push(body: bytes) -> Any:
-        spool = queue.spool()
-        spool.write(body)
-        return (await queue.accept(spool))[0]
-
     queue.start()
     try:
-        first = asyncio.run(push(games[0][1]))
+        first = asyncio.run(_accept(queue, games[0][1]))
         assert listening.wait(timeout=300)
-        second = asyncio.run(push(games[1][1]))
+        second = asyncio.run(_accept(queue, games[1][1]))
         assert second_committed.wait(timeout=300)
     finally:
         queue.stop()  # the publisher finishes what was committed before it ends
@@ -143,14 +145,9 @@ def test_a_group_s_bodies_are_written_out_while_it_waits(tmp_path: Path) -> None
     queue = IngestQueue(Location.of(str(tmp_path / "wh")), state=tmp_path / "state",
                         policy=CommitPolicy(interval=1e12, lines=lines))
 
-    async def push(body: bytes) -> Any:
-        spool = queue.spool()
-        spool.write(body)
-        return (await queue.accept(spool))[0]
-
     queue.start()
     try:
-        waiting = [asyncio.run(push(body)) for _, body in games[:2]]
+        waiting = [asyncio.run(_accept(queue, body)) for _, body in games[:2]]
         files = [queue.groups / f"{r.id}.jsonl" for r in waiting]
         deadline = time.monotonic() + 300
         while not all(f.exists() and f.stat().st_size == r.size for f, r in zip(files, waiting, strict=True)):
@@ -158,7 +155,7 @@ def test_a_group_s_bodies_are_written_out_while_it_waits(tmp_path: Path) -> None
             time.sleep(0.01)
         assert [f.read_bytes() for f in files] == [body for _, body in games[:2]]
         assert {queue.get(r.id).status for r in waiting} == {"queued"}  # type: ignore[union-attr]
-        last = asyncio.run(push(games[2][1]))
+        last = asyncio.run(_accept(queue, games[2][1]))
         receipts = [*waiting, last]
         while {queue.get(r.id).status for r in receipts} != {"committed"}:  # type: ignore[union-attr]
             assert time.monotonic() < deadline, "the group was never committed"
