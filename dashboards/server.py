@@ -155,12 +155,42 @@ def launch(argv: Sequence[str]) -> NoReturn:
     os.execve(command[0], command, env)
 
 
+#: what the pages import, paid by the first page of the first session unless imported
+#: before it (about 0.7 s here: polars, pyarrow, duckdb, altair and the app's modules)
+WARM_IMPORTS = ("dashboards.cache", "dashboards.views", "altair", "deltalake", "pyarrow.dataset")
+WARM_THREAD = "haftkhabis-warm"
+
+
+def _warm() -> None:
+    """Import what the pages will, and open the warehouse's shared reader, while the
+    server starts and waits for a browser (a page that comes meanwhile waits for the
+    import lock, or the reader's cache, never does either twice)."""
+    import importlib
+    import logging
+
+    # Streamlit warns of a thread without a session's context; this one needs none
+    logging.getLogger("streamlit.runtime.scriptrunner_utils.script_run_context").addFilter(
+        lambda record: record.threadName != WARM_THREAD)
+    try:
+        for name in WARM_IMPORTS:
+            importlib.import_module(name)
+        from dashboards import cache
+
+        cache.reader()
+    except Exception:  # the page says what is wrong (no warehouse there yet, say)
+        return
+
+
 def main() -> None:
     """`launch …` (above), or `streamlit …` with the origin check installed (the arguments
-    are Streamlit's)."""
+    are Streamlit's) and the pages' modules imported meanwhile (`_warm`)."""
     if sys.argv[1:2] == ["launch"]:
         launch(sys.argv[2:])
     install()
+    if sys.argv[1:2] == ["run"]:
+        import threading
+
+        threading.Thread(target=_warm, name=WARM_THREAD, daemon=True).start()
     from streamlit.web.cli import main as streamlit_main
 
     streamlit_main(prog_name="streamlit")

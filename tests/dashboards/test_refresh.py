@@ -70,3 +70,34 @@ def test_stale_notices_a_new_batch_only(sample_warehouse: Path, tmp_path: Path) 
         fresh.close()
     finally:
         reader.close()
+
+
+def test_the_server_opens_the_shared_reader_before_the_first_page(sample_warehouse: Path, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """`dashboards.server` imports the pages' modules and opens the warehouse's shared
+    reader while it waits for a browser (`_warm`): the first page finds it open, and a
+    warehouse not there yet is left for the page to report."""
+    from dashboards import cache, server
+
+    opened: list[str] = []
+    connect = read.connect
+
+    def counted(where: object, *args: object) -> read.Reader:
+        opened.append(str(where))
+        return connect(where, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(read, "connect", counted)
+    monkeypatch.setenv("HAFTKHABIS_WAREHOUSE", str(tmp_path / "not-yet"))
+    server._warm()  # nothing to open: no error, nothing cached
+    assert opened == [str(tmp_path / "not-yet")]
+    root = tmp_path / "wh"
+    shutil.copytree(sample_warehouse, root)
+    monkeypatch.setenv("HAFTKHABIS_WAREHOUSE", str(root))
+    cache._reader.clear()
+    try:
+        server._warm()
+        assert opened[1:] == [str(root)]
+        warmed = cache.reader()  # the first page's: the one opened, not opened again
+        assert opened[1:] == [str(root)] and warmed.batch == connect(root).batch
+    finally:
+        cache._reader.clear()
