@@ -65,9 +65,9 @@ RECENT_RECEIPTS = 200_000
 #: commits.log is started again past this size (the previous one is kept as commits.log.1)
 COMMITS_LOG_BYTES = 256 << 20
 #: a pushed body up to this size waits for the journal in memory (past it, in a file)
-MEMORY_BODY = 256 << 10
+MEMORY_BODY = 256 << 10  # a game is tens of kilobytes; connections × this is the most held
 #: waiting bodies written to their files at a time, between looks at the clock
-STAGE_AT_ONCE = 32  # a game is tens of kilobytes; connections × this is the most held
+STAGE_AT_ONCE = 32
 
 
 def state_folder(location: Location) -> Path:
