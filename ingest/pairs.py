@@ -74,6 +74,10 @@ MIN_VARIANCE = 2.0
 #: summed one way in floats comes to 1.9999999999999998 and another 2.0000000000000004
 _ROUNDING = 1e-9
 PERMUTATIONS = 200
+#: what the relabellings' sums per pair may hold at once (`_Sums.size` each); past it
+#: they are summed in turns, each turn one more pass over the games' chunks, so the
+#: audit's memory does not grow with pairs × relabellings
+SUMS_MEMORY = 256 << 20
 #: steps shown per signal of a case
 STEPS_PER_SIGNAL = 6
 _SUITS = "CDHS"
@@ -975,6 +979,11 @@ class _Sums:
     made: np.ndarray
     done: np.ndarray
 
+    @staticmethod
+    def size(pairs: int, names: int) -> int:
+        """The bytes of one relabelling's sums."""
+        return 8 * len(BEHAVIOUR) * (4 * pairs + 2 * names)
+
     @classmethod
     def zeros(cls, pairs: int, names: int) -> _Sums:
         shape, players = (len(BEHAVIOUR), pairs), (len(BEHAVIOUR), names)
@@ -1164,8 +1173,9 @@ def audit_pairs(data: PairSource, level: float = 0.01, permutations: int = PERMU
     are those at most `level`.
 
     The games are scored a chunk at a time (`data.chunks()`): each chunk's decisions add to
-    every relabelling's sums per pair (`_Sums`), so what is held is those sums (pairs ×
-    relabellings) and one chunk, whatever the number of games. A relabelling draws each
+    every relabelling's sums per pair (`_Sums`), so what is held is those sums and one
+    chunk, whatever the number of games; the sums of as many relabellings as
+    `SUMS_MEMORY` holds at a time, the chunks read again for the next ones. A relabelling draws each
     game's seats as the relabelling of every game at once would (`_Seating.generators`),
     so the report does not depend on the chunks."""
     decisions = data.decisions()
@@ -1181,22 +1191,29 @@ def audit_pairs(data: PairSource, level: float = 0.01, permutations: int = PERMU
     together, chance, variance = seating.co_seating()
     co_z = _z(together, chance, variance)
     co_term = np.clip(co_z, -CO_SEATING_CLIP, CO_SEATING_CLIP)
-    generators = seating.generators(seed, permutations)
-    # [0]: the players as seated; then each relabelling
-    sums = [_Sums.zeros(pairs, names) for _ in range(permutations + 1)]
-    for start, players in data.chunks():
-        universe = _Universe(players, names, keys)
-        rows = _Signals(data.group_chunk(start, start + len(players)), universe)
-        sums[0].add(rows.sums(universe, universe.identity()))
-        for relabelled, at in zip(sums[1:], generators, strict=True):
-            relabelled.add(rows.sums(universe, universe.relabelling(at)))
-        del universe, rows
-    count, observed, expected, z = sums[0].finished(keys, names)
+    # None: the players as seated; then each relabelling's generators
+    labellings: list[dict[int, np.random.Generator] | None] = [None, *seating.generators(seed, permutations)]
+    # as many labellings' sums at a time as SUMS_MEMORY holds, each turn a pass over the
+    # games (one pass unless pairs × relabellings outgrow it)
+    turn = max(1, SUMS_MEMORY // _Sums.size(pairs, names))
+    null_max: list[float] = []
+    for first in range(0, len(labellings), turn):
+        these = labellings[first:first + turn]
+        sums = [_Sums.zeros(pairs, names) for _ in these]
+        for start, players in data.chunks():
+            universe = _Universe(players, names, keys)
+            rows = _Signals(data.group_chunk(start, start + len(players)), universe)
+            for total, at in zip(sums, these, strict=True):
+                total.add(rows.sums(universe, universe.identity() if at is None else universe.relabelling(at)))
+            del universe, rows
+        for total, at in zip(sums, these, strict=True):
+            if at is None:
+                count, observed, expected, z = total.finished(keys, names)
+                continue
+            permuted = _combined(co_term, total.finished(keys, names)[3])
+            null_max.append(float(np.nanmax(permuted)) if np.isfinite(permuted).any() else -math.inf)
+        del sums
     score = _combined(co_term, z)
-    null_max = []
-    for relabelled in sums[1:]:
-        permuted = _combined(co_term, relabelled.finished(keys, names)[3])
-        null_max.append(float(np.nanmax(permuted)) if np.isfinite(permuted).any() else -math.inf)
     null = np.sort(np.asarray(null_max))
     out = []
     for p in np.flatnonzero(~np.isnan(score)):

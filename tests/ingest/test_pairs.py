@@ -5,6 +5,7 @@ the queue with the signals that drive it; honest tables give no case)."""
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -316,6 +317,41 @@ def test_the_audit_in_chunks_of_games_is_the_audit_in_one(tmp_path: Path) -> Non
         assert _same(audit_pairs(data, 0.2, permutations=60, seed=3).to_json(), one.to_json())
     # the read's temporary folders go with it
     assert not whole.root.exists() and not chunked.root.exists()
+
+
+def test_relabellings_summed_in_turns_are_the_audit_in_one(tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """When pairs × relabellings outgrow `SUMS_MEMORY`, the relabellings' sums are made a
+    few at a time, each turn a pass over the chunks: the same audit, null for null."""
+    import ingest.pairs as pairs_module
+
+    reader = connect(pair_warehouse(tmp_path, 0.6, games=90, seed=5, players=(2, 4), ruleset="persian"))
+    try:
+        chunked = pairs_from_warehouse(reader, chunk_games=7)
+    finally:
+        reader.close()
+    with chunked:
+        passes: list[int] = []
+        chunks = chunked.chunks
+
+        def counted() -> Iterator[tuple[int, list[list[int]]]]:
+            passes.append(1)
+            return chunks()
+
+        monkeypatch.setattr(chunked, "chunks", counted)
+        one = audit_pairs(chunked, 0.2, permutations=60, seed=3)
+        once = len(passes)  # every labelling in one pass (and the seating's own reads)
+        passes.clear()
+        monkeypatch.setattr(pairs_module, "SUMS_MEMORY", 1)  # one labelling a turn
+        turns = audit_pairs(chunked, 0.2, permutations=60, seed=3)
+        assert len(passes) == once + 60  # the players as seated, then each relabelling
+        passes.clear()
+        monkeypatch.setattr(pairs_module, "SUMS_MEMORY", 7 * pairs_module._Sums.size(64, len(chunked.names)))
+        sevens = audit_pairs(chunked, 0.2, permutations=60, seed=3)
+    assert one.cases and once + 1 < len(passes) < once + 60
+    for other in (turns, sevens):
+        assert _same(other.to_json(), one.to_json())
+        assert other.null_max == pytest.approx(one.null_max, rel=1e-12)
 
 
 def test_scores_summed_per_seat_pair_are_the_per_decision_sums(tmp_path: Path) -> None:
