@@ -34,6 +34,7 @@ from ingest.queries import attach_snapshot
 from ingest.schema import SUMMARY_TABLES
 from ingest.storage import Location
 from ingest.store import Snapshot, Warehouse, WarehouseError
+from ingest.summaries import SPECIAL_CARD_COLUMNS
 
 if TYPE_CHECKING:
     from ingest import audits
@@ -621,15 +622,11 @@ def player_points(reader: Reader, player: str) -> pl.DataFrame:
         GROUP BY ALL ORDER BY ruleset, points""", [player])
 
 
-SPECIAL_CARDS = {
-    "sevens_played": "7s played",
-    "seven_totals_drawn": "7 totals drawn",
-    "seven_cards_drawn": "cards drawn for 7s",
-    "twos_given": "2s given",
-    "twos_received": "2s received",
-    "jacks_played": "Js played",
-    "penalty_cards": "penalty cards",
-}
+#: each special-card column (`summaries.SPECIAL_CARD_COLUMNS`, which the summary sums) and
+#: its label
+SPECIAL_CARDS = dict(zip(SPECIAL_CARD_COLUMNS, (
+    "7s played", "7 totals drawn", "cards drawn for 7s", "2s given", "2s received", "Js played",
+    "penalty cards"), strict=True))
 
 
 def special_cards(reader: Reader, player: str | None) -> pl.DataFrame:
