@@ -83,21 +83,89 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def pool_of_games(size: int, seed: int) -> list[tuple[str, list[bytes]]]:
-    """Simulated finished games of every ruleset: (game id, its lines)."""
-    games: list[tuple[str, list[bytes]]] = []
+@dataclass(frozen=True)
+class PoolGame:
+    game: str
+    lines: int
+    body: bytes  # its lines, each ended by a newline
+
+
+def pool_of_games(size: int, seed: int) -> list[PoolGame]:
+    """Simulated finished games of every ruleset."""
+    games: list[PoolGame] = []
     per = max(1, size // 3)
     for ruleset in ("bazito", "persian", "pis-yedili"):
         for game in simulate(SimConfig(ruleset, games=per, seed=seed)):
-            games.append((game.game, list(game.lines)))
+            games.append(PoolGame(game.game, len(game.lines), b"".join(line + b"\n" for line in game.lines)))
     return games
 
 
-def body_of(game: str, lines: list[bytes], round_: int) -> tuple[str, bytes]:
-    """The game's lines as a new game: its id suffixed with the round."""
-    new = f"{game}-r{round_}"
-    old_key, new_key_ = orjson.dumps(game), orjson.dumps(new)
-    return new, b"".join(line.replace(old_key, new_key_) + b"\n" for line in lines)
+def body_of(game: PoolGame, round_: int) -> tuple[str, bytes]:
+    """The game's lines as a new game: its id (a JSON string wherever it occurs) suffixed
+    with the round."""
+    new = f"{game.game}-r{round_}"
+    return new, game.body.replace(orjson.dumps(game.game), orjson.dumps(new))
+
+
+class Connection:
+    """One table server's HTTP/1.1 connection, kept alive between pushes, as a game server
+    written in C++ or Go would keep it: a request is one `sendall` of bytes made here, an
+    answer read to its `Content-Length`. (An HTTP client library in Python costs about as
+    much CPU a push as the service's own handling of it; the pushers share the service's
+    two cores, so their cost is kept to what a push needs.)"""
+
+    def __init__(self, host: str, port: int, headers: dict[str, str], timeout: float) -> None:
+        self.address = (host, port)
+        self.head = "".join(f"{k}: {v}\r\n" for k, v in {"Host": f"{host}:{port}", **headers}.items()).encode()
+        self.timeout = timeout
+        self.sock: socket.socket | None = None
+        self.pending = b""
+
+    def post(self, path: str, body: bytes) -> tuple[int, dict[str, str], bytes]:
+        """The answer's status, headers (lower-case names) and body. Raises OSError (or
+        ConnectionError) on a transport failure; the connection is then made again on the
+        next call."""
+        if self.sock is None:
+            self.sock = socket.create_connection(self.address, timeout=self.timeout)
+            self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            self.pending = b""
+        try:
+            self.sock.sendall(b"POST %s HTTP/1.1\r\n%sContent-Length: %d\r\n\r\n%s"
+                              % (path.encode(), self.head, len(body), body))
+            return self._answer()
+        except (OSError, ValueError):
+            self.close()
+            raise
+
+    def _answer(self) -> tuple[int, dict[str, str], bytes]:
+        assert self.sock is not None
+        data = self.pending
+        while b"\r\n\r\n" not in data:
+            chunk = self.sock.recv(65536)
+            if not chunk:
+                raise ConnectionError("the server closed the connection")
+            data += chunk
+        head, _, rest = data.partition(b"\r\n\r\n")
+        status_line, *fields = head.decode("latin-1").split("\r\n")
+        headers = {}
+        for field_ in fields:
+            name, _, value = field_.partition(":")
+            headers[name.strip().lower()] = value.strip()
+        length = int(headers.get("content-length", "0"))
+        while len(rest) < length:
+            chunk = self.sock.recv(65536)
+            if not chunk:
+                raise ConnectionError("the server closed the connection")
+            rest += chunk
+        self.pending = rest[length:]
+        if headers.get("connection", "").lower() == "close":
+            self.close()
+        return int(status_line.split(" ", 2)[1]), headers, rest[:length]
+
+    def close(self) -> None:
+        if self.sock is not None:
+            self.sock.close()
+            self.sock = None
 
 
 def rss_of_tree(pid: int) -> int:
@@ -219,7 +287,7 @@ def main() -> None:
                     raise SystemExit(f"the server did not start:\n{(work / 'serve.log').read_text()}")
                 time.sleep(0.1)
         writer_settled(server.pid)
-        run(args, pool, url, keys, server, warehouse, moto.options if moto is not None else None)
+        run(args, pool, url, port, keys, server, warehouse, moto.options if moto is not None else None)
     finally:
         server.terminate()
         server.wait(timeout=30)
@@ -231,7 +299,7 @@ def main() -> None:
             shutil.rmtree(work, ignore_errors=True)
 
 
-def run(args: argparse.Namespace, pool: list[tuple[str, list[bytes]]], url: str, keys: dict[str, str],
+def run(args: argparse.Namespace, pool: list[PoolGame], url: str, port: int, keys: dict[str, str],
         server: subprocess.Popen[bytes], warehouse: str, options: dict[str, str] | None) -> None:
     tally = Tally()
     counter = iter(range(10**9))
@@ -243,37 +311,40 @@ def run(args: argparse.Namespace, pool: list[tuple[str, list[bytes]]], url: str,
         headers = {"Authorization": f"Bearer {keys['ingest']}", "Content-Type": "application/x-ndjson"}
         arrivals = random.Random(args.seed * 1000 + server)
         due = time.time()
-        with httpx.Client(base_url=url, timeout=120, headers=headers) as client:
+        client = Connection("127.0.0.1", port, headers, timeout=120)
+        try:
             while not stop.is_set():
                 if args.rate:  # the next game of this server ends at `due`, whatever the last push took
                     due += arrivals.expovariate(args.rate / args.servers)
                     if stop.wait(max(0.0, due - time.time())):
                         break
                 n = next(counter)
-                game, lines = pool[n % len(pool)]
-                name, body = body_of(game, lines, n // len(pool))
-                push = Push(name, len(lines), due if args.rate else time.time())
+                game = pool[n % len(pool)]
+                name, body = body_of(game, n // len(pool))
+                push = Push(name, game.lines, due if args.rate else time.time())
                 push.sent = time.time()
                 try:
-                    answer = client.post("/v1/ingest", content=body)
+                    status, answer_headers, answer = client.post("/v1/ingest", body)
                     push.answered = time.time()
-                except httpx.HTTPError as exc:
+                except (OSError, ValueError) as exc:
                     with tally.lock:
                         tally.errors[type(exc).__name__] = tally.errors.get(type(exc).__name__, 0) + 1
                     continue
-                push.status = answer.status_code
-                if answer.status_code == 202:
-                    push.receipt = answer.json()["id"]
+                push.status = status
+                if status == 202:
+                    push.receipt = orjson.loads(answer)["id"]
                     with tally.lock:
                         tally.pushes.append(push)
-                elif answer.status_code == 429:
+                elif status == 429:
                     with tally.lock:
                         tally.refused += 1
-                    stop.wait(float(answer.headers.get("retry-after", "1")))
+                    stop.wait(float(answer_headers.get("retry-after", "1")))
                 else:
                     with tally.lock:
-                        key = f"HTTP {answer.status_code}"
+                        key = f"HTTP {status}"
                         tally.errors[key] = tally.errors.get(key, 0) + 1
+        finally:
+            client.close()
 
     def sampler() -> None:
         while not stop.is_set():
