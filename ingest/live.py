@@ -65,9 +65,12 @@ _INDEX = GamesIndex()
 def commit_files(paths: Sequence[str], warehouse: str,
                  storage_options: Mapping[str, str] | None = None,
                  digests: Mapping[str, tuple[int, str]] | None = None, *,
-                 max_line_bytes: int | None = None) -> dict[str, Any]:
+                 max_line_bytes: int | None = None,
+                 ranges: Mapping[str, tuple[str, int, int]] | None = None) -> dict[str, Any]:
     """One group's files as one batch: its number, each file's status and error, and the
-    batch's figures. `digests`: each file's size and sha256, when known (not read again)."""
+    batch's figures. `digests`: each file's size and sha256, when known (not read again).
+    `ranges`: every path's bytes as a range of another file, `(source, offset, size)`
+    (the service's pushed bodies, read from its journal: `ingest.pipeline.ingest`)."""
     from engine._core import DEFAULT_MAX_LINE_BYTES
     from ingest.pipeline import ingest
 
@@ -75,7 +78,7 @@ def commit_files(paths: Sequence[str], warehouse: str,
     # one batch at a time: wait for it rather than fail and come back
     summary = ingest(list(paths), warehouse, workers=1, force=True, storage_options=storage_options,
                      digests=digests, wait=LOCK_WAIT, games_index=_INDEX,
-                     max_line_bytes=max_line_bytes or DEFAULT_MAX_LINE_BYTES)
+                     max_line_bytes=max_line_bytes or DEFAULT_MAX_LINE_BYTES, ranges=ranges)
     return {
         "games_committed": committed_games(warehouse, storage_options, summary.written),
         "batch": int(summary.batch),

@@ -44,9 +44,9 @@ import queue as queue_module
 import shutil
 import time
 import traceback
-from collections import defaultdict
+from collections import defaultdict, deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol
@@ -111,6 +111,9 @@ class InputFile:
     sha256: str | None
     skip: bool = False
     error: str | None = None
+    #: its bytes are a range of a larger file, `(source, offset, size)` (a pushed body in
+    #: the live service's journal): no file `path` exists
+    range: tuple[str, int, int] | None = None
 
 
 @dataclass(slots=True)
@@ -311,10 +314,37 @@ class GamesIndex(Protocol):
         ...
 
 
+class _InOrder:
+    """Calls run in order by one thread of their own, at most `depth` of them waiting:
+    a shard's Parquet writes, while the engine replays the next lines (each lets the GIL
+    go for its work: the core while it replays, pyarrow while it encodes and compresses).
+    An error is raised by the next `submit` or by `wait`; `stop` waits for the call
+    running and drops those waiting."""
+
+    def __init__(self, depth: int = 2) -> None:
+        self.depth = depth
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="haftkhabis-parts")
+        self._pending: deque[Future[None]] = deque()
+
+    def submit(self, call: Callable[..., None], *args: Any) -> None:
+        while len(self._pending) >= self.depth:
+            self._pending.popleft().result()
+        self._pending.append(self._pool.submit(call, *args))
+
+    def wait(self) -> None:
+        while self._pending:
+            self._pending.popleft().result()
+
+    def stop(self) -> None:
+        self._pending.clear()
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+
 class ShardWorker:
     """Replays one shard of the games of a batch (its spool) and writes their rows as
     parts. The engine judges each game and builds its rows; this class only writes them
-    and reconciles them with the committed warehouse."""
+    (in a thread of their own while the engine goes on: `_InOrder`) and reconciles them
+    with the committed warehouse."""
 
     def __init__(self, task: WorkerTask, report: Callable[[Counts, bool], None] | None = None,
                  lookup: GameLookup | None = None) -> None:
@@ -334,10 +364,17 @@ class ShardWorker:
         self.late: dict[str, list[LateLine]] = defaultdict(list)
         self.redo_writers: dict[str, PartWriter] | None = None
         self._last_report = 0.0
+        self._writes = _InOrder()
 
     # -- the pass over the spool
 
     def run(self) -> WorkerResult:
+        try:
+            return self._run()
+        finally:
+            self._writes.stop()
+
+    def _run(self) -> WorkerResult:
         try:
             task = self.task
             routed = None
@@ -352,6 +389,7 @@ class ShardWorker:
                         continue  # no router had a line for this shard
                     self.ingestor.feed_spool(spool, list(files), self._sink, self._progress)
             self.ingestor.finish(self._sink)
+            self._writes.wait()  # every row handed over is written: the writers are this thread's again
             # the games judged are read back from the `games` parts written (`_judged`):
             # the engine's own list of them would come as Python objects, 400 bytes a game
             # (90 MiB a worker at a million hands, with the written rows still buffered)
@@ -374,6 +412,7 @@ class ShardWorker:
             self.warehouse.location.synced()  # what it reports is on disk
             return result
         except BaseException:
+            self._writes.stop()  # no write runs while the parts are taken away
             for writer in self.writers.values():
                 writer.abort()
             raise
@@ -385,8 +424,10 @@ class ShardWorker:
         reads = _FileReads(self.warehouse, job.files, job.seen, job.suppressed, self.task.batch,
                            job.prefix, self._file_read)
         try:
+            ranges = [f.range for f in job.files if f.range is not None]
             self.ingestor.feed_files([f.path for f in job.files], reads, self._sink, self._progress,
-                                     max_line_bytes=job.max_line_bytes)
+                                     max_line_bytes=job.max_line_bytes,
+                                     ranges=ranges if ranges else None)
             return reads.close(())
         except BaseException:
             reads.writer.abort()
@@ -397,7 +438,8 @@ class ShardWorker:
         self._report()
 
     def _sink(self, ruleset: str, month: str, tables: dict[str, Any]) -> None:
-        self._write(ruleset, month, tables, self.writers)
+        # the tables' buffers are theirs (the core hands its columns over, not lent)
+        self._writes.submit(self._write, ruleset, month, tables, self.writers)
 
     @staticmethod
     def _write(ruleset: str, month: str, tables: dict[str, Any],
@@ -667,6 +709,7 @@ def ingest(
     digests: Mapping[str, tuple[int, str]] | None = None,
     games_index: GamesIndex | None = None,
     max_line_bytes: int = _core.DEFAULT_MAX_LINE_BYTES,
+    ranges: Mapping[str, tuple[str, int, int]] | None = None,
 ) -> BatchSummary:
     """Ingest `paths` (files and directories) into `warehouse` (a folder or
     `s3://bucket/prefix`) as one batch.
@@ -680,14 +723,26 @@ def ingest(
     scheduler or `local:N` to start N local worker processes for this batch; `workers`
     is then the number of shards (default: the cluster's threads). `wait`: seconds to
     wait for another writer's lock before giving up. `max_line_bytes`: a longer line is
-    quarantined as `line_too_long`, read past without being held."""
+    quarantined as `line_too_long`, read past without being held.
+
+    `ranges`: instead of files, every path (absolute, each with its `digests` entry) is
+    a range of another file, `(source, offset, size)`: the live service's pushed bodies,
+    read from its journal where they lie, under the names the batch records (one worker,
+    no cluster)."""
     started = _now()
     clock = time.monotonic()
     sweep_once()  # spool folders a killed ingest left in $TMPDIR
-    try:
-        files = [os.path.abspath(f) for f in _core.expand_paths(list(paths))]
-    except FileNotFoundError as exc:
-        raise InputPathError(str(exc)) from None
+    if ranges is not None:
+        if cluster or (workers or 1) != 1:
+            raise ValueError("ranges are read by one worker, without a cluster")
+        if odd := [p for p in paths if p not in ranges or p not in (digests or {}) or not os.path.isabs(p)]:
+            raise ValueError(f"with ranges every path is absolute, with its range and its digest: {odd[0]!r}")
+        files = list(paths)
+    else:
+        try:
+            files = [os.path.abspath(f) for f in _core.expand_paths(list(paths))]
+        except FileNotFoundError as exc:
+            raise InputPathError(str(exc)) from None
     store = Warehouse(warehouse, storage_options)
     with contextlib.ExitStack() as stack:
         client = stack.enter_context(_dask_client(cluster)) if cluster else None
@@ -698,7 +753,8 @@ def ingest(
         stack.enter_context(store.lock(wait=wait))
         known = {os.path.abspath(p): d for p, d in (digests or {}).items()}
         summary = _ingest_locked(store, files, workers, force, progress, client, task_retries,
-                                 started, known, games_index, max_line_bytes=max_line_bytes)
+                                 started, known, games_index, max_line_bytes=max_line_bytes,
+                                 ranges=ranges or {})
     summary.seconds = time.monotonic() - clock
     return summary
 
@@ -708,7 +764,8 @@ def _ingest_locked(store: Warehouse, files: list[str], workers: int, force: bool
                    task_retries: int, started: datetime,
                    digests: Mapping[str, tuple[int, str]],
                    games_index: GamesIndex | None = None, *,
-                   max_line_bytes: int = _core.DEFAULT_MAX_LINE_BYTES) -> BatchSummary:
+                   max_line_bytes: int = _core.DEFAULT_MAX_LINE_BYTES,
+                   ranges: Mapping[str, tuple[str, int, int]] | None = None) -> BatchSummary:
     restored = store.recover()
     snapshot = store.snapshot()
     lookup = games_index.at(store, snapshot.versions["games"]) if games_index is not None else None
@@ -723,7 +780,7 @@ def _ingest_locked(store: Warehouse, files: list[str], workers: int, force: bool
     hashed = [fresh[p] if p in fresh else (*digests[p], None) for p in paths]
     for path, (size, sha, error) in zip(paths, hashed, strict=True):
         inputs.append(InputFile(path, size, sha, skip=sha is not None and sha in known,
-                                error=error))
+                                error=error, range=(ranges or {}).get(path)))
     batch = snapshot.batch + 1
     prefix = f"b{batch:06d}-{new_token()}"
     attempt = new_attempt()

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -204,21 +204,10 @@ class Journal:
                     offset = body_offset + size + 1
                     yield Record.of(header, segment, body_offset, Position(segment, offset))
 
-    def write_bodies(self, records: Iterable[tuple[Record, Path]]) -> None:
-        """Each record's body into a new file of its own, copied by the kernel
-        (`copy_file_range`: the bytes never pass through this process, whose one core
-        also takes the pushes), each segment opened once."""
-        segments: dict[int, IO[bytes]] = {}
-        try:
-            for record, path in records:
-                source = segments.get(record.segment)
-                if source is None:
-                    source = segments[record.segment] = open(self._path(record.segment), "rb")  # noqa: SIM115
-                with open(path, "wb") as out:
-                    _copy_range(source, out, record.body_offset, record.size, record.id)
-        finally:
-            for source in segments.values():
-                source.close()
+    def range_of(self, record: Record) -> tuple[str, int, int]:
+        """Where the record's body lies: `(segment file, offset, size)`. The service's
+        writer reads it there (`Ingestor.feed_files`'s ranges), no copy made."""
+        return str(self._path(record.segment)), record.body_offset, record.size
 
     # ------------------------------------------------------------------ committed
 
@@ -245,27 +234,3 @@ class Journal:
         for segment in self.segments():
             if segment < upto.segment and segment != current:
                 self._path(segment).unlink(missing_ok=True)
-
-
-def _copy_range(source: IO[bytes], out: IO[bytes], offset: int, size: int, record: str) -> None:
-    """`size` bytes of `source` from `offset` to the end of `out`."""
-    left = size
-    try:
-        while left:
-            copied = os.copy_file_range(source.fileno(), out.fileno(), left, offset + size - left)
-            if copied == 0:
-                raise OSError(f"journal segment {source.name} ends inside record {record}")
-            left -= copied
-        return
-    except OSError as exc:
-        if exc.errno is None:  # the segment ends early: no other way will read more
-            raise
-    # a file system or kernel without copy_file_range: through this process, in chunks
-    source.seek(offset + size - left)
-    out.seek(size - left)  # after what the kernel copied
-    while left:
-        chunk = source.read(min(left, 1 << 20))
-        if not chunk:
-            raise OSError(f"journal segment {source.name} ends inside record {record}")
-        out.write(chunk)
-        left -= len(chunk)

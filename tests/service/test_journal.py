@@ -1,10 +1,8 @@
-"""The journal gives back each accepted body byte for byte, across segments, whether the
-kernel copies it or this process does."""
+"""The journal gives back each accepted body byte for byte, across segments, where the
+service's writer reads it (`Journal.range_of`)."""
 
 from __future__ import annotations
 
-import errno
-import os
 from pathlib import Path
 
 import pytest
@@ -27,34 +25,25 @@ def _append_all(journal: Journal, tmp_path: Path) -> list[journal_module.Record]
     return records
 
 
-@pytest.mark.parametrize("kernel_copy", [True, False])
-def test_bodies_come_back_as_appended(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kernel_copy: bool) -> None:
-    if not kernel_copy:
-        def unsupported(*args: object) -> int:
-            raise OSError(errno.EXDEV, os.strerror(errno.EXDEV))
+def _body(journal: Journal, record: journal_module.Record) -> bytes:
+    """The record's body as the writer reads it: its range of a segment."""
+    source, offset, size = journal.range_of(record)
+    with open(source, "rb") as handle:
+        handle.seek(offset)
+        return handle.read(size)
 
-        monkeypatch.setattr(journal_module.os, "copy_file_range", unsupported)
+
+def test_bodies_come_back_as_appended(tmp_path: Path) -> None:
     # small segments: the records lie in several
     journal = Journal(tmp_path / "journal", segment_bytes=1 << 20)
     records = _append_all(journal, tmp_path)
     assert len({r.segment for r in records}) > 1
-    out = tmp_path / "out"
-    out.mkdir()
-    paths = [out / f"{r.id}.jsonl" for r in records]
-    journal.write_bodies(zip(records, paths, strict=True))
-    assert [p.read_bytes() for p in paths] == _bodies()
-
-
-def test_a_body_cut_short_is_an_error(tmp_path: Path) -> None:
-    journal = Journal(tmp_path / "journal")
-    records = _append_all(journal, tmp_path)
+    assert [_body(journal, r) for r in records] == _bodies()
     journal.close()
-    last = records[-1]
-    segment = tmp_path / "journal" / f"{last.segment:08d}.log"
-    with open(segment, "r+b") as handle:
-        handle.truncate(last.body_offset + 10)
-    with pytest.raises(OSError, match="ends inside record ing_4"):
-        journal.write_bodies([(last, tmp_path / "cut.jsonl")])
+    # and as the journal is read again at a restart
+    again = list(Journal(tmp_path / "journal", segment_bytes=1 << 20).records(journal_module.Position(0, 0)))
+    assert [(r.id, r.segment, r.body_offset, r.size) for r in again] == \
+        [(r.id, r.segment, r.body_offset, r.size) for r in records]
 
 
 def test_a_body_past_the_memory_bound_waits_in_a_file(tmp_path: Path) -> None:
@@ -75,9 +64,8 @@ def test_a_body_past_the_memory_bound_waits_in_a_file(tmp_path: Path) -> None:
                                    ({"id": "ing_large", "size": large.size}, large.body)])
     large.discard()
     assert not list((tmp_path / "incoming").iterdir())  # the file is gone once journaled
-    out = [tmp_path / "small.jsonl", tmp_path / "large.jsonl"]
-    journal.write_bodies(zip(records, out, strict=True))
-    assert out[0].read_bytes() == line * 3 and out[1].read_bytes() == line * (large.size // len(line))
+    assert _body(journal, records[0]) == line * 3
+    assert _body(journal, records[1]) == line * (large.size // len(line))
 
 
 def test_a_push_whose_client_leaves_is_still_journaled_whole_and_others_answered(tmp_path: Path) -> None:
@@ -121,8 +109,6 @@ def test_a_push_whose_client_leaves_is_still_journaled_whole_and_others_answered
         queue.journal.close()
     records = list(queue.journal.records(queue.journal.committed()))
     assert [r.size for r in records] == [len(b) for b in bodies]
-    out = [tmp_path / f"{r.id}.jsonl" for r in records]
-    queue.journal.write_bodies(zip(records, out, strict=True))
-    assert [p.read_bytes() for p in out] == bodies
+    assert [_body(queue.journal, r) for r in records] == bodies
     assert records[1].id == staying_id
     assert not [p for p in (tmp_path / "state" / "incoming").iterdir()]  # the spilled body's file is gone

@@ -131,9 +131,10 @@ def test_a_group_commits_while_the_one_before_is_published(tmp_path: Path,
     assert [r.batch for r in receipts if r] == told and told[0] < told[1]
 
 
-def test_a_group_s_bodies_are_written_out_while_it_waits(tmp_path: Path) -> None:
-    """While pushes wait for their group, the committer writes each body to the file the
-    batch will name (so a due group does not wait for it); the files go once committed."""
+def test_a_group_is_read_from_the_journal_with_no_file_a_body(tmp_path: Path) -> None:
+    """The writer reads a group's bodies where the journal holds them: no file is made
+    for a body (the server's CPU a push was a third such files), and the batch names each
+    by its receipt, as the API shows a receipt its file; the games are those pushed."""
     import asyncio
 
     from ingest.storage import Location
@@ -144,26 +145,60 @@ def test_a_group_s_bodies_are_written_out_while_it_waits(tmp_path: Path) -> None
     # no interval: the group is due when the third body's lines are waiting
     queue = IngestQueue(Location.of(str(tmp_path / "wh")), state=tmp_path / "state",
                         policy=CommitPolicy(interval=1e12, lines=lines))
-
     queue.start()
     try:
-        waiting = [asyncio.run(_accept(queue, body)) for _, body in games[:2]]
-        files = [queue.groups / f"{r.id}.jsonl" for r in waiting]
+        receipts = [asyncio.run(_accept(queue, body)) for _, body in games]
         deadline = time.monotonic() + 300
-        while not all(f.exists() and f.stat().st_size == r.size for f, r in zip(files, waiting, strict=True)):
-            assert time.monotonic() < deadline, "the waiting bodies were never written out"
-            time.sleep(0.01)
-        assert [f.read_bytes() for f in files] == [body for _, body in games[:2]]
-        assert {queue.get(r.id).status for r in waiting} == {"queued"}  # type: ignore[union-attr]
-        last = asyncio.run(_accept(queue, games[2][1]))
-        receipts = [*waiting, last]
         while {queue.get(r.id).status for r in receipts} != {"committed"}:  # type: ignore[union-attr]
             assert time.monotonic() < deadline, "the group was never committed"
             time.sleep(0.01)
     finally:
         queue.stop()
-    assert len({queue.get(r.id).batch for r in receipts}) == 1  # type: ignore[union-attr]
-    assert not list(queue.groups.iterdir())
+    assert not queue.groups.exists()  # the folder the names are in: no file was made there
+    batches = {queue.get(r.id).batch for r in receipts}  # type: ignore[union-attr]
+    assert len(batches) == 1
+    files = _rows(tmp_path / "wh", f"SELECT unnest(files).path FROM batches WHERE id = {batches.pop()}")
+    assert sorted(Path(f).stem for (f,) in files) == sorted(r.id for r in receipts)
+    stored = {g for (g,) in _rows(tmp_path / "wh", "SELECT game_id FROM games")}
+    assert stored == {game for game, _ in games}
+
+
+def test_bodies_read_as_ranges_of_a_journal_are_the_files_read(tmp_path: Path) -> None:
+    """`ingest` given ranges (the bodies where a journal holds them) stores what it stores
+    reading each body as a file: the same rows, a bad line quarantined under the body's
+    name; a range its source ends inside is that body's file cut short, located."""
+    import hashlib
+
+    bodies = [body for _, body in _games(4, seed=5)]
+    bodies[1] += b'{"this is": "no event"\n'  # quarantined
+    segment = tmp_path / "segment.log"
+    files, names, ranges, digests = [], [], {}, {}
+    with open(segment, "wb") as out:
+        for n, body in enumerate(bodies):
+            out.write(b'{"header": %d}\n' % n)
+            name = str(tmp_path / "bodies" / f"ing_{n}.jsonl")
+            ranges[name] = (str(segment), out.tell(), len(body))
+            digests[name] = (len(body), hashlib.sha256(body).hexdigest())
+            out.write(body + b"\n")
+            names.append(name)
+            path = tmp_path / "files" / f"ing_{n}.jsonl"
+            path.parent.mkdir(exist_ok=True)
+            path.write_bytes(body)
+            files.append(str(path))
+    as_files = ingest(files, str(tmp_path / "a"), workers=1, force=True)
+    as_ranges = ingest(names, str(tmp_path / "b"), workers=1, force=True, digests=digests, ranges=ranges)
+    assert without_provenance(tmp_path / "a") == without_provenance(tmp_path / "b")
+    assert (as_ranges.lines, as_ranges.games_new, as_ranges.quarantined) == \
+        (as_files.lines, as_files.games_new, as_files.quarantined) and as_ranges.quarantined == 1
+    assert _rows(tmp_path / "b", "SELECT file FROM quarantine") == [(names[1],)]
+
+    # the last body's range runs past the segment's end (a journal cut short)
+    cut = {**ranges, names[3]: (str(segment), ranges[names[3]][1], len(bodies[3]) + 100)}
+    short = ingest(names, str(tmp_path / "c"), workers=1, force=True, digests=digests, ranges=cut)
+    report = next(f for f in short.files if f["path"] == names[3])
+    assert report["status"] == "truncated" and "ends 99 bytes early" in report["error"], report
+    with pytest.raises(ValueError, match="one worker"):
+        ingest(names, str(tmp_path / "d"), workers=2, digests=digests, ranges=ranges)
 
 
 @pytest.mark.slow

@@ -797,7 +797,11 @@ impl Ingestor {
     /// ("the router and the validator never disagree on a line's game"). A line longer
     /// than `max_line_bytes` is one of those (`line_too_long`, `raw` None), read past.
     /// `progress(lines, games, violations)` every 65,536 lines, as `feed_spool`.
-    #[pyo3(signature = (files, on_file, sink, progress=None, *, max_line_bytes=DEFAULT_MAX_LINE_BYTES))]
+    /// `ranges`, one for each file: its bytes are `(source, offset, size)`, a range of
+    /// a larger file (the live service's journal), the file's name what lines and
+    /// reports say (no file of its own is made for each pushed body).
+    #[pyo3(signature = (files, on_file, sink, progress=None, *, max_line_bytes=DEFAULT_MAX_LINE_BYTES, ranges=None))]
+    #[allow(clippy::too_many_arguments)]
     fn feed_files(
         &mut self,
         py: Python<'_>,
@@ -806,10 +810,26 @@ impl Ingestor {
         sink: Bound<'_, PyAny>,
         progress: Option<Bound<'_, PyAny>>,
         max_line_bytes: usize,
+        ranges: Option<Vec<(String, u64, u64)>>,
     ) -> PyResult<()> {
-        for file in &files {
+        if let Some(ranges) = &ranges {
+            if ranges.len() != files.len() {
+                return Err(PyValueError::new_err(format!(
+                    "{} ranges for {} files: one for each file",
+                    ranges.len(),
+                    files.len()
+                )));
+            }
+        }
+        for (at, file) in files.iter().enumerate() {
             let name = self.name(file);
-            let mut reader = LineReader::open(file).max_line_bytes(max_line_bytes);
+            let reader = match ranges.as_ref().and_then(|r| r.get(at)) {
+                Some((source, offset, size)) => {
+                    LineReader::open_range(file, source, *offset, *size)
+                }
+                None => LineReader::open(file),
+            };
+            let mut reader = reader.max_line_bytes(max_line_bytes);
             let mut read = spool::FileRead {
                 file: file.clone(),
                 lines: 0,
