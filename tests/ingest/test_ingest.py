@@ -250,3 +250,30 @@ def test_workers_routing_in_parallel_store_what_one_pass_stores(
             == [{"status": "compliant"}]
         quarantined = reader.sql("SELECT count(*) FROM quarantine").fetchall()[0][0]
     assert quarantined == summary.quarantined == len(garbage) + ("c" in order)
+
+
+def test_a_shard_s_writes_run_in_order_bounded_and_say_their_error() -> None:
+    """`_InOrder` (a shard's Parquet writes beside the replay): calls run one at a time in
+    the order given, a submit past `depth` waiting calls waits for the oldest to finish,
+    and an error comes back to the caller."""
+    from ingest.pipeline import _InOrder
+
+    done: list[int] = []
+    seen_at_submit: list[list[int]] = []
+    writes = _InOrder(depth=2)
+    for n in range(4):
+        writes.submit(done.append, n)
+        seen_at_submit.append(list(done))
+    writes.wait()
+    assert done == [0, 1, 2, 3]
+    # the third submit found two waiting: it returned once the first had run
+    assert 0 in seen_at_submit[2] and {0, 1} <= set(seen_at_submit[3])
+
+    def fail() -> None:
+        raise OSError("disk full")
+
+    writes.submit(fail)
+    with pytest.raises(OSError, match="disk full"):
+        writes.wait()
+
+    writes.stop()
