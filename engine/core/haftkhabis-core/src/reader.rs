@@ -28,8 +28,8 @@ pub const STDIN: &str = "-";
 const BUFFER: usize = 1 << 20;
 /// A reader's first buffer: a pushed game's file (some 20 KiB) fits it whole. A larger
 /// source doubles it, read by read, up to [`BUFFER`]. (Live ingest opens a reader a game:
-/// a first buffer of [`BUFFER`], zeroed and faulted in for each, cost the group commit's
-/// replay about a tenth of its time.)
+/// a first buffer of [`BUFFER`], zeroed and faulted in for each, was 3–4 % of a group
+/// commit's samples in a profile.)
 const FIRST_BUFFER: usize = 64 << 10;
 /// The longest line read by default, in bytes (its ending not counted): 1 MiB, some 200
 /// times the longest line a real game writes (a `deal` of 104 cards). A longer line is a
