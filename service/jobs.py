@@ -617,7 +617,7 @@ class IngestQueue:
         where the journal holds it (`_commit`'s ranges; making a file a body cost the
         server 0.05-0.3 ms of CPU on this project's machine, `bench/bench_group_commit.py
         --file-costs`)."""
-        return str(self.groups / f"{item.receipt.id}.jsonl")
+        return os.path.abspath(self.groups / f"{item.receipt.id}.jsonl")  # as `ingest` records a path
 
     def _commit(self, group: _Group) -> dict[str, Any]:
         """Commit the group as one batch, waiting while the warehouse is busy with another
