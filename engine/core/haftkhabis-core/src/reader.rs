@@ -253,15 +253,25 @@ impl LineReader {
 
     /// A reader whose source could not be opened: the error is its only item.
     fn unopened(file: &str, error: &io::Error) -> LineReader {
+        let failed = LineError {
+            file: file.to_string(),
+            line: None,
+            code: Code::MalformedJson,
+            message: format!("cannot open: {}", io_message(error)),
+        };
+        LineReader::new(file, None, Some(failed))
+    }
+
+    /// A reader at the start of `source`, or yielding `failed` first.
+    fn new(
+        file: &str,
+        source: Option<Box<dyn Read + Send>>,
+        failed: Option<LineError>,
+    ) -> LineReader {
         LineReader {
             file: file.to_string(),
-            source: None,
-            failed: Some(LineError {
-                file: file.to_string(),
-                line: None,
-                code: Code::MalformedJson,
-                message: format!("cannot open: {}", io_message(error)),
-            }),
+            source,
+            failed,
             buf: Vec::new(),
             start: 0,
             filled: 0,
@@ -306,20 +316,8 @@ impl LineReader {
         } else {
             Box::new(chained)
         };
-        LineReader {
-            file: file.to_string(),
-            source: if failed.is_some() { None } else { Some(source) },
-            failed,
-            buf: Vec::new(),
-            start: 0,
-            filled: 0,
-            scanned: 0,
-            at_end: false,
-            ended: false,
-            number: 0,
-            max_line: DEFAULT_MAX_LINE_BYTES,
-            read_full: false,
-        }
+        let source = if failed.is_some() { None } else { Some(source) };
+        LineReader::new(file, source, failed)
     }
 
     /// The same reader with another cap on a line's length (at least 1 byte).
