@@ -235,6 +235,8 @@ def main() -> None:
     parser.add_argument("--pool", type=int, default=600, help="simulated games to push (renamed each round)")
     parser.add_argument("--commit-interval", type=float, default=1.0)
     parser.add_argument("--commit-lines", type=int, default=100_000)
+    parser.add_argument("--compact-every", type=int, default=600,
+                        help="groups between the service's merges of their small parts (serve's default)")
     parser.add_argument("--s3", action="store_true", help="the warehouse on moto's S3 emulator")
     parser.add_argument("--rate", type=float, default=None, metavar="GAMES_A_SECOND",
                         help="an offered load: the servers together finish this many games a "
@@ -272,7 +274,8 @@ def main() -> None:
         [sys.executable, "-m", "cli.app", "serve", "--warehouse", warehouse, "--port", str(port),
          "--keys", str(work / "keys.toml"), "--log-level", "warning", "--state", str(work / "state"), "--rate", "0",
          "--commit-interval", str(86400 if args.accept_only else args.commit_interval),
-         "--commit-lines", str(10**12 if args.accept_only else args.commit_lines)],
+         "--commit-lines", str(10**12 if args.accept_only else args.commit_lines),
+         "--compact-every", str(args.compact_every)],
         cwd=ROOT, env=env, stdout=open(work / "serve.log", "wb"), stderr=subprocess.STDOUT)  # noqa: SIM115
     try:
         with httpx.Client(base_url=url, timeout=5) as probe:
@@ -430,6 +433,7 @@ def run(args: argparse.Namespace, pool: list[PoolGame], url: str, port: int, key
         "when": datetime.now(UTC).isoformat(timespec="seconds"),
         "servers": args.servers, "seconds": args.seconds, "s3": args.s3, "offered_rate": args.rate,
         "commit_interval": args.commit_interval, "commit_lines": args.commit_lines,
+        "compact_every": args.compact_every,
         "games_accepted": games, "lines_accepted": lines,
         "games_per_second": round(games / span, 1), "lines_per_second": round(lines / span),
         "pushing_seconds": round(pushed_until - began, 1), "drain_seconds": round(drained - pushed_until, 1),
