@@ -20,6 +20,7 @@ __all__ = [
     "Validator",
     "Verdict",
     "card_codes",
+    "concat_parquet",
     "event_specs",
     "expand_paths",
     "fingerprint",
@@ -425,6 +426,11 @@ class Validator:
     def lines_read(self) -> int: ...
     @property
     def open_games(self) -> int: ...
+
+def concat_parquet(inputs: list[str], output: str) -> int:
+    """Parquet files joined into one at `output` by copying their column chunks as they
+    are (no decoding): their row groups in the order given; the size written. Every input
+    must have the first's schema and key-value metadata, else `ValueError`."""
 
 def replay_game(paths: list[str], game: str) -> tuple[Verdict | None, list[ErrorInfo]]:
     """One game replayed with every step recorded, and the line errors met."""

@@ -70,6 +70,7 @@ fn ruleset_dict<'py>(py: Python<'py>, rules: &Ruleset) -> PyResult<Bound<'py, Py
 mod analysis;
 mod codes;
 mod columns;
+mod concat;
 mod convert;
 mod error;
 mod ingest;
@@ -110,6 +111,9 @@ mod core_module {
 
     #[pymodule_export]
     use crate::table::GameRun;
+
+    #[pymodule_export]
+    use crate::concat::concat_parquet;
 
     #[pymodule_export]
     use crate::error::{ReplayError, SpoolError};
