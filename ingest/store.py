@@ -42,7 +42,7 @@ import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -443,6 +443,16 @@ class Warehouse:
         """The parts of `name` at `version` (None: the latest), with their partition values."""
         with self.open_table(name, version) as table:
             return self._parts(name, table)
+
+    def committed_actions(self, name: str, version: int) -> list[tuple[PartFile, dict[str, Any]]]:
+        """The parts of `name` at `version`, each with its add action (flattened: the
+        statistics as `min.COLUMN`, `max.COLUMN`, `null_count.COLUMN`, `merged_stats`)."""
+        spec = TABLES[name]
+        with self.open_table(name, version) as table:
+            rows = _add_actions(table).to_pylist()
+        return [(PartFile(row["path"], row["size_bytes"],
+                          tuple((c, row[f"partition.{c}"]) for c in spec.partition_by),
+                          row["num_records"] or 0, ""), row) for row in rows]
 
     @staticmethod
     def _parts(name: str, table: DeltaTable) -> list[PartFile]:
@@ -1040,6 +1050,41 @@ def _partition_expression(partition: Sequence[tuple[str, str | None]]) -> pads.E
 
 #: string statistics are cut to this many characters (the max then bumped past the cut)
 STATS_PREFIX = 32
+
+
+def merged_stats(name: str, actions: Sequence[Mapping[str, Any]]) -> str:
+    """The Delta statistics of one part holding every row of the parts whose add actions
+    (`Warehouse.committed_actions`) are `actions`: their records and nulls summed, the
+    least minimum and the greatest maximum of each column, bounded as a part's own are
+    (`_ColumnStats`); a column whose nulls a part does not record gets no count."""
+    stats = _ColumnStats(TABLES[name].file_schema)
+    rows = 0
+    for action in actions:
+        rows += int(action.get("num_records") or 0)
+    for column in stats.columns:
+        nulls: list[int | None] = [action.get(f"null_count.{column}") for action in actions]
+        known = [n for n in nulls if n is not None]
+        if len(known) == len(nulls):
+            stats.nulls[column] = sum(known)
+        else:
+            del stats.nulls[column]
+        if column not in stats.ranged:
+            continue
+        for key, keep in ((f"min.{column}", stats.low), (f"max.{column}", stats.high)):
+            found = [_stat_value(a[key]) for a in actions if a.get(key) is not None]
+            if found:
+                keep[column] = min(found) if keep is stats.low else max(found)
+    return stats.to_json(rows)
+
+
+def _stat_value(value: Any) -> Any:
+    """A statistic as `_ColumnStats` holds it (a timestamp as microseconds since the epoch)."""
+    if isinstance(value, datetime):
+        return (value - _EPOCH) // timedelta(microseconds=1)
+    return value
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 class _ColumnStats:
