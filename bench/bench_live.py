@@ -19,7 +19,9 @@ the request started after the game's end, this pusher or the bench's process bus
 `answered`, the request to its 202; `received`, the game's end to the body received;
 `waiting`, received to its group taken; `committed`, the group's commit and publication),
 the commits (count, games and lines
-per commit, seconds p50/p99), refusals (`429`: back-pressure) and errors, the server's
+per commit, seconds p50/p99, ms of commit a game in the first and the last sixth of them:
+whether commits slow down as the warehouse's parts accumulate), the merge passes (count,
+seconds p50/max), refusals (`429`: back-pressure) and errors, the server's
 peak memory (its process and the writer's, RSS), and the machine's load. The figures are
 kept in `bench/out/live-*.json`.
 
@@ -235,8 +237,8 @@ def main() -> None:
     parser.add_argument("--pool", type=int, default=600, help="simulated games to push (renamed each round)")
     parser.add_argument("--commit-interval", type=float, default=1.0)
     parser.add_argument("--commit-lines", type=int, default=100_000)
-    parser.add_argument("--compact-every", type=int, default=600,
-                        help="groups between the service's merges of their small parts (serve's default)")
+    parser.add_argument("--compact-every", type=int, default=None,
+                        help="groups between the service's merge passes (default: serve's)")
     parser.add_argument("--s3", action="store_true", help="the warehouse on moto's S3 emulator")
     parser.add_argument("--rate", type=float, default=None, metavar="GAMES_A_SECOND",
                         help="an offered load: the servers together finish this many games a "
@@ -275,7 +277,7 @@ def main() -> None:
          "--keys", str(work / "keys.toml"), "--log-level", "warning", "--state", str(work / "state"), "--rate", "0",
          "--commit-interval", str(86400 if args.accept_only else args.commit_interval),
          "--commit-lines", str(10**12 if args.accept_only else args.commit_lines),
-         "--compact-every", str(args.compact_every)],
+         *(["--compact-every", str(args.compact_every)] if args.compact_every is not None else [])],
         cwd=ROOT, env=env, stdout=open(work / "serve.log", "wb"), stderr=subprocess.STDOUT)  # noqa: SIM115
     try:
         with httpx.Client(base_url=url, timeout=5) as probe:
@@ -425,7 +427,10 @@ def run(args: argparse.Namespace, pool: list[PoolGame], url: str, port: int, key
             parts["committed"].append(finished - taken)
     sample = random.Random(1).sample(tally.pushes, min(20, len(tally.pushes)))
     queryable = sum(1 for p in sample if support.get(f"/v1/games/{p.game}").status_code == 200)
-    commits = batches_of(warehouse, options)
+    batches = batches_of(warehouse, options)
+    commits = [b for b in batches if b["kind"] == "ingest"]
+    merges = [b["seconds"] for b in batches if b["kind"] == "compact"]
+    sixth = max(len(commits) // 6, 1)
     games = len(tally.pushes)
     lines = sum(p.lines for p in tally.pushes)
     span = drained - began
@@ -446,6 +451,12 @@ def run(args: argparse.Namespace, pool: list[PoolGame], url: str, port: int, key
         "games_per_commit_p50": _q([c["games"] for c in commits], 0.5),
         "commit_seconds_p50": _q([c["seconds"] for c in commits], 0.5),
         "commit_seconds_p99": _q([c["seconds"] for c in commits], 0.99),
+        # commits that do not slow down as parts accumulate: ms of commit a game, in the
+        # first and the last sixth of the commits
+        "commit_ms_per_game_first_sixth": _per_game(commits[:sixth]),
+        "commit_ms_per_game_last_sixth": _per_game(commits[-sixth:]),
+        "merge_passes": len(merges),
+        "merge_seconds_p50_max": [_q(merges, 0.5), round(max(merges), 3) if merges else None],
         "peak_rss_mib": round(peak[0] / 2**20),
         # flat memory: the largest RSS in the run's first and last sixth (after warming up)
         "rss_mib_first_sixth": _rss_between(rss, 0.0, args.seconds / 6),
@@ -479,15 +490,21 @@ def _q(values: list[float] | list[int], q: float) -> float | None:
     return round(float(ordered[min(len(ordered) - 1, int(q * len(ordered)))]), 3)
 
 
+def _per_game(commits: list[dict[str, Any]]) -> float | None:
+    games = sum(c["games"] for c in commits)
+    return round(1000 * sum(c["seconds"] for c in commits) / games, 3) if games else None
+
+
 def batches_of(warehouse: str, options: dict[str, str] | None) -> list[dict[str, Any]]:
-    """Every ingest batch's games, lines and seconds (from the warehouse's own record)."""
+    """Every batch's kind (`ingest`: a group; `compact`: a merge pass), games, lines and
+    seconds, in order (from the warehouse's own record)."""
     from ingest.store import Warehouse
 
     store = Warehouse(warehouse, options)
     rows = store.dataset("batches", store.snapshot().versions["batches"]).to_table(
         columns=["id", "kind", "started", "ended", "lines", "games_new", "games_updated"]).to_pylist()
-    return [{"games": r["games_new"] + r["games_updated"], "lines": r["lines"],
-             "seconds": (r["ended"] - r["started"]).total_seconds()} for r in rows if r["kind"] == "ingest"]
+    return [{"kind": r["kind"], "games": r["games_new"] + r["games_updated"], "lines": r["lines"],
+             "seconds": (r["ended"] - r["started"]).total_seconds()} for r in sorted(rows, key=lambda r: r["id"])]
 
 
 if __name__ == "__main__":

@@ -51,7 +51,7 @@ def serve(
     commit_interval: Annotated[float, typer.Option("--commit-interval", min=0.0, help="Pushes waiting are committed together at most this many seconds after the last commit started.")] = 1.0,
     commit_lines: Annotated[int, typer.Option("--commit-lines", min=1, help="…and at once when this many lines wait (the most a group holds).")] = 100_000,
     max_lag: Annotated[float, typer.Option("--max-lag", min=0.0, help="Past this many seconds of wait for the oldest push, new pushes are told to wait (429, Retry-After).")] = 30.0,
-    compact_every: Annotated[int, typer.Option("--compact-every", min=0, help="Merge the small parts group commits leave after this many groups (0: never; `haftkhabis compact` still vacuums).")] = 600,
+    compact_every: Annotated[int, typer.Option("--compact-every", min=0, help="After this many groups, merge the parts due: each partition's parts of one size tier joined once there are 8 (0: never; `haftkhabis compact` still re-packs and vacuums).")] = 8,
     validate_threads: Annotated[int, typer.Option("--validate-threads", min=1, help="Bodies past 1 MiB validated at once, each in a worker process at a lower CPU priority (smaller ones have two threads of their own).")] = 2,
     max_validations_per_key: Annotated[int, typer.Option("--max-validations-per-key", min=1, help="Validations one key may have in flight at once (past it: 429).")] = 2,
     body_min_rate: Annotated[float, typer.Option("--body-min-rate", min=0.0, metavar="BYTES/S", help="A body must arrive at least this fast on average after --body-grace seconds (else 408; 0: no minimum).")] = 16 * 1024,

@@ -37,6 +37,7 @@ DEFAULT_TARGET_SIZE = "128MiB"  # ingest.store.TARGET_FILE_SIZE
 DEFAULT_COMMIT_INTERVAL = 1.0
 DEFAULT_COMMIT_LINES = 100_000
 DEFAULT_RESCAN = 5.0
+DEFAULT_COMPACT_EVERY = 8
 
 #: exit status of `ingest` and `compact` when the storage refused a write (a read-only
 #: file system, a full disk, no permission): nothing was committed (docs/cli.md)
@@ -197,6 +198,10 @@ def ingest_command(
              "or not (a file system without inotify is followed by these scans).")] = DEFAULT_RESCAN,
     no_watch: Annotated[bool, typer.Option(
         "--no-watch", help="With --follow: find changes by the rescans only.")] = False,
+    compact_every: Annotated[int, typer.Option(
+        "--compact-every", min=0, metavar="N",
+        help="With --follow: after N groups, merge the parts due (each partition's parts of "
+             "one size tier joined once there are 8; 0: never).")] = DEFAULT_COMPACT_EVERY,
     state: Annotated[str | None, typer.Option(
         "--state", metavar="DIR",
         help="With --follow: where the checkpoint and the segments being committed are kept "
@@ -225,7 +230,7 @@ def ingest_command(
             raise _fail(f"ingest: --follow commits its groups in this process, one writer at a "
                         f"time, retrying a busy warehouse; it takes no {', '.join(given)}")
         _follow(follow, warehouse, storage_options(storage), state, quiet, commit_interval,
-                commit_lines, rescan, not no_watch)
+                commit_lines, rescan, not no_watch, compact_every)
         return
     if not paths:
         raise _fail("ingest: expected PATHS to ingest once, or --follow DIR, found neither")
@@ -270,7 +275,8 @@ def ingest_command(
 
 
 def _follow(directory: str, warehouse: str, options: dict[str, str], state: str | None,
-            quiet: bool, interval: float, lines: int, rescan: float, watch: bool) -> None:
+            quiet: bool, interval: float, lines: int, rescan: float, watch: bool,
+            compact_every: int) -> None:
     """`ingest --follow DIR`: a line per batch committed (standard output), notes on
     standard error; the first Ctrl-C or SIGTERM finishes the group in flight and stops
     (exit 0), a second Ctrl-C abandons it (exit 130: nothing of it committed)."""
@@ -311,7 +317,7 @@ def _follow(directory: str, warehouse: str, options: dict[str, str], state: str 
     previous = {number: signal.signal(number, stop) for number in (signal.SIGINT, signal.SIGTERM)}
     try:
         follower = Follower(directory, warehouse, storage_options=options, state=state,
-                            policy=FollowPolicy(interval, lines, rescan, watch),
+                            policy=FollowPolicy(interval, lines, rescan, watch, compact_every),
                             on_batch=on_batch, on_note=on_note)
         follower.open()
         if stopping:  # a signal before the follower could hear it

@@ -89,6 +89,9 @@ class FollowPolicy:
     lines: int = 100_000  # a group is committed at once when it holds this many lines
     rescan: float = 5.0  # seconds: the directory is scanned at least this often
     watch: bool = True  # wake up on changes (watchfiles); False: rescans only
+    #: after this many groups the parts due are merged (`ingest.merge`), so the Delta
+    #: costs of every commit stay bounded (0: never)
+    compact_every: int = 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -319,6 +322,7 @@ class Follower:
         self._serials = 0
         self._next_order = 0
         self._batch = 0  # the batch that committed the last group
+        self._since_merge = 0  # groups committed since the last merge pass
         self._group: _Group | None = None
         self._handles: OrderedDict[int, int] = OrderedDict()  # serial → fd
         self._cursor: _GzipCursor | None = None
@@ -957,7 +961,25 @@ class Follower:
                            int(outcome.get("games") or 0), int(outcome.get("quarantined") or 0),
                            seconds, tuple(segments))
         self._on_batch(done)
+        self._since_merge += 1
+        if self.policy.compact_every and self._since_merge >= self.policy.compact_every:
+            self._merge()
         return done
+
+    def _merge(self) -> None:
+        """A merge pass over the warehouse (`ingest.merge`); one that fails is noted and
+        tried again after the next groups (the lines are committed either way)."""
+        from ingest.live import merge_small_parts
+
+        self._since_merge = 0
+        try:
+            merged = merge_small_parts(self.warehouse, self.storage_options or None)
+        except Exception as exc:
+            self._on_note(f"merging the warehouse's small parts failed ({type(exc).__name__}: "
+                          f"{exc}); tried again after the next groups")
+            return
+        for skipped in merged["skipped"]:
+            self._on_note(f"parts not merged: {skipped}")
 
     def _name_segments(self, group: _Group) -> list[str]:
         """Each piece under its final name (source path, byte range, first line), in the

@@ -92,15 +92,16 @@ def commit_files(paths: Sequence[str], warehouse: str,
     }
 
 
-def compact_parts(warehouse: str, storage_options: Mapping[str, str] | None = None) -> dict[str, Any]:
-    """Merge the small parts group commits leave (`ingest.maintenance.compact`, without
-    its vacuum: files are deleted by the scheduled `haftkhabis compact`, past the retention
-    window); what it merged."""
-    from ingest.maintenance import compact
+def merge_small_parts(warehouse: str, storage_options: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """One pass of `ingest.merge.merge_parts` over the groups' small parts (files are
+    deleted by the scheduled `haftkhabis compact`, past the retention window); what it
+    merged."""
+    from ingest.merge import merge_parts
 
-    summary = compact(warehouse, vacuum=False, storage_options=storage_options, wait=60.0)
-    return {"batch": summary.batch, "removed": sum(summary.files_removed.values()),
-            "added": sum(summary.files_added.values())}
+    summary = merge_parts(warehouse, storage_options, wait=LOCK_WAIT)
+    return {"batch": summary.batch, "removed": sum(summary.removed.values()),
+            "added": sum(summary.added.values()), "bytes": summary.bytes_copied,
+            "skipped": summary.skipped}
 
 
 def committed_games(warehouse: str, storage_options: Mapping[str, str] | None,

@@ -101,8 +101,8 @@ class Settings:
     commit_lines: int = 100_000
     #: back-pressure: pushes are told to wait once the oldest waiting one is this old
     max_lag: float = 30.0
-    #: the groups' small parts are merged after this many groups (0: never)
-    compact_every: int = 600
+    #: the parts due are merged after this many groups (0: never; `CommitPolicy`)
+    compact_every: int = 8
     validate_threads: int = 2
     #: validations one key may have in flight at once (past it: 429)
     max_validations_per_key: int = 2

@@ -88,9 +88,10 @@ class CommitPolicy:
     #: the most lines one group takes (memory: a batch this size is replayed at once); a
     #: committer that fell behind takes bigger groups, whose fixed cost is shared by more
     max_lines: int = 1_000_000
-    #: the small parts of this many groups are merged (`ingest.live.compact_parts`), so
-    #: file counts stay bounded however many batches accumulate (0: never)
-    compact_every: int = 600
+    #: after this many groups the parts due are merged (`ingest.merge`: each partition's
+    #: parts of a size tier joined once the tier holds `FANOUT`), so a table's part count,
+    #: and the cost of every Delta commit with it, stays bounded (0: never)
+    compact_every: int = 8
     max_lag: float = 30.0  # seconds: past this age of the oldest waiting push, pushes wait
     max_waiting: int = 1 << 30  # bytes: past this much waiting, pushes wait
     #: a longer line of a push is quarantined as `line_too_long`, read past unheld
@@ -592,24 +593,28 @@ class IngestQueue:
                 log.error("finishing batch %s's receipts failed", outcome.get("batch"), exc_info=exc)
 
     def _compact(self) -> None:
-        """Merge the groups' small parts (in the writer: pushes are still taken meanwhile,
-        and committed right after)."""
-        from ingest.live import compact_parts
+        """Merge the parts due (in the writer: pushes are still taken meanwhile, and
+        committed right after)."""
+        from ingest.live import merge_small_parts
 
         self._since_compact = 0
         clock = time.monotonic()
         try:
             pool = self._pool or self._writer()
             self._pool = pool
-            merged = pool.submit(compact_parts, self.location.uri, self.location.delta_options()).result()
-        except Exception as exc:  # a compaction that fails is tried again after the next groups
-            log.warning("compacting after %d groups failed", self.policy.compact_every, exc_info=exc)
+            merged = pool.submit(merge_small_parts, self.location.uri, self.location.delta_options()).result()
+        except Exception as exc:  # a merge that fails is tried again after the next groups
+            log.warning("merging parts after %d groups failed", self.policy.compact_every, exc_info=exc)
+            return
+        for skipped in merged["skipped"]:
+            log.warning("parts not merged: %s", skipped)
+        if merged["batch"] is None:
             return
         with self._lock:
             self._stats.compactions += 1
             self._stats.last_compact_seconds = time.monotonic() - clock
-        log.info("compacted: %s parts merged into %s (batch %s) in %.1fs", merged["removed"],
-                 merged["added"], merged["batch"], time.monotonic() - clock)
+        log.info("merged: %s parts into %s (batch %s, %.1f MB) in %.2fs", merged["removed"],
+                 merged["added"], merged["batch"], merged["bytes"] / 1e6, time.monotonic() - clock)
 
     def _name(self, item: _Waiting) -> str:
         """The name a pushed body has in the warehouse's batch (its receipt's: the API

@@ -76,3 +76,4 @@ def test_help_defaults_match_the_warehouse_package() -> None:
     assert policy.interval == warehouse_cmd.DEFAULT_COMMIT_INTERVAL
     assert policy.lines == warehouse_cmd.DEFAULT_COMMIT_LINES
     assert policy.rescan == warehouse_cmd.DEFAULT_RESCAN
+    assert policy.compact_every == warehouse_cmd.DEFAULT_COMPACT_EVERY

@@ -195,6 +195,34 @@ def test_a_backlog_is_committed_in_groups_of_at_most_commit_lines(
     assert_each_line_once(warehouse, corpus[:900])
 
 
+def test_a_follower_merges_the_parts_its_groups_leave(
+        tmp_path: Path, games: dict[str, list[SimulatedGame]]) -> None:
+    """A game a group, a merge pass every third group: a partition's parts are joined once
+    eight of a tier are there, so none keeps one a group, and every line is there once."""
+    from ingest.merge import FANOUT
+
+    logs, warehouse = tmp_path / "logs", tmp_path / "wh"
+    logs.mkdir()
+    log = logs / "server.log"
+    written: list[bytes] = []
+    with follower(logs, warehouse, compact_every=3) as tail:
+        for game in games["bazito"]:
+            append(log, blob(game.lines))
+            written.extend(game.lines)
+            assert tail.step() is not None
+    kinds = Counter(r["kind"] for r in batch_kinds(warehouse))
+    assert kinds["ingest"] == len(games["bazito"]) and kinds["compact"] >= 1
+    store = Warehouse(warehouse)
+    parts = Counter(p.partition for p in store.committed_files("events", store.snapshot().versions["events"]))
+    assert max(parts.values()) < FANOUT + 3, parts
+    assert_each_line_once(warehouse, written)
+
+
+def batch_kinds(warehouse: Path) -> list[dict[str, Any]]:
+    with open_warehouse(str(warehouse)) as reader:
+        return reader.rows("SELECT id, kind FROM batches ORDER BY id")
+
+
 # ---------------------------------------------------------------------------- rotation
 
 

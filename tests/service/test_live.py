@@ -15,6 +15,7 @@ import random
 import signal
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ import pytest
 
 from engine.simulate import SimConfig, simulate
 from ingest.pipeline import ingest
+from ingest.queries import open_warehouse
 from ingest.store import Warehouse
 from tests.service.conftest import Keys, Server, start_server, wait_for_batch
 from tests.service.test_ingest import without_provenance
@@ -337,8 +339,11 @@ def _storm(server: Server, key: str, queue: list[tuple[str, bytes]], accepted: d
 
 def test_compaction_keeps_file_counts_bounded(serve: Callable[..., Server], api_keys: Keys,
                                               tmp_path: Path) -> None:
-    """Small groups, one after another: their parts are merged every fifth group, so a
-    table's file count stays bounded instead of growing with every batch."""
+    """Small groups, one after another, a merge pass every fifth: a partition's parts are
+    joined once a size tier holds eight (`ingest.merge.FANOUT`), so the count stays below
+    eight and the groups since the last pass, instead of growing with every batch."""
+    from ingest.merge import FANOUT
+
     server = serve(tmp_path / "wh", "--commit-interval", "0", "--compact-every", "5")
     counts = []
     with server.client(api_keys["ingest"]) as client:
@@ -347,8 +352,14 @@ def test_compaction_keeps_file_counts_bounded(serve: Callable[..., Server], api_
             assert receipt is not None
             assert wait_for_batch(client, receipt)["status"] == "committed"
             store = Warehouse(tmp_path / "wh")
-            counts.append(len(store.committed_files("games", store.snapshot().versions["games"])))
+            parts = store.committed_files("games", store.snapshot().versions["games"])
+            counts.append(max(Counter(p.partition for p in parts).values()))
         health = client.get("/v1/health").json()["ingest"]
-    assert health["compactions"] >= 4
-    assert max(counts) <= 6, counts  # at most the groups since the last merge, and the merged part
-    assert counts[-1] < 25
+    # one partition (pis-yedili, 2026-07): merged after the 10th and the 20th group
+    assert health["compactions"] == 2
+    assert max(counts) < FANOUT + 5 and counts[10] == counts[20] == 2, counts
+    with open_warehouse(str(tmp_path / "wh")) as reader:
+        kinds = dict(reader.sql("SELECT kind, count(*) FROM batches GROUP BY kind").fetchall())
+    assert kinds == {"ingest": 25, "compact": 2}
+
+
