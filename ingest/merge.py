@@ -34,6 +34,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+import pyarrow.parquet as pq
+
 from engine import ENGINE_VERSION
 from ingest.schema import SNAPSHOT_TABLES, SUMMARY_TABLES
 from ingest.store import (
@@ -64,8 +66,8 @@ __all__ = ["BASE", "FANOUT", "LIMIT", "MERGED_TABLES", "MergeSummary", "merge_pa
 class MergeSummary:
     """What a merge pass did: its batch (None when nothing was merged), and by table the
     parts it replaced, the parts it made, the bytes it copied, and the runs it could not
-    join (parts of two schemas: a warehouse written before some columns were declared,
-    whose parts `compact` rewrites to one schema), each with why."""
+    join, each with why. (Parts of two schemas, a warehouse's written before some columns
+    were declared and after, are joined schema by schema; `compact` rewrites them to one.)"""
 
     batch: int | None
     removed: dict[str, int] = field(default_factory=dict)
@@ -146,12 +148,13 @@ def merge_parts(root: str, storage_options: Mapping[str, str] | None = None, *,
                     replaced: list[PartFile] = []
                     for index, run in enumerate(merges):
                         try:
-                            made.append(_join(store, name, run, [actions[p.path] for p in run],
-                                              f"{prefix}-m{index:04d}", local))
-                        except ValueError as exc:  # parts of two schemas (an older warehouse's)
+                            joined = _joined(store, name, run, actions, f"{prefix}-m{index:04d}", local)
+                        except ValueError as exc:  # a part the core cannot read as Parquet
                             summary.skipped.append(f"{name}: {exc}")
                             continue
-                        replaced.extend(run)
+                        for part, parts in joined:
+                            made.append(part)
+                            replaced.extend(parts)
                     if not made:
                         continue
                     versions[name] = store.commit(name, made, replaced, batch, "merge", attempt)
@@ -188,20 +191,59 @@ def _local_copies(store: Warehouse) -> Iterator[str | None]:
         yield folder
 
 
-def _join(store: Warehouse, name: str, run: Sequence[PartFile], actions: Sequence[Mapping[str, Any]],
-          prefix: str, local: str | None) -> PartFile:
-    """`run`'s parts joined into one new part of their partition, named `part-PREFIX`."""
+def _joined(store: Warehouse, name: str, run: Sequence[PartFile],
+            actions: Mapping[str, Mapping[str, Any]], prefix: str,
+            local: str | None) -> list[tuple[PartFile, list[PartFile]]]:
+    """`run` joined: a new part of its partition (named `part-PREFIX…`) and the parts it
+    replaces; when its parts are of more than one schema (some written before columns were
+    added), a part for each schema that two or more of them share. A `ValueError` says why
+    a run could not be joined at all."""
+    if local is None:
+        sources = [store.part_uri(name, p) for p in run]
+    else:  # an object store's parts are copied in once, whatever is joined of them
+        sources = []
+        for index, part in enumerate(run):
+            sources.append(os.path.join(local, f"{prefix}-{index:04d}.parquet"))
+            store.location.get_file(store.part_uri(name, part), sources[-1])
+    try:
+        try:
+            return [(_join(store, name, run, actions, sources, prefix, local), list(run))]
+        except ValueError as exc:
+            refused = exc
+        by_schema: dict[bytes, list[int]] = {}
+        for index, source in enumerate(sources):
+            key = pq.read_schema(source).serialize().to_pybytes()
+            by_schema.setdefault(key, []).append(index)
+        if len(by_schema) == 1:
+            raise refused  # one schema, and still refused: not a matter of schemas
+        joined = []
+        for number, members in enumerate(by_schema.values()):
+            if len(members) > 1:
+                parts = [run[i] for i in members]
+                joined.append((_join(store, name, parts, actions, [sources[i] for i in members],
+                                     f"{prefix}-s{number}", local), parts))
+        return joined
+    finally:
+        if local is not None:
+            for source in sources:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(source)
+
+
+def _join(store: Warehouse, name: str, run: Sequence[PartFile], actions: Mapping[str, Mapping[str, Any]],
+          sources: Sequence[str], prefix: str, local: str | None) -> PartFile:
+    """The parts of `run`, read from `sources` (their files, or local copies), joined into
+    one new part of their partition, named `part-PREFIX`."""
     from engine._core import concat_parquet
 
     first = run[0]
     relative = posixpath.join(first.folder, f"part-{prefix}.zstd.parquet")
-    target = PartFile(relative, 0, first.partition, sum(p.rows for p in run),
-                      merged_stats(name, actions))
-    uri = store.part_uri(name, target)
+    stats = merged_stats(name, [actions[p.path] for p in run])
+    uri = store.part_uri(name, PartFile(relative, 0, first.partition, 0, ""))
     if local is None:
         hidden = os.path.join(os.path.dirname(uri), f".{os.path.basename(uri)}.tmp")
         try:
-            size = concat_parquet([store.part_uri(name, p) for p in run], hidden)
+            size = concat_parquet(list(sources), hidden)
             os.replace(hidden, uri)
         except BaseException:
             with contextlib.suppress(FileNotFoundError):
@@ -209,15 +251,11 @@ def _join(store: Warehouse, name: str, run: Sequence[PartFile], actions: Sequenc
             raise
         store.location.sync_later(uri)  # on disk before the commit names it
     else:
-        inputs = []
-        for index, part in enumerate(run):
-            copy = os.path.join(local, f"{prefix}-{index:04d}.parquet")
-            store.location.get_file(store.part_uri(name, part), copy)
-            inputs.append(copy)
         joined = os.path.join(local, f"{prefix}.parquet")
-        size = concat_parquet(inputs, joined)
-        for copy in inputs:
-            os.unlink(copy)
-        store.location.put_file(joined, uri)
-        os.unlink(joined)
-    return PartFile(relative, size, target.partition, target.rows, target.stats)
+        try:
+            size = concat_parquet(list(sources), joined)
+            store.location.put_file(joined, uri)
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(joined)
+    return PartFile(relative, size, first.partition, sum(p.rows for p in run), stats)
