@@ -2,16 +2,19 @@
 copying column chunks.
 
 Every group commit adds a part to each partition it writes, and Delta's costs follow the
-parts a table holds: a commit, a kept table brought to the next version and a reader's
-file list each cost about 0.03 ms a part with deltalake 1.6 (`bench/bench_delta_parts.py`),
-for every table, on every group. Left alone, a live warehouse's commits slow down with
-every group until a full `compact` (docs/operations.md).
+parts a table holds: with deltalake 1.6 a commit, and a kept table brought to the next
+version, each cost 0.03-0.04 ms a part, a reader's file list less
+(`bench/bench_delta_parts.py`), for every table, on every group. Left alone, a live
+warehouse's commits slow down with every group until a full `compact`
+(docs/operations.md).
 
 So the parts of each partition are kept few, the way log-structured stores keep theirs:
 sorted into tiers by size (tier 0 below `BASE`, tier k below `BASE`·`FANOUT`^k), and as
 soon as a tier holds `FANOUT` parts they are joined into one part of the next tier. A
-partition then holds fewer than `FANOUT` parts a tier, a handful of tiers in all, and each
-row is copied once a tier it climbs. Parts of `LIMIT` bytes or more are left for
+partition then holds fewer than `FANOUT` parts a tier (once a pass has run), a handful of
+tiers in all, and each row is copied once a tier it climbs. The parts a merge removes stay
+in the Delta log as tombstones for the table's retention, at about a quarter of a live
+part's cost a commit (docs/decisions.md). Parts of `LIMIT` bytes or more are left for
 `compact`, which also re-packs row groups and vacuums.
 
 A join copies the parts' column chunks as they are (`engine._core.concat_parquet`: no

@@ -457,8 +457,9 @@ class IngestHealth(Model):
     last_commit_lines: int
     lines_per_second: float | None = Field(description="the recent commit rate")
     failures: int
-    compactions: int = Field(description="merges of the groups' small parts since the start")
-    last_compact_seconds: float | None
+    compactions: int = Field(description="merge passes that joined some of the groups' small parts, "
+                                         "since the start (each a batch of kind `compact`)")
+    last_compact_seconds: float | None = Field(description="the last such pass's seconds")
 
 
 class Health(Model):
