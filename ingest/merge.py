@@ -160,7 +160,8 @@ def merge_parts(root: str, storage_options: Mapping[str, str] | None = None, *,
                             replaced.extend(parts)
                     if not made:
                         continue
-                    versions[name] = store.commit(name, made, replaced, batch, "merge", attempt)
+                    versions[name] = store.commit(name, made, replaced, batch, "merge", attempt,
+                                                  data_change=False)
                     summary.removed[name] = len(replaced)
                     summary.added[name] = len(made)
                     summary.bytes_copied += sum(part.size for part in made)

@@ -142,21 +142,23 @@ class PartFile:
     rows: int
     stats: str
 
-    def add_action(self) -> AddAction:
+    def add_action(self, data_change: bool = True) -> AddAction:
+        """The Delta action adding this part (`data_change` false: rows that were there
+        already, in another file, as a merge writes them)."""
         from deltalake.transaction import AddAction
 
         return AddAction(self.path, self.size, dict(self.partition), int(time.time() * 1000),
-                         True, self.stats)
+                         data_change, self.stats)
 
     @property
     def folder(self) -> str:
         """The part's folder, relative to its table's (`''` for an unpartitioned one)."""
         return posixpath.dirname(self.path)
 
-    def remove_action(self) -> Any:
+    def remove_action(self, data_change: bool = True) -> Any:
         from deltalake.transaction import RemoveAction
 
-        return RemoveAction(self.path, True, int(time.time() * 1000), self.size,
+        return RemoveAction(self.path, data_change, int(time.time() * 1000), self.size,
                             dict(self.partition))
 
 
@@ -550,8 +552,11 @@ class Warehouse:
                     self.location.delete(uri)
 
     def commit(self, name: str, adds: Sequence[PartFile], removes: Sequence[PartFile],
-               batch: int, operation: str, attempt: int | None = None) -> int:
+               batch: int, operation: str, attempt: int | None = None, *,
+               data_change: bool = True) -> int:
         """One Delta transaction on `name` adding and removing parts; the new version.
+        `data_change` false: the rows are the same, moved between files (a merge: Delta
+        readers of changes skip such a commit).
 
         With the lock held, the transaction is made on the version this writer knows the
         table at (`recover` found it, or this writer's last commit made it) and lands as
@@ -578,7 +583,8 @@ class Warehouse:
             if attempt is not None and table.transaction_version(APP_ID) == attempt:
                 return table.version()  # this very commit landed before (a retried call)
             self.check_lock()
-            actions = [a.add_action() for a in adds] + [r.remove_action() for r in removes]
+            actions = [a.add_action(data_change) for a in adds] + \
+                [r.remove_action(data_change) for r in removes]
             metadata: dict[str, Any] = {"haftkhabis.batch": batch, "haftkhabis.operation": operation}
             if self._lock is not None and self._lock.token is not None:
                 metadata["haftkhabis.writer"] = self._lock.token  # the fencing token

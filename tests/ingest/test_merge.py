@@ -141,6 +141,12 @@ def test_a_merge_pass_keeps_every_row_and_statistic_and_bounds_the_parts(
             assert stored == json.loads(expected.to_json(data.num_rows))
             assert pq.ParquetFile(store.part_fs_path(name, part)).metadata.num_rows == part.rows
 
+    # the pass's Delta commit moves rows, it changes none (a change feed skips it)
+    version = store.snapshot().versions["events"]
+    log = (root / "events" / "_delta_log" / f"{version:020d}.json").read_text().splitlines()
+    moves = [a.get("add") or a.get("remove") for a in map(json.loads, log) if "add" in a or "remove" in a]
+    assert moves and not any(m["dataChange"] for m in moves)
+
     again = merge_parts(str(root), fanout=4)
     assert again.batch is None and batches(root)[-1]["id"] == summary.batch
     assert unreferenced_parts(root) == []
