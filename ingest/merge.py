@@ -58,11 +58,14 @@ BASE = 1 << 20
 #: parts this size or larger are not merged (`compact` re-packs them), and no merge
 #: makes a part larger
 LIMIT = TARGET_FILE_SIZE
+#: the most parts one run joins (the core holds each one's footer and an open file while it
+#: copies): a tier that piled up while merging was off is joined in several runs
+MAX_RUN = 64
 #: the tables merged: every table of the snapshot but the summaries (a batch rewrites
 #: each whole, one part) and `batches` (merged every `BATCHES_COMPACT_EVERY` batches)
 MERGED_TABLES: tuple[str, ...] = tuple(n for n in SNAPSHOT_TABLES if n not in SUMMARY_TABLES)
 
-__all__ = ["BASE", "FANOUT", "LIMIT", "MERGED_TABLES", "MergeSummary", "merge_parts", "plan", "tier"]
+__all__ = ["BASE", "FANOUT", "LIMIT", "MAX_RUN", "MERGED_TABLES", "MergeSummary", "merge_parts", "plan", "tier"]
 
 
 @dataclass(slots=True)
@@ -88,13 +91,13 @@ def tier(size: int, *, base: int = BASE, fanout: int = FANOUT) -> int:
 
 
 def plan(parts: Sequence[PartFile], *, fanout: int = FANOUT, base: int = BASE,
-         limit: int = LIMIT) -> list[list[PartFile]]:
+         limit: int = LIMIT, most: int = MAX_RUN) -> list[list[PartFile]]:
     """The merges due among a table's parts: in each partition, each tier holding
     `fanout` parts or more, its parts oldest first (by name: a part is named by its
-    batch) in runs of at most `limit` bytes and at least two parts. Parts of `limit`
-    bytes or more are never merged."""
-    if fanout < 2:
-        raise ValueError("fanout must be 2 or more")
+    batch) in runs of at least two parts, at most `most` and at most `limit` bytes.
+    Parts of `limit` bytes or more are never merged."""
+    if fanout < 2 or most < 2:
+        raise ValueError("fanout and most must be 2 or more")
     tiers: dict[tuple[tuple[tuple[str, str], ...], int], list[PartFile]] = defaultdict(list)
     for part in parts:
         if part.size < limit:
@@ -106,7 +109,7 @@ def plan(parts: Sequence[PartFile], *, fanout: int = FANOUT, base: int = BASE,
             continue
         run: list[PartFile] = []
         for part in sorted(members, key=lambda p: p.path):
-            if run and sum(p.size for p in run) + part.size > limit:
+            if run and (len(run) == most or sum(p.size for p in run) + part.size > limit):
                 if len(run) > 1:
                     merges.append(run)
                 run = []

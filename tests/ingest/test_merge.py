@@ -61,9 +61,9 @@ def test_tiers_are_powers_of_the_fanout_above_the_base() -> None:
 @settings(max_examples=60, deadline=None)
 @given(rounds=st.lists(st.lists(st.tuples(st.integers(0, 1), st.integers(1, 5_000)),
                                 min_size=1, max_size=6), min_size=1, max_size=40),
-       fanout=st.integers(2, 6))
+       fanout=st.integers(2, 6), most=st.integers(2, 9))
 def test_merging_what_plan_says_keeps_every_tier_below_the_fanout(
-        rounds: list[list[tuple[int, int]]], fanout: int) -> None:
+        rounds: list[list[tuple[int, int]]], fanout: int, most: int) -> None:
     """Parts arriving in rounds (a round: a group's parts), a pass after each round until
     nothing is due: every run is one partition's, of two parts or more, within the limit,
     no part in two runs; sizes (rows) are conserved; after the passes no partition holds
@@ -77,10 +77,10 @@ def test_merging_what_plan_says_keeps_every_tier_below_the_fanout(
             made += 1
             total += size
             parts.append(PartFile(f"p{made:06d}", size, PARTITIONS[partition], size, ""))
-        while due := plan(parts, fanout=fanout, base=base, limit=limit):
+        while due := plan(parts, fanout=fanout, base=base, limit=limit, most=most):
             seen: set[str] = set()
             for run in due:
-                assert len(run) >= 2 and sum(p.size for p in run) <= limit
+                assert 2 <= len(run) <= most and sum(p.size for p in run) <= limit
                 assert len({p.partition for p in run}) == 1
                 assert not seen & {p.path for p in run}
                 seen |= {p.path for p in run}
@@ -103,6 +103,8 @@ def test_plan_leaves_parts_at_the_limit_and_takes_the_oldest_first() -> None:
     assert plan(parts, fanout=4, base=50, limit=100) == \
         [sorted(parts[:4], key=lambda p: p.path)]
     assert plan(parts[:3], fanout=4, base=50, limit=100) == []  # three of four: not due
+    assert plan(parts[:4], fanout=4, base=50, limit=100, most=3) == \
+        [sorted(parts[:4], key=lambda p: p.path)[:3]]  # the fourth alone: no run
     with pytest.raises(ValueError, match="fanout"):
         plan(parts, fanout=1)
 
