@@ -449,23 +449,13 @@ class Warehouse:
     def committed_actions(self, name: str, version: int) -> list[tuple[PartFile, dict[str, Any]]]:
         """The parts of `name` at `version`, each with its add action (flattened: the
         statistics as `min.COLUMN`, `max.COLUMN`, `null_count.COLUMN`, `merged_stats`)."""
-        spec = TABLES[name]
         with self.open_table(name, version) as table:
             rows = _add_actions(table).to_pylist()
-        return [(PartFile(row["path"], row["size_bytes"],
-                          tuple((c, row[f"partition.{c}"]) for c in spec.partition_by),
-                          row["num_records"] or 0, ""), row) for row in rows]
+        return [(_part_of(name, row), row) for row in rows]
 
     @staticmethod
     def _parts(name: str, table: DeltaTable) -> list[PartFile]:
-        spec = TABLES[name]
-        actions = _add_actions(table)
-        files = []
-        for row in actions.to_pylist():
-            partition = tuple((c, row[f"partition.{c}"]) for c in spec.partition_by)
-            files.append(PartFile(row["path"], row["size_bytes"], partition,
-                                  row["num_records"] or 0, ""))
-        return files
+        return [_part_of(name, row) for row in _add_actions(table).to_pylist()]
 
     # ------------------------------------------------------------------ writing
 
@@ -1008,6 +998,12 @@ def read_part(warehouse: Warehouse, name: str, part: PartFile,
     return _read_file(warehouse.location, warehouse.part_uri(name, part), columns)
 
 
+def _part_of(name: str, action: Mapping[str, Any]) -> PartFile:
+    """A committed part of `name` from its add action (`_add_actions`' row)."""
+    partition = tuple((c, action[f"partition.{c}"]) for c in TABLES[name].partition_by)
+    return PartFile(action["path"], action["size_bytes"], partition, action["num_records"] or 0, "")
+
+
 def _add_actions(table: DeltaTable) -> pa.Table:
     """The table's add actions (its parts, with their statistics) as a pyarrow table, read
     through the Arrow stream interface (`pa.table` of them would import pandas)."""
@@ -1064,9 +1060,7 @@ def merged_stats(name: str, actions: Sequence[Mapping[str, Any]]) -> str:
     least minimum and the greatest maximum of each column, bounded as a part's own are
     (`_ColumnStats`); a column whose nulls a part does not record gets no count."""
     stats = _ColumnStats(TABLES[name].file_schema)
-    rows = 0
-    for action in actions:
-        rows += int(action.get("num_records") or 0)
+    rows = sum(int(action.get("num_records") or 0) for action in actions)
     for column in stats.columns:
         nulls: list[int | None] = [action.get(f"null_count.{column}") for action in actions]
         known = [n for n in nulls if n is not None]
