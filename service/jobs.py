@@ -16,8 +16,10 @@ the warehouse committed but the journal was not told of (a kill in between) is f
 the warehouse's own record — the batch's files are named by their receipts — so no push
 is committed twice, and none is lost.
 
-Receipts (`GET /v1/batches/{id}`) are kept in memory for the most recent pushes
-(`RECENT_RECEIPTS`) and written, per batch, to `commits.log`, where older ones are found.
+Receipts (`GET /v1/batches/{id}`): a push's is kept in memory while it is in flight; once
+its group is finished, it is written, per batch, to `commits.log`, and the most recent
+finished ones (`RECENT_RECEIPTS`) are kept in bounded memory
+(`service.receipts.FinishedReceipts`); older ones are found in `commits.log`.
 
 Back-pressure: while the committer keeps up, pushes are never refused; when the oldest
 waiting push is older than `max_lag` seconds, or the waiting bodies pass `max_waiting`
@@ -42,12 +44,11 @@ import secrets
 import shutil
 import threading
 import time
-from collections import OrderedDict
+from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
@@ -56,11 +57,13 @@ import orjson
 from engine import _core
 from ingest.storage import Location
 from service.journal import Journal, Record
+from service.receipts import FinishedReceipts, Receipt
+from service.receipts import now as _now
 
 log = logging.getLogger("haftkhabis.service")
 
 STATE_DIR = "_api"
-#: receipts kept in memory (older ones are read from commits.log)
+#: finished receipts kept in memory, about 210 bytes each (older ones are read from commits.log)
 RECENT_RECEIPTS = 200_000
 #: commits.log is started again past this size (the previous one is kept as commits.log.1)
 COMMITS_LOG_BYTES = 256 << 20
@@ -96,27 +99,6 @@ class CommitPolicy:
     max_waiting: int = 1 << 30  # bytes: past this much waiting, pushes wait
     #: a longer line of a push is quarantined as `line_too_long`, read past unheld
     max_line_bytes: int = _core.DEFAULT_MAX_LINE_BYTES
-
-
-@dataclass
-class Receipt:
-    id: str
-    status: str  # queued · running · committed · failed
-    sha256: str
-    size: int
-    received_at: str
-    lines: int = 0
-    started_at: str | None = None
-    finished_at: str | None = None
-    batch: int | None = None
-    error: str | None = None
-
-    def to_json(self) -> bytes:
-        return orjson.dumps(self)  # its fields in order, as `asdict` gives them
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat()
 
 
 def _settle(futures: Sequence[asyncio.Future[None]], error: BaseException | None) -> None:
@@ -265,7 +247,8 @@ class IngestQueue:
         self._queued_by_sha: dict[str, _Waiting] = {}  # a waiting push not yet being committed
         self._waiting_lines = 0  # of `_waiting`, kept as it changes
         self._waiting_bytes = 0
-        self._receipts: OrderedDict[str, Receipt] = OrderedDict()
+        self._receipts: dict[str, Receipt] = {}  # in flight: accepted, not finished
+        self._finished = FinishedReceipts(RECENT_RECEIPTS)
         self._stats = QueueStats()
         self._last_commit = 0.0  # monotonic
         self._committing = 0  # pushes at the head of `_waiting` taken into groups not finished
@@ -301,7 +284,7 @@ class IngestQueue:
             receipt = self._receipt_of(record)
             if record.id in done:  # committed, but the journal was not told (a kill between)
                 receipt.status, receipt.batch, receipt.finished_at = "committed", done[record.id], _now()
-                self._remember(receipt)
+                self._file(receipt)
                 found.append(receipt)
                 if head:
                     committed = record.end
@@ -431,6 +414,9 @@ class IngestQueue:
             receipt = self._receipts.get(receipt_id)
             if receipt is not None:
                 return replace(receipt)
+            receipt = self._finished.get(receipt_id)
+            if receipt is not None:
+                return receipt  # made for this call
         return self._find_in_commits_log(receipt_id)
 
     def stats(self) -> QueueStats:
@@ -462,10 +448,13 @@ class IngestQueue:
                        size=record.size, lines=record.lines, received_at=str(h.get("received_at", "")))
 
     def _remember(self, receipt: Receipt) -> None:
+        """Keep a receipt in flight (changed by the committer as its push goes)."""
         self._receipts[receipt.id] = receipt
-        self._receipts.move_to_end(receipt.id)
-        while len(self._receipts) > RECENT_RECEIPTS:
-            self._receipts.popitem(last=False)
+
+    def _file(self, receipt: Receipt) -> None:
+        """A finished receipt: no longer in flight, kept among the recent finished ones."""
+        self._receipts.pop(receipt.id, None)
+        self._finished.add(receipt)
 
     def _commits_log(self) -> Path:
         return self.state / "commits.log"
@@ -479,11 +468,14 @@ class IngestQueue:
             out.write(b"".join(r.to_json() + b"\n" for r in receipts))
 
     def _load_commits_log(self) -> None:
+        """The last receipts of commits.log (and of the one before it) kept as recent."""
+        last: deque[bytes] = deque(maxlen=RECENT_RECEIPTS)
         for path in (self._commits_log().with_name("commits.log.1"), self._commits_log()):
             with contextlib.suppress(OSError), open(path, "rb") as lines:
-                for line in lines:
-                    with contextlib.suppress(ValueError, TypeError):
-                        self._remember(Receipt(**orjson.loads(line)))
+                last.extend(lines)
+        for line in last:
+            with contextlib.suppress(ValueError, TypeError):
+                self._finished.add(Receipt(**orjson.loads(line)))
 
     def _find_in_commits_log(self, receipt_id: str) -> Receipt | None:
         needle = orjson.dumps(receipt_id)
@@ -682,7 +674,8 @@ class IngestQueue:
                 else:
                     receipt.status, receipt.batch = "committed", int(batch)
                 receipt.finished_at = finished
-                done.append(replace(receipt))
+                self._file(receipt)
+                done.append(receipt)
             del self._waiting[:len(group.items)]  # the group is the queue's head
             self._committing -= len(group.items)
             lines = sum(i.record.lines for i in group.items)
