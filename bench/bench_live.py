@@ -172,21 +172,24 @@ class Connection:
 
 def rss_of_tree(pid: int) -> int:
     """Resident memory of a process and its children, bytes."""
-    total = 0
     pids = [pid]
     try:
         children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
         pids += [int(c) for c in children]
     except OSError:
         pass
-    for p in pids:
-        try:
-            for line in Path(f"/proc/{p}/status").read_text().splitlines():
-                if line.startswith("VmRSS:"):
-                    total += int(line.split()[1]) * 1024
-        except OSError:
-            pass
-    return total
+    return sum(rss_of(p) for p in pids)
+
+
+def rss_of(pid: int) -> int:
+    """Resident memory of one process, bytes (0 once it is gone)."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
 
 
 def cpu_seconds(pid: int) -> float:
@@ -310,7 +313,11 @@ def run(args: argparse.Namespace, pool: list[PoolGame], url: str, port: int, key
     counter = iter(range(10**9))
     stop = threading.Event()
     peak = [0]
-    rss: list[tuple[float, int]] = []  # (seconds from the start, the server's RSS), every half second
+    # (seconds from the start, the RSS of the server with its children), every half second,
+    # and the server's own and its writer's
+    rss: list[tuple[float, int]] = []
+    rss_server: list[tuple[float, int]] = []
+    rss_writer: list[tuple[float, int]] = []
 
     def pusher(server: int) -> None:
         headers = {"Authorization": f"Bearer {keys['ingest']}", "Content-Type": "application/x-ndjson"}
@@ -353,9 +360,12 @@ def run(args: argparse.Namespace, pool: list[PoolGame], url: str, port: int, key
 
     def sampler() -> None:
         while not stop.is_set():
-            now = rss_of_tree(server.pid)
+            now, at = rss_of_tree(server.pid), time.time() - began
             peak[0] = max(peak[0], now)
-            rss.append((time.time() - began, now))
+            rss.append((at, now))
+            rss_server.append((at, rss_of(server.pid)))
+            if writer:
+                rss_writer.append((at, rss_of(writer)))
             stop.wait(0.5)
 
     print(f"{args.servers} table servers push for {args.seconds:.0f} s …", flush=True)
@@ -461,6 +471,11 @@ def run(args: argparse.Namespace, pool: list[PoolGame], url: str, port: int, key
         # flat memory: the largest RSS in the run's first and last sixth (after warming up)
         "rss_mib_first_sixth": _rss_between(rss, 0.0, args.seconds / 6),
         "rss_mib_last_sixth": _rss_between(rss, args.seconds * 5 / 6, args.seconds),
+        # where it is: the server's process (receipts, readers) and its writer's (the index)
+        "rss_mib_server_first_last_sixth": [_rss_between(rss_server, 0.0, args.seconds / 6),
+                                            _rss_between(rss_server, args.seconds * 5 / 6, args.seconds)],
+        "rss_mib_writer_first_last_sixth": [_rss_between(rss_writer, 0.0, args.seconds / 6),
+                                            _rss_between(rss_writer, args.seconds * 5 / 6, args.seconds)],
         # CPU milliseconds a game cost: the server (HTTP, journal), its writer (the
         # commits) and the pushers (this process); the machine's cores over the first two
         # is the rate the service would reach with the machine to itself (derived, not run)
