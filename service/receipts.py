@@ -52,8 +52,8 @@ def now() -> str:
 
 
 def _micros(when: str | None) -> int | None:
-    """`when` as microseconds since the epoch, None when it would not read back as the
-    same text (not ISO 8601 in UTC as `now` writes it)."""
+    """`when` as microseconds since the epoch (a time not set: `_NONE`), None when it
+    would not read back as the same text (not ISO 8601 with an offset, as `now` writes)."""
     if when is None:
         return int(_NONE)
     try:
