@@ -90,7 +90,9 @@ def test_a_push_whose_client_leaves_is_still_journaled_whole_and_others_answered
         with queue.journal._lock:  # the appender cannot write until both are handed over
             leaving = asyncio.ensure_future(queue.accept(spools[0]))
             staying = asyncio.ensure_future(queue.accept(spools[1]))
-            while len(queue._appending) < 2:  # both handed over, waiting for the journal
+            # both handed over, waiting for the journal: the appender may have taken the
+            # first already (it then waits for the lock), so they are counted until written
+            while len(queue._appending_by_sha) < 2:
                 await asyncio.sleep(0)
             leaving.cancel()
         receipt, new = await staying
