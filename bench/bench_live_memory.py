@@ -1,12 +1,15 @@
 """What a live server keeps in memory for each push and each game, and what keeping it costs.
 
-Two stores grow with a live warehouse: the server's finished receipts
-(`service.receipts.FinishedReceipts`, the latest `RECENT_RECEIPTS`) and the writer's index
-of the committed games (`ingest.live.GamesIndex`). This bench fills each as the service
-does — receipts in groups sharing their start and finish, games read in parts and folded
-every `FOLD_AT` — and prints, measured by tracemalloc, the bytes each holds a receipt or
-a game, beside what the objects they replaced held (a `Receipt` object each in an ordered
-dictionary; a dictionary entry a game), and the CPU time of an add, a look-up and a fold.
+Three stores grow with a live warehouse: the server's finished receipts
+(`service.receipts.FinishedReceipts`, the latest `RECENT_RECEIPTS`), the writer's index
+of the committed games (`ingest.live.GamesIndex`) and the server's map of where each
+game's lines lie (`service.places.GamePlaces`, its game index's). This bench fills each as
+the service does — receipts in groups sharing their start and finish, games read in parts
+and folded every `FOLD_AT` — and prints, measured by tracemalloc, the bytes each holds a
+receipt or a game, beside what the objects they replaced held (a `Receipt` object each in
+an ordered dictionary; a dictionary entry a game, and for the server's map the tuple of
+each part's games too), and the CPU time of an add, a look-up, a fold and a commit's
+change; and the CPU time of a search of commits.log for a receipt older than those kept.
 Nothing is asserted.
 
     .venv/bin/python bench/bench_live_memory.py                      # 200,000 receipts, 1,000,000 games
@@ -19,18 +22,24 @@ import argparse
 import gc
 import hashlib
 import sys
+import tempfile
 import time
 import tracemalloc
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
+
+import orjson
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from ingest.live import GamesIndex  # noqa: E402
-from service.receipts import FinishedReceipts, Receipt, now  # noqa: E402
+from service import jobs  # noqa: E402
+from service.places import GamePlaces, Place  # noqa: E402
+from service.receipts import FinishedReceipts, Receipt, new_id, now  # noqa: E402
 
 
 def receipts(count: int, group: int = 250) -> list[Receipt]:
@@ -43,6 +52,37 @@ def receipts(count: int, group: int = 250) -> list[Receipt]:
                             size=20_000 + n % 5_000, received_at=now(), lines=60, started_at=started,
                             finished_at=finished, batch=n // group))
     return made
+
+
+def commits_log(made: list[Receipt], mib: int) -> None:
+    """An older receipt, past those kept, is searched for in commits.log (up to
+    `COMMITS_LOG_BYTES` a file): the CPU time of a miss (an id in no line: the whole file
+    read), by `jobs._last_line_with` and by the scan line by line it replaced."""
+    lines = [r.to_json() + b"\n" for r in made[:10_000]]
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "commits.log"
+        with open(path, "wb") as out:
+            while out.tell() < mib << 20:
+                out.write(b"".join(lines))
+
+        def by_lines(needle: bytes) -> bytes | None:  # before
+            found = None
+            with open(path, "rb") as file:
+                for line in file:
+                    if needle in line:
+                        found = line
+            return found
+
+        def by_mmap(needle: bytes) -> bytes | None:
+            with open(path, "rb") as file:
+                return jobs._last_line_with(file, needle)
+
+        print(f"an older receipt searched in a commits.log of {path.stat().st_size >> 20} MiB:")
+        for name, search in (("mmap.rfind", by_mmap), ("line by line (before)", by_lines)):
+            by_lines(b"warm the page cache")
+            clock = time.process_time()
+            search(orjson.dumps(new_id()))
+            print(f"  {name}: a miss {1000 * (time.process_time() - clock):.0f} ms of CPU")
 
 
 def held(build: Callable[[], object]) -> tuple[int, float]:
@@ -66,6 +106,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--receipts", type=int, default=200_000)
     parser.add_argument("--games", type=int, default=1_000_000)
+    parser.add_argument("--log-mib", type=int, default=256, help="commits.log's size for the search of an older receipt")
     args = parser.parse_args()
 
     made = receipts(args.receipts)
@@ -84,6 +125,7 @@ def main() -> None:
             book.move_to_end(copy.id)
         return book
 
+    commits_log(made, args.log_mib)
     size, seconds = held(as_columns)
     old_size, old_seconds = held(as_objects)
     # an object's strings are the ones `made` holds: count them as the server's own copies
@@ -134,6 +176,50 @@ def main() -> None:
     clock = time.process_time()
     index._lookup([g for g, _ in games[::100]])
     print(f"  look-up: {1e6 * (time.process_time() - clock) / len(games[::100]):.1f} µs a game")
+    del index
+    server_places(games)
+
+
+def server_places(games: list[tuple[str, str]], part: int = 2_000, commit: int = 1_000) -> None:
+    """The server's map, filled a part of `part` games at a time as its index reads them;
+    then one commit's change at the full size: `commit` games added in a new part, and a
+    part removed (a merge, or a game completed: the map drops its part's rows)."""
+    ids = [game for game, _ in games]
+
+    def as_places() -> GamePlaces:
+        places = GamePlaces()
+        for number, start in enumerate(range(0, len(ids), part)):
+            places = places.changed([], [(game, (number, 0, 3)) for game in ids[start:start + part]])
+        return places
+
+    def as_dicts() -> tuple[dict[str, int], dict[int, tuple[str, ...]]]:  # what the server kept before
+        places = {game: (n // part) << 40 | 3 for n, game in enumerate(ids)}
+        return places, {n: tuple(ids[s:s + part]) for n, s in enumerate(range(0, len(ids), part))}
+
+    size, seconds = held(as_places)
+    old_size, _ = held(as_dicts)
+    strings = sum(sys.getsizeof(g) for g in ids)
+    print(f"server's game places: {len(ids):,} games")
+    print(f"  map: {size / len(ids):.0f} bytes a game (up to {GamePlaces.FOLD_AT:,} games read "
+          f"lately held as read), read {1e6 * seconds / len(ids):.1f} µs a game")
+    print(f"  dictionaries (before): {(old_size + strings) / len(ids):.0f} bytes a game (the ids included)")
+    places = as_places()
+    new: list[tuple[str, Place]] = [(f"late-{n:08d}", (10**6, 0, 0)) for n in range(commit)]
+
+    def timed(change: Any) -> float:
+        clock = time.process_time()
+        for _ in range(5):
+            change()
+        return 1000 * (time.process_time() - clock) / 5
+
+    print(f"  a commit of {commit:,} games: {timed(lambda: places.changed([], new)):.1f} ms; "
+          f"with a part removed: {timed(lambda: places.changed([3], new)):.1f} ms")
+    old_places, old_games = as_dicts()
+    print(f"  (before: the dictionaries copied, {timed(lambda: (dict(old_places), dict(old_games))):.1f} ms)")
+    clock = time.process_time()
+    for game in ids[::100]:
+        places.get(game)
+    print(f"  look-up: {1e6 * (time.process_time() - clock) / len(ids[::100]):.1f} µs a game")
 
 
 if __name__ == "__main__":

@@ -97,7 +97,7 @@ class GamesIndex:
         return found
 
     def _folded(self, game: str) -> tuple[str, str, str] | None:
-        high, low = _digest(game)
+        high, low = id_digest(game)
         at = int(np.searchsorted(self._id_high, np.uint64(high)))
         if at == len(self._id_high) or int(self._id_high[at]) != high or int(self._id_low[at]) != low:
             return None
@@ -121,7 +121,7 @@ class GamesIndex:
             place = self._place_of.setdefault((ruleset, month), len(self._places))
             if place == len(self._places):
                 self._places.append((ruleset, month))
-            id_high, id_low = _digest(game)
+            id_high, id_low = id_digest(game)
             games.append(game)
             highs.append(id_high)
             lows.append(id_low)
@@ -159,8 +159,9 @@ class GamesIndex:
         self._recent = kept
 
 
-def _digest(game: str) -> tuple[int, int]:
-    """A game id's 128-bit BLAKE2b digest, as two 64-bit halves."""
+def id_digest(game: str) -> tuple[int, int]:
+    """A game id's 128-bit BLAKE2b digest, as two 64-bit halves: how the writer's index
+    and the service's (`service.places`) key a game in their columns."""
     digest = hashlib.blake2b(game.encode(), digest_size=16).digest()
     return int.from_bytes(digest[:8], "big"), int.from_bytes(digest[8:], "big")
 

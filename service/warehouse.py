@@ -40,6 +40,7 @@ from ingest import read
 from ingest.storage import Location
 from ingest.store import PartFile, Warehouse
 from service.footers import FooterMap, FooterUnreadable, footer_bytes, map_footer
+from service.places import GamePlaces, Place
 
 log = logging.getLogger("haftkhabis.service")
 
@@ -52,9 +53,6 @@ WHOLE_REPLAYS = 16
 #: the columns a step reads of its game's rows
 LINE_COLUMNS = ["game_id", "ordinal", "raw", "file", "line"]
 
-# a game's place packed in one int: the part's number, its first and last row group
-_GROUP_BITS = 20
-_GROUP_MASK = (1 << _GROUP_BITS) - 1
 
 
 class WarehouseUnavailable(Exception):
@@ -85,20 +83,8 @@ class _Generation:
     version: int
     parts: dict[int, PartFile]  # number → part
     numbers: dict[str, int]  # part path → number
-    # number → the games in it (to drop them with the part): tuples of strings, which the
-    # garbage collector stops tracking (a list of every game would be walked by each full collection)
-    games_of: dict[int, tuple[str, ...]]
-    places: dict[str, int | tuple[int, ...]]  # game → packed place(s)
+    places: GamePlaces  # game → its places (part number, first and last row group)
     footers: dict[int, FooterMap | None]  # number → its footer's map (None: read it whole)
-
-
-def _pack(number: int, first: int, last: int) -> int:
-    return (number << (2 * _GROUP_BITS)) | (first << _GROUP_BITS) | last
-
-
-def _unpack(place: int) -> tuple[int, range]:
-    first = (place >> _GROUP_BITS) & _GROUP_MASK
-    return place >> (2 * _GROUP_BITS), range(first, (place & _GROUP_MASK) + 1)
 
 
 class GameIndex:
@@ -168,36 +154,29 @@ class GameIndex:
         started = time.monotonic()
         old = self._current
         parts = self.store.committed_files("events", version)
-        if old is None:
-            numbers: dict[str, int] = {}
-            by_number: dict[int, PartFile] = {}
-            games_of: dict[int, tuple[str, ...]] = {}
-            places: dict[str, int | tuple[int, ...]] = {}
-            footers: dict[int, FooterMap | None] = {}
-        else:
-            numbers, by_number = dict(old.numbers), dict(old.parts)
-            games_of, places, footers = dict(old.games_of), dict(old.places), dict(old.footers)
+        numbers = dict(old.numbers) if old is not None else {}
+        by_number = dict(old.parts) if old is not None else {}
+        footers = dict(old.footers) if old is not None else {}
         present = {p.path for p in parts}
-        for path in [p for p in numbers if p not in present]:
-            number = numbers.pop(path)
+        removed = [numbers.pop(path) for path in [p for p in numbers if p not in present]]
+        for number in removed:
             del by_number[number], footers[number]
-            for game in games_of.pop(number):
-                _drop(places, game, number)
         added = [p for p in parts if p.path not in numbers]
-        for part in added:
+        places = (old.places if old is not None else GamePlaces()).changed(removed, ())
+        for part in added:  # a part at a time: the games kept as read fold as they pass FOLD_AT
             number = self._next_number
             self._next_number += 1
-            games, footers[number] = self._index_part(part, number, places)
-            numbers[part.path], by_number[number], games_of[number] = number, part, games
-        log.info("game index at events version %s: %s games in %s parts (%s indexed; %s footers "
+            games, footers[number] = self._index_part(part, number)
+            places = places.changed((), games)
+            numbers[part.path], by_number[number] = number, part
+        log.info("game index at events version %s: %s places in %s parts (%s indexed; %s footers "
                  "mapped) in %.1fs", version, len(places), len(numbers), len(added),
                  sum(f is not None for f in footers.values()), time.monotonic() - started)
-        return _Generation(version, by_number, numbers, games_of, places, footers)
+        return _Generation(version, by_number, numbers, places, footers)
 
-    def _index_part(self, part: PartFile, number: int, places: dict[str, int | tuple[int, ...]],
-                    ) -> tuple[tuple[str, ...], FooterMap | None]:
-        """Index one part: which row groups hold each game (`places`), and the map of its
-        footer (`service.footers`: None when it cannot be mapped)."""
+    def _index_part(self, part: PartFile, number: int) -> tuple[list[tuple[str, Place]], FooterMap | None]:
+        """Index one part: which row groups hold each game, and the map of its footer
+        (`service.footers`: None when it cannot be mapped)."""
         seen: dict[str, tuple[int, int]] = {}
         with self.store.location.filesystem.open_input_file(self.store.part_fs_path("events", part)) as handle:
             # ids read as a dictionary: each row group's distinct ids without decoding every row's
@@ -212,14 +191,7 @@ class GameIndex:
                 for game in _distinct(ids):
                     first = seen.get(game, (group, group))[0]
                     seen[game] = (first, group)
-        for game, (first, last) in seen.items():
-            place = _pack(number, first, last)
-            known = places.get(game)
-            if known is None:
-                places[game] = place
-            else:  # a game in two parts (not written so today, but read whole if it is)
-                places[game] = (*(known if isinstance(known, tuple) else (known,)), place)
-        return tuple(seen), footer
+        return [(game, (number, first, last)) for game, (first, last) in seen.items()], footer
 
     def partition(self, game: str, version: int) -> tuple[str, str] | None:
         """`game`'s partition, (ruleset, month), as its `events` part has it; None when the
@@ -227,10 +199,10 @@ class GameIndex:
         current = self._current
         if current is None or current.version != version:
             return None
-        place = current.places.get(game)
-        if place is None:
+        places = current.places.get(game)
+        if not places:
             return None
-        number, _ = _unpack(place[0] if isinstance(place, tuple) else place)
+        number = places[0][0]
         values = dict(current.parts[number].partition)
         ruleset, month = values.get("ruleset"), values.get("month")
         return (ruleset, month) if ruleset is not None and month is not None else None
@@ -242,15 +214,15 @@ class GameIndex:
         current = self._current
         if current is None or current.version != version:
             return None
-        place = current.places.get(game)
-        if place is None:
+        places = current.places.get(game)
+        if not places:
             return []
         pieces = []
-        for number, groups in map(_unpack, place if isinstance(place, tuple) else (place,)):
+        for number, first, last in places:
             part = current.parts[number]
             with self.store.location.filesystem.open_input_file(
                     self.store.part_fs_path("events", part)) as handle:
-                rows = _read_groups(handle, current.footers.get(number), groups)
+                rows = _read_groups(handle, current.footers.get(number), range(first, last + 1))
             pieces.append(rows.filter(pc.equal(rows["game_id"], game)))
         rows = pa.concat_tables(pieces).sort_by("ordinal")
         raws = rows["raw"].cast(pa.binary())  # the lines as bytes, without decoding them
@@ -283,18 +255,6 @@ def _read_groups(handle: pa.NativeFile, footer: FooterMap | None, groups: range)
                 list(range(len(groups))), columns=LINE_COLUMNS, use_threads=False)
     return pq.ParquetFile(handle).read_row_groups(list(groups), columns=LINE_COLUMNS,
                                                   use_threads=False)
-
-
-def _drop(places: dict[str, int | tuple[int, ...]], game: str, number: int) -> None:
-    place = places.get(game)
-    if place is None:
-        return
-    kept = tuple(p for p in (place if isinstance(place, tuple) else (place,))
-                 if _unpack(p)[0] != number)
-    if not kept:
-        del places[game]
-    else:
-        places[game] = kept if len(kept) > 1 else kept[0]
 
 
 class Gateway:

@@ -37,7 +37,7 @@ def test_the_index_answers_what_it_read_last(reads: list[list[tuple[str, str, tu
     """With the real digest, and with one whose high halves collide (a game whose high
     half is another's stays in the dictionary)."""
     if digest == "colliding":
-        monkeypatch.setattr(live, "_digest", _weak_digest)
+        monkeypatch.setattr(live, "id_digest", _weak_digest)
     index = GamesIndex()
     index.FOLD_AT = fold_at
     model: dict[str, tuple[str, str, str]] = {}
