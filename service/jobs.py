@@ -37,6 +37,7 @@ import contextlib
 import hashlib
 import itertools
 import logging
+import mmap
 import multiprocessing
 import os
 import queue
@@ -57,7 +58,8 @@ import orjson
 from engine import _core
 from ingest.storage import Location
 from service.journal import Journal, Record
-from service.receipts import FinishedReceipts, Receipt
+from service.receipts import FinishedReceipts, Receipt, is_id
+from service.receipts import new_id as new_receipt_id
 from service.receipts import now as _now
 
 log = logging.getLogger("haftkhabis.service")
@@ -99,6 +101,21 @@ class CommitPolicy:
     max_waiting: int = 1 << 30  # bytes: past this much waiting, pushes wait
     #: a longer line of a push is quarantined as `line_too_long`, read past unheld
     max_line_bytes: int = _core.DEFAULT_MAX_LINE_BYTES
+
+
+def _last_line_with(file: IO[bytes], needle: bytes) -> bytes | None:
+    """The last line of `file` holding `needle`; None when none does."""
+    try:
+        if os.fstat(file.fileno()).st_size == 0:
+            return None
+        with mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as view:
+            at = view.rfind(needle)
+            if at < 0:
+                return None
+            end = view.find(b"\n", at)
+            return view[view.rfind(b"\n", 0, at) + 1:end if end >= 0 else len(view)]
+    except OSError:
+        return None
 
 
 def _settle(futures: Sequence[asyncio.Future[None]], error: BaseException | None) -> None:
@@ -242,6 +259,7 @@ class IngestQueue:
         self.journal = Journal(self.state / "journal")
         self._on_commit = on_commit
         self._lock = threading.Lock()
+        self._log_search = threading.Lock()  # one search of commits.log at a time
         self._wake = threading.Condition(self._lock)
         self._waiting: list[_Waiting] = []
         self._queued_by_sha: dict[str, _Waiting] = {}  # a waiting push not yet being committed
@@ -350,7 +368,7 @@ class IngestQueue:
             item = self._appending_by_sha.get(sha)
             new = item is None
             if item is None:
-                receipt = Receipt(id=f"ing_{secrets.token_hex(8)}", status="queued", sha256=sha,
+                receipt = Receipt(id=new_receipt_id(), status="queued", sha256=sha,
                                   size=spool.size, lines=spool.lines, received_at=_now())
                 header = {"id": receipt.id, "sha256": sha, "size": spool.size, "lines": spool.lines,
                           "received_at": receipt.received_at}
@@ -478,15 +496,25 @@ class IngestQueue:
                 self._finished.add(Receipt(**orjson.loads(line)))
 
     def _find_in_commits_log(self, receipt_id: str) -> Receipt | None:
+        """An older receipt, as commits.log last wrote it (the current file, then the one
+        before it). Only an id of a receipt's form is looked for (a batch number asked at
+        `/v1/batches` is not), one look-up at a time, each file searched from its end by
+        `mmap.rfind`: a miss reads both files whole (up to twice `COMMITS_LOG_BYTES`) at
+        the speed of memory, not line by line in Python."""
+        if not is_id(receipt_id):
+            return None
         needle = orjson.dumps(receipt_id)
-        found = None
-        for path in (self._commits_log().with_name("commits.log.1"), self._commits_log()):
-            with contextlib.suppress(OSError), open(path, "rb") as lines:
-                for line in lines:
-                    if needle in line:
-                        with contextlib.suppress(ValueError, TypeError):
-                            found = Receipt(**orjson.loads(line))
-        return found
+        with self._log_search, contextlib.ExitStack() as files:
+            opened = []  # both opened first: a file started again meanwhile is still read
+            for path in (self._commits_log(), self._commits_log().with_name("commits.log.1")):
+                with contextlib.suppress(OSError):
+                    opened.append(files.enter_context(open(path, "rb")))
+            for file in opened:
+                line = _last_line_with(file, needle)
+                if line is not None:
+                    with contextlib.suppress(ValueError, TypeError):
+                        return Receipt(**orjson.loads(line))
+        return None
 
     def _committed_in_warehouse(self, ids: set[str]) -> dict[str, int]:
         """Which of the receipts `ids` a warehouse batch holds (its files are named by

@@ -13,6 +13,7 @@ measured by `bench/bench_live_memory.py`). Older receipts are found in `commits.
 from __future__ import annotations
 
 import re
+import secrets
 from collections import OrderedDict
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
@@ -44,6 +45,17 @@ class Receipt:
 
     def to_json(self) -> bytes:
         return orjson.dumps(self)  # its fields in order, as `asdict` gives them
+
+
+def new_id() -> str:
+    """A new receipt's id: `ing_` and 64 random bits in hex (the only form pushes were
+    ever given)."""
+    return f"ing_{secrets.token_hex(8)}"
+
+
+def is_id(text: str) -> bool:
+    """Whether `text` has a receipt id's form (anything else names no push)."""
+    return _ID.fullmatch(text) is not None
 
 
 def now() -> str:

@@ -3,6 +3,7 @@ service's writer reads it (`Journal.range_of`)."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -92,7 +93,9 @@ def test_a_push_whose_client_leaves_is_still_journaled_whole_and_others_answered
             staying = asyncio.ensure_future(queue.accept(spools[1]))
             # both handed over, waiting for the journal: the appender may have taken the
             # first already (it then waits for the lock), so they are counted until written
+            guard = time.monotonic() + 60  # a guard against a hang, not a measurement
             while len(queue._appending_by_sha) < 2:
+                assert time.monotonic() < guard, "the pushes were not handed to the appender"
                 await asyncio.sleep(0)
             leaving.cancel()
         receipt, new = await staying

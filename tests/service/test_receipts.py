@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import tracemalloc
 from dataclasses import replace
+from pathlib import Path
 
+import orjson
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from service.receipts import FinishedReceipts, Receipt, now
+from service.receipts import FinishedReceipts, Receipt, new_id, now
 
 TIMES = st.one_of(
     st.datetimes(timezones=st.just(__import__("datetime").UTC)).map(lambda t: t.isoformat()),
@@ -82,3 +85,50 @@ def test_memory_is_bounded_once_the_capacity_is_reached() -> None:
         tracemalloc.stop()
     assert held[0] < 250 * 10_000
     assert held[1] <= held[0] * 1.02
+
+
+def test_an_older_receipt_is_found_in_commits_log_as_last_written(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past the receipts kept in memory, a receipt is read from commits.log as its last
+    line has it: the current file before the one it replaced, the later line of a file
+    before the earlier; one in neither file is gone. A batch number, or an id of another
+    form, is not searched for."""
+    from ingest.storage import Location
+    from service import jobs
+    from service.jobs import IngestQueue
+
+    monkeypatch.setattr(jobs, "RECENT_RECEIPTS", 1)
+    monkeypatch.setattr(jobs, "COMMITS_LOG_BYTES", 1_000)  # a line is about 320 bytes
+    made = [Receipt(id=new_id(), status="committed", sha256=f"{n:064x}", size=n, received_at=now(),
+                    lines=n, started_at=now(), finished_at=now(), batch=n) for n in range(13)]
+    again = replace(made[6], status="failed", batch=None, error="written again")
+    later = replace(made[8], batch=99)
+    writer = IngestQueue(Location.of(str(tmp_path / "wh")), state=tmp_path / "state")
+    for group in (made[0:3], made[3:6], made[6:8], [again], made[8:10], made[10:12], [later], made[12:]):
+        writer._log_group(group)
+    writer.journal.close()
+    state = tmp_path / "state"
+    files = [[Receipt(**orjson.loads(line)) for line in (state / name).read_bytes().splitlines()]
+             for name in ("commits.log.1", "commits.log")]
+    assert files == [[made[6], made[7], again, made[8], made[9]], [made[10], made[11], later, made[12]]]
+
+    queue = IngestQueue(Location.of(str(tmp_path / "wh")), state=tmp_path / "state")
+    queue._load_commits_log()  # as a restart does: the last RECENT_RECEIPTS kept in memory
+    try:
+        assert queue._finished.get(made[12].id) == made[12]
+        assert queue._finished.get(made[6].id) is None  # the others are read from the files
+        assert queue.get(made[6].id) == again  # twice in commits.log.1
+        assert queue.get(made[8].id) == later  # in both files
+        for receipt in (made[7], made[9], made[10], made[11]):
+            assert queue.get(receipt.id) == receipt
+        for receipt in made[:6]:
+            assert queue.get(receipt.id) is None  # gone with the file it was in
+        assert queue.get(new_id()) is None
+
+        def searched(*_: object) -> None:
+            raise AssertionError("searched commits.log")
+        monkeypatch.setattr(jobs, "_last_line_with", searched)
+        for other in ("12", "ing_", "ing_XYZ", "batch-1", made[6].id.upper()):
+            assert queue.get(other) is None
+    finally:
+        queue.journal.close()
