@@ -69,17 +69,28 @@ def _codes_by_line(path: Path) -> tuple[dict[int, set[str]], dict[int, list[str]
     return codes, messages
 
 
+def _frozen(value: Any) -> Any:
+    """A hashable stand-in for a parsed JSON value, equal to another's exactly when the
+    values are equal (as `==` compares them: `1 == 1.0`)."""
+    if isinstance(value, dict):
+        return frozenset((key, _frozen(item)) for key, item in value.items())
+    if isinstance(value, list):
+        return tuple(_frozen(item) for item in value)
+    return value
+
+
 def _judged(path: Path) -> Iterator[tuple[int, Any, set[str], list[str]]]:
     codes, messages = _codes_by_line(path)
-    seen: list[Any] = []
+    seen: set[Any] = set()
     for number, raw in read_lines(str(path)):  # type: ignore[misc]
         try:
             obj = json.loads(raw)
         except ValueError:
             continue  # not JSON: no schema applies (malformed_json)
-        if obj in seen:
+        key = _frozen(obj)
+        if key in seen:
             continue  # an identical repeat (a shipper's retry): dropped before it is judged
-        seen.append(obj)
+        seen.add(key)
         yield number, obj, codes.get(number, set()), messages.get(number, [])
 
 
