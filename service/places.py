@@ -41,7 +41,9 @@ def _frozen(values: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
 
 @dataclass(frozen=True, slots=True)
 class _Columns:
-    """Places in rows sorted by the digest's high half (a game in two parts: two rows)."""
+    """Places in rows sorted by the digest's high half (a game in two parts: two rows).
+    Part numbers and row groups are 32-bit: the index numbers the parts it reads from 0
+    at each start, four billion before it would overflow (a few a commit)."""
 
     high: np.ndarray[Any, np.dtype[np.uint64]]
     low: np.ndarray[Any, np.dtype[np.uint64]]
