@@ -57,7 +57,7 @@ def receipts(count: int, group: int = 250) -> list[Receipt]:
 def commits_log(made: list[Receipt], mib: int) -> None:
     """An older receipt, past those kept, is searched for in commits.log (up to
     `COMMITS_LOG_BYTES` a file): the CPU time of a miss (an id in no line: the whole file
-    read), by `jobs._last_line_with` and by the scan line by line it replaced."""
+    read), by `jobs._lines_with` and by the scan line by line it replaced."""
     lines = [r.to_json() + b"\n" for r in made[:10_000]]
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "commits.log"
@@ -75,7 +75,7 @@ def commits_log(made: list[Receipt], mib: int) -> None:
 
         def by_mmap(needle: bytes) -> bytes | None:
             with open(path, "rb") as file:
-                return jobs._last_line_with(file, needle)
+                return next(jobs._lines_with(file, needle), None)
 
         print(f"an older receipt searched in a commits.log of {path.stat().st_size >> 20} MiB:")
         for name, search in (("mmap.rfind", by_mmap), ("line by line (before)", by_lines)):

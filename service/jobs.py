@@ -46,7 +46,7 @@ import shutil
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field, replace
@@ -103,19 +103,19 @@ class CommitPolicy:
     max_line_bytes: int = _core.DEFAULT_MAX_LINE_BYTES
 
 
-def _last_line_with(file: IO[bytes], needle: bytes) -> bytes | None:
-    """The last line of `file` holding `needle`; None when none does."""
+def _lines_with(file: IO[bytes], needle: bytes) -> Iterator[bytes]:
+    """The lines of `file` holding `needle`, the last first."""
     try:
         if os.fstat(file.fileno()).st_size == 0:
-            return None
+            return
         with mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as view:
-            at = view.rfind(needle)
-            if at < 0:
-                return None
-            end = view.find(b"\n", at)
-            return view[view.rfind(b"\n", 0, at) + 1:end if end >= 0 else len(view)]
+            stop = len(view)
+            while (at := view.rfind(needle, 0, stop)) >= 0:
+                start, end = view.rfind(b"\n", 0, at) + 1, view.find(b"\n", at)
+                yield view[start:end if end >= 0 else len(view)]
+                stop = start
     except OSError:
-        return None
+        return
 
 
 def _settle(futures: Sequence[asyncio.Future[None]], error: BaseException | None) -> None:
@@ -510,8 +510,7 @@ class IngestQueue:
                 with contextlib.suppress(OSError):
                     opened.append(files.enter_context(open(path, "rb")))
             for file in opened:
-                line = _last_line_with(file, needle)
-                if line is not None:
+                for line in _lines_with(file, needle):  # a line cut short by a crash: the one before
                     with contextlib.suppress(ValueError, TypeError):
                         return Receipt(**orjson.loads(line))
         return None

@@ -90,14 +90,14 @@ def test_memory_is_bounded_once_the_capacity_is_reached() -> None:
 def test_an_older_receipt_is_found_in_commits_log_as_last_written(tmp_path: Path,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """Past the receipts kept in memory, a receipt is read from commits.log as its last
-    line has it: the current file before the one it replaced, the later line of a file
-    before the earlier; one in neither file is gone. A batch number, or an id of another
+    whole line has it: the current file before the one it replaced, the later line of a
+    file before the earlier; one in neither file is gone. A batch number, or an id of another
     form, is not searched for."""
     from ingest.storage import Location
     from service import jobs
     from service.jobs import IngestQueue
 
-    monkeypatch.setattr(jobs, "RECENT_RECEIPTS", 1)
+    monkeypatch.setattr(jobs, "RECENT_RECEIPTS", 2)  # made[12] and the line cut short below
     monkeypatch.setattr(jobs, "COMMITS_LOG_BYTES", 1_000)  # a line is about 320 bytes
     made = [Receipt(id=new_id(), status="committed", sha256=f"{n:064x}", size=n, received_at=now(),
                     lines=n, started_at=now(), finished_at=now(), batch=n) for n in range(13)]
@@ -111,6 +111,8 @@ def test_an_older_receipt_is_found_in_commits_log_as_last_written(tmp_path: Path
     files = [[Receipt(**orjson.loads(line)) for line in (state / name).read_bytes().splitlines()]
              for name in ("commits.log.1", "commits.log")]
     assert files == [[made[6], made[7], again, made[8], made[9]], [made[10], made[11], later, made[12]]]
+    with open(state / "commits.log", "ab") as log:  # a crash in the middle of a line
+        log.write(replace(made[10], status="failed").to_json()[:120])
 
     queue = IngestQueue(Location.of(str(tmp_path / "wh")), state=tmp_path / "state")
     queue._load_commits_log()  # as a restart does: the last RECENT_RECEIPTS kept in memory
@@ -119,7 +121,7 @@ def test_an_older_receipt_is_found_in_commits_log_as_last_written(tmp_path: Path
         assert queue._finished.get(made[6].id) is None  # the others are read from the files
         assert queue.get(made[6].id) == again  # twice in commits.log.1
         assert queue.get(made[8].id) == later  # in both files
-        for receipt in (made[7], made[9], made[10], made[11]):
+        for receipt in (made[7], made[9], made[10], made[11]):  # made[10]: the line before the cut one
             assert queue.get(receipt.id) == receipt
         for receipt in made[:6]:
             assert queue.get(receipt.id) is None  # gone with the file it was in
@@ -127,7 +129,7 @@ def test_an_older_receipt_is_found_in_commits_log_as_last_written(tmp_path: Path
 
         def searched(*_: object) -> None:
             raise AssertionError("searched commits.log")
-        monkeypatch.setattr(jobs, "_last_line_with", searched)
+        monkeypatch.setattr(jobs, "_lines_with", searched)
         for other in ("12", "ing_", "ing_XYZ", "batch-1", made[6].id.upper()):
             assert queue.get(other) is None
     finally:
