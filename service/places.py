@@ -14,7 +14,8 @@ dictionary entry, the place), and the whole dictionary was copied at every commi
 
 Two games whose digests are alike (odds of about 10^-27 in a warehouse of a million
 games) would share their places: a step filters the rows it reads by the game's id, so it
-would read more row groups, not other lines.
+would read more row groups, not other lines; the partition named for the game could be the
+other's, and the reads it prunes would then not find the game.
 """
 
 from __future__ import annotations
