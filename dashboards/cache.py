@@ -9,6 +9,7 @@ treated as read-only.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -59,6 +60,26 @@ def replay_upload(file_id: str, name: str, _data: bytes, game: str) -> UploadRep
         return UploadReplay(None, f"Game {game} was not replayed: it {exc}, beyond what Check a "
                             f"log gives a file of this size ({budget.describe()}). Replay it with "
                             f"`haftkhabis replay FILE --game {game}`.")
+
+
+# ------------------------------------------------------------------------ charts
+
+#: the charts' Vega-Lite specs kept (each holds its chart's data as Arrow bytes: the
+#: aggregates a page draws, not rows of the game tables)
+CHARTS_KEPT = 256
+
+
+@st.cache_resource(max_entries=CHARTS_KEPT, show_spinner=False)
+def _chart_spec(name: str, fingerprint: str, _make: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    del name, fingerprint
+    return _make()
+
+
+def chart_spec(name: str, fingerprint: str, make: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """The Vega-Lite spec of the chart `name` for arguments of that `fingerprint`, made by
+    `make` once and shared by every session (`dashboards.charts.cached`): not to be
+    changed."""
+    return _chart_spec(name, fingerprint, make)
 
 
 # ------------------------------------------------------------------------ the warehouse

@@ -716,86 +716,8 @@ def header_width(label: str) -> int:
     return max(64, round(7.6 * len(label)) + 30)
 
 
-#: a colour per violation code, never two alike (Vega's default palette has ten, so an
-#: eleventh code took the first's colour): Tableau's twenty, in the codes' order
-CODE_PALETTE = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
-                "#9c755f", "#bab0ac", "#1f77b4", "#aec7e8", "#ffbb78", "#98df8a", "#d62728", "#ff9896",
-                "#9467bd", "#c5b0d5", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf", "#393b79")
-
-
-def code_colours(codes: Sequence[str]) -> Any:
-    """An Altair colour scale giving each code its own colour, the same on every chart
-    (by the code's place among all the engine's codes)."""
-    import altair as alt
-
-    from engine.violations import Code
-
-    known = sorted(c.value for c in Code)
-    order = sorted(set(codes), key=lambda c: (known.index(c) if c in known else len(known), c))
-    colours = [CODE_PALETTE[(known.index(c) if c in known else len(known) + i) % len(CODE_PALETTE)]
-               for i, c in enumerate(order)]
-    return alt.Scale(domain=order, range=colours)
-
-
 def percent(value: float | None) -> str:
     return "—" if value is None else f"{100 * value:.1f}%"
-
-
-def period_axis(frame: Any) -> str:
-    """The Altair x field for a per-day or per-week `period` column: bars a whole unit wide."""
-    unit = frame["unit"][0] if len(frame) and "unit" in frame.columns else "day"
-    return "yearweek(period):T" if unit == "week" else "yearmonthdate(period):T"
-
-
-# ------------------------------------------------------------------------ charts
-
-
-def first_seat_chart(first: Any, title: str) -> Any:
-    """The first seat's win rate against the fair rate, per table size: a bar per ruleset
-    and play with its 95% interval, a dashed tick at 1 ÷ players (`read.first_seat` rows of
-    seat 0)."""
-    import altair as alt
-
-    base = alt.Chart(first.to_pandas())
-    x = alt.X("players:O", title="players at the table", axis=alt.Axis(labelAngle=0, labelOverlap=False))
-    tooltip = ["play", "players", "hands", "wins", alt.Tooltip("win_rate:Q", format=".1%"),
-               alt.Tooltip("ci_low:Q", format=".1%", title="95% from"),
-               alt.Tooltip("ci_high:Q", format=".1%", title="95% to"),
-               alt.Tooltip("fair_rate:Q", format=".1%", title="fair rate"), "against_fair"]
-    bars = base.mark_bar().encode(
-        x=x, xOffset="play:N", color=alt.Color("play:N", title="ruleset · play"),
-        y=alt.Y("win_rate:Q", axis=alt.Axis(format="%"), title="the first seat's win rate",
-                scale=alt.Scale(domain=[0, 1])), tooltip=tooltip)
-    interval = base.mark_rule(color="#263238").encode(x=x, xOffset="play:N", y="ci_low:Q", y2="ci_high:Q",
-                                                      tooltip=tooltip)
-    fair = base.mark_tick(color="#c62828", strokeDash=[4, 2], thickness=2).encode(
-        x=x, y="fair_rate:Q", tooltip=[alt.Tooltip("fair_rate:Q", format=".1%", title="fair rate")])
-    return alt.layer(bars, interval, fair).properties(height=260, title=title)
-
-
-def seat_heatmap(frame: Any, title: str) -> Any:
-    """Win rate by seat (columns) and table size (rows) for one ruleset and play: coloured
-    by the win rate over the fair rate (1 = fair), the rate written in the cell, the sample
-    and its 95% interval in the tooltip (`read.first_seat` or `read.player_by_seat` rows);
-    a row per table size, each label shown."""
-    import altair as alt
-    import polars as pl
-
-    frame = frame.with_columns((pl.col("win_rate") / pl.col("fair_rate")).alias("against"))
-    base = alt.Chart(frame.to_pandas())
-    x = alt.X("turn_order:O", title="seat (0 = first to play)", axis=alt.Axis(labelAngle=0, labelOverlap=False))
-    y = alt.Y("players:O", title="players at the table", axis=alt.Axis(labelOverlap=False))
-    tooltip = ["players", alt.Tooltip("turn_order:O", title="seat"), "hands", "wins",
-               alt.Tooltip("win_rate:Q", format=".1%"), alt.Tooltip("ci_low:Q", format=".1%", title="95% from"),
-               alt.Tooltip("ci_high:Q", format=".1%", title="95% to"),
-               alt.Tooltip("fair_rate:Q", format=".1%", title="fair rate"), "against_fair"]
-    cells = base.mark_rect().encode(
-        x=x, y=y, tooltip=tooltip,
-        # one scale for every chart: white is fair, full red twice the fair rate (or more)
-        color=alt.Color("against:Q", title="÷ fair rate",
-                        scale=alt.Scale(scheme="redblue", reverse=True, domain=[0, 2], clamp=True)))
-    text = base.mark_text(fontSize=10).encode(x=x, y=y, text=alt.Text("win_rate:Q", format=".0%"), tooltip=tooltip)
-    return alt.layer(cells, text).properties(height=alt.Step(26), title=title)  # a row per size, whatever their number
 
 
 # ------------------------------------------------------------------------ stored audits

@@ -7,12 +7,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import altair as alt
 import numpy as np
 import polars as pl
 import streamlit as st
 
-from dashboards import cache, views
+from dashboards import cache, charts, views
 from ingest import audits, read
 
 #: the permutation null's relabellings (`haftkhabis audit pairs`' default)
@@ -54,18 +53,10 @@ charted = charted[:CHART_PAIRS]
 pairs = pl.DataFrame([{"pair": " + ".join(p["players"]), "score": p["score"], "p_value": p["p_value"],
                        "case": "case" if p["case"] else "no case", "drivers": ", ".join(p["drivers"])}
                       for p in charted])
-chart = alt.Chart(pairs.to_pandas()).mark_bar().encode(
-    y=alt.Y("pair:N", sort="-x", title=None, axis=alt.Axis(labelLimit=0)),
-    x=alt.X("score:Q", title="pair score (Stouffer sum of the signals' z)"),
-    color=alt.Color("case:N", scale=alt.Scale(domain=["case", "no case"], range=["#d62728", "#4c78a8"])),
-    tooltip=["pair", "score", "p_value", "drivers"])
-if threshold is not None:
-    rule = alt.Chart(pl.DataFrame({"x": [threshold]}).to_pandas()).mark_rule(strokeDash=[4, 4]).encode(x="x:Q")
-    chart = chart + rule
 shown_of = ("" if len(charted) == len(report["pairs"]) else
             f" ({len(charted)} of {len(report['pairs']):,}: cases first, highest scores first)")
-st.altair_chart(chart.properties(height=alt.Step(18), title="Pair scores; dashed: the null's threshold at "
-                                 f"{level:g}{shown_of}"), width="stretch")
+st.vega_lite_chart(spec=charts.pair_scores(pairs, threshold, f"Pair scores; dashed: the null's threshold at "
+                                                        f"{level:g}{shown_of}"), width="stretch")
 
 
 def _signals(case: dict[str, Any]) -> pl.DataFrame:
@@ -127,28 +118,8 @@ st.caption((f"The {len(report['cases'])} case(s) at {level:g} and every scored p
             if report["cases"] else f"No case at {level:g}: the {len(shown_pairs)} highest-scoring pairs")
            + ". A line is a pair: the thicker and darker, the higher its score; solid: a case. "
              "Click a line's dot (or choose the pair below) for its signals and, for a case, the replays.")
-domain = alt.Scale(domain=[-1.35, 1.35])
-x, y = alt.X("x:Q", axis=None, scale=domain), alt.Y("y:Q", axis=None, scale=domain)
-tooltip: list[Any] = ["pair", alt.Tooltip("score:Q", format=".2f"), alt.Tooltip("p_value:Q", format=".3g"),
-                      "case", "drivers"]
-picked_pair = alt.selection_point(name="pair", fields=["pair"], on="click")
-score_colour = alt.Color("score:Q", title="pair score", scale=alt.Scale(scheme="orangered"))
-lines = alt.Chart(edges.to_pandas()).mark_rule().encode(
-    x=x, y=y, x2="x2:Q", y2="y2:Q", color=score_colour,
-    size=alt.Size("width:Q", scale=alt.Scale(range=[1, 9]), legend=None),
-    strokeDash=alt.StrokeDash("case:N", scale=alt.Scale(domain=["case", "no case"], range=[[1, 0], [4, 4]]),
-                              title=None),
-    tooltip=tooltip)
-dots = alt.Chart(edges.to_pandas()).mark_circle(size=160, stroke="#333").encode(
-    x=alt.X("mid_x:Q", axis=None, scale=domain), y=alt.Y("mid_y:Q", axis=None, scale=domain),
-    color=score_colour, tooltip=tooltip).add_params(picked_pair)
-people = alt.Chart(nodes.to_pandas()).mark_circle(size=500, opacity=1).encode(
-    x=x, y=y, color=alt.condition("datum.in_a_case", alt.value("#d62728"), alt.value("#4c78a8")),
-    tooltip=["player"])
-labels = alt.Chart(nodes.to_pandas()).mark_text(dy=-18, fontSize=13, fontWeight="bold").encode(
-    x=x, y=y, text="player:N")
-event = st.altair_chart(alt.layer(lines, people, labels, dots).properties(height=420),
-                        width="stretch", key="collusion_network", on_select="rerun", selection_mode="pair")
+event = st.vega_lite_chart(spec=charts.pair_network(nodes, edges), width="stretch", key="collusion_network",
+                           on_select="rerun", selection_mode="pair")
 clicked = (event.selection.get("pair") or []) if event is not None else []
 if clicked and st.session_state.get("collusion_network_clicked") != clicked[0]:
     st.session_state["collusion_network_clicked"] = clicked[0]

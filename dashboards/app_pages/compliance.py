@@ -3,11 +3,10 @@ down to the replay at that step."""
 
 from __future__ import annotations
 
-import altair as alt
 import polars as pl
 import streamlit as st
 
-from dashboards import cache, views
+from dashboards import cache, charts, views
 from engine.violations import EXPLANATIONS, Code
 from ingest import read
 
@@ -23,29 +22,11 @@ if not by_ruleset.height:
 
 # a 24 px row per code, each labelled in full: the chart grows with the codes found (the
 # builds' chart beside it takes about the same height: the rows, the axis and the title)
-codes_found = by_ruleset["code"].n_unique()
-height = max(240, 24 * codes_found + 90)
+height = max(240, 24 * by_ruleset["code"].n_unique() + 90)
 left, right = st.columns(2)
-left.altair_chart(
-    alt.Chart(by_ruleset.to_pandas()).mark_bar().encode(
-        y=alt.Y("code:N", sort="-x", title=None, axis=alt.Axis(labelOverlap=False, labelLimit=0)),
-        x=alt.X("sum(violations):Q", title="violations"),
-        color="ruleset:N", tooltip=["code", "ruleset", "violations", "games"],
-    ).properties(height=alt.Step(24), title=f"Violations by code and ruleset ({codes_found} codes)"),
-    width="stretch",
-)
+left.vega_lite_chart(spec=charts.violations_by_code(by_ruleset), width="stretch")
 builds = cache.query("builds", flt)
-right.altair_chart(
-    alt.Chart(builds.to_pandas()).mark_bar().encode(
-        x=alt.X("server_build:N", title=None, axis=alt.Axis(labelOverlap=False, labelLimit=0)),
-        xOffset="ruleset:N",
-        y=alt.Y("violation_rate:Q", axis=alt.Axis(format="%"), title="games with a violation"),
-        color="ruleset:N",
-        tooltip=["server_build", "ruleset", "games", "with_violations", "violations",
-                 alt.Tooltip("violation_rate:Q", format=".2%")],
-    ).properties(height=height, title="Share of games with a violation, by server build"),
-    width="stretch",
-)
+right.vega_lite_chart(spec=charts.violation_rate_by_build(builds, height), width="stretch")
 by_build = cache.query("violations_by", flt, "server_build")
 with st.expander("Violations by code and server build (table)"):
     st.dataframe(by_build.pivot(on="server_build", index="code", values="violations").fill_null(0),
@@ -53,20 +34,7 @@ with st.expander("Violations by code and server build (table)"):
 
 trend = cache.query("violations_over_time", flt)
 if trend.height:
-    # every code its own colour, and the legend below the bars in columns: all of it shows,
-    # whatever the number of codes (at the side it was cut to the chart's height)
-    trend_codes = trend["code"].unique().to_list()
-    st.altair_chart(
-        alt.Chart(trend.to_pandas()).mark_bar().encode(
-            x=alt.X(views.period_axis(trend), title=None), y=alt.Y("violations:Q", stack=True),
-            color=alt.Color("code:N", scale=views.code_colours(trend_codes),
-                            legend=alt.Legend(orient="bottom", columns=4, labelLimit=0, symbolLimit=0,
-                                              title=f"code ({len(trend_codes)})")),
-            tooltip=["period:T", "code", "violations"],
-        # the height holds the bars and the legend's rows below them (Streamlit fits both in it)
-        ).properties(height=300 + 22 * -(-len(trend_codes) // 4), title="Violations over time"),
-        width="stretch",
-    )
+    st.vega_lite_chart(spec=charts.violations_over_time(trend), width="stretch")
 
 st.subheader("Drill down")
 codes = st.multiselect("Codes", options.codes, key="compliance_codes", placeholder="All codes",
@@ -109,17 +77,7 @@ if st.toggle("Infer the rules", key="compliance_infer", help="Replays every samp
             st.error(sentence, icon=":material/policy:")
         if not inferred.findings:
             st.success(f"All {inferred.sampled} sampled games play what their headers say.")
-        st.altair_chart(
-            alt.Chart(inferred.shares.to_pandas()).mark_rect().encode(
-                x=alt.X("server_build:N", title=None, axis=alt.Axis(labelOverlap=False, labelLimit=0)),
-                y=alt.Y("profile:N", title=None, sort="-color", axis=alt.Axis(labelOverlap=False, labelLimit=0)),
-                color=alt.Color("share:Q", scale=alt.Scale(domain=[0, 1]), legend=alt.Legend(format="%")),
-                tooltip=["server_build", "profile", "games", "compliant", alt.Tooltip("share:Q", format=".0%"),
-                         "in_headers"],
-            ).properties(height=28 * max(4, inferred.shares["profile"].n_unique()),
-                         title="Share of games compliant, by profile and server build"),
-            width="stretch",
-        )
+        st.vega_lite_chart(spec=charts.profile_shares(inferred.shares), width="stretch")
         games = inferred.games.with_columns(
             ("replay?game=" + pl.col("game_id") + "&seq=" + pl.col("seq").cast(pl.String)).alias("replay"))
         st.dataframe(

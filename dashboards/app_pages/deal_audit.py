@@ -4,11 +4,10 @@ Benjamini–Hochberg, and every test made (ingest/fairplay.py; docs/fairplay.md)
 
 from __future__ import annotations
 
-import altair as alt
 import polars as pl
 import streamlit as st
 
-from dashboards import cache, views
+from dashboards import cache, charts, views
 from ingest import audits, read
 
 FAMILIES = {
@@ -76,21 +75,9 @@ if shown.height:
     name = shown["effect_name"][0]
     charted = shown.sort(["finding", "q_value", "p_value"], descending=[True, False, False],
                          nulls_last=True).head(CHART_TESTS)
-    rows = charted.sort("effect").to_pandas()
-    base = alt.Chart(rows).encode(y=alt.Y("concerns:N", sort=None, title=None,
-                                          axis=alt.Axis(labelLimit=0)))
-    colour = alt.Color("verdict:N", scale=alt.Scale(domain=["finding", "no finding"],
-                                                    range=["#d62728", "#4c78a8"]))
-    intervals = base.mark_rule().encode(x=alt.X("ci_low:Q", title=f"{name} (0 = a uniform shuffle)"),
-                                        x2="ci_high:Q", color=colour)
-    points = base.mark_point(filled=True).encode(
-        x="effect:Q", color=colour,
-        tooltip=["concerns", "n", "effect", "ci_low", "ci_high", "p_value", "q_value", "detail"])
-    zero = alt.Chart(pl.DataFrame({"x": [0.0]}).to_pandas()).mark_rule(strokeDash=[4, 4]).encode(x="x:Q")
     of = "" if charted.height == shown.height else f" ({charted.height} of {shown.height:,}: findings first, smallest q first)"
-    st.altair_chart((intervals + points + zero).properties(
-        height=alt.Step(18), title=f"{FAMILIES[family]}: observed minus expected, 95 % interval{of}"),
-        width="stretch")
+    st.vega_lite_chart(spec=charts.deal_tests(charted.sort("effect"), name, f"{FAMILIES[family]}: observed minus "
+                                              f"expected, 95 % interval{of}"), width="stretch")
 
 with st.expander(f"Every test (made and not made): {tests.height:,}", key="deal_audit_every_test",
                  on_change="rerun") as every:

@@ -11,11 +11,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-import altair as alt
 import polars as pl
 import streamlit as st
 
-from dashboards import cache, views
+from dashboards import cache, charts, views
 from dashboards.settings import LIVE_REFRESH_SECONDS, LIVE_SPAN_MINUTES, api_state_dir
 from ingest import read
 
@@ -33,25 +32,6 @@ st.caption(f"Commits of the last {LIVE_SPAN_MINUTES} minutes, as the warehouse h
 
 def _seconds(later: datetime | None, earlier: datetime | None) -> float | None:
     return (later - earlier).total_seconds() if later is not None and earlier is not None else None
-
-
-def _span(since: datetime, now: datetime) -> alt.Scale:
-    """The time axis of the whole span, so a chart reads as the last hour whatever it holds
-    (times in UTC, shown as they are)."""
-    return alt.Scale(domain=[since.replace(tzinfo=None).isoformat(), now.replace(tzinfo=None).isoformat()])
-
-
-def _rate_chart(rates: pl.DataFrame, since: datetime, now: datetime) -> alt.Chart:
-    """One line per build: the share of its games with a violation, per period."""
-    frame = rates.with_columns(pl.col("period").dt.replace_time_zone(None)).to_pandas()
-    return alt.Chart(frame).mark_line(point=True).encode(
-        x=alt.X("period:T", title="UTC", axis=alt.Axis(format="%H:%M"), scale=_span(since, now)),
-        y=alt.Y("violation_rate:Q", title="games with a violation", axis=alt.Axis(format="%"),
-                scale=alt.Scale(domain=[0, 1])),
-        color=alt.Color("server_build:N", title="server build", legend=alt.Legend(labelLimit=0)),
-        tooltip=[alt.Tooltip("period:T", format="%H:%M", title="from"), "server_build", "games",
-                 "with_violations", alt.Tooltip("violation_rate:Q", format=".1%", title="rate")],
-    ).properties(height=280, title=f"Violation rate by server build, per {PERIOD_MINUTES} minutes")
 
 
 def _alerts() -> None:
@@ -113,7 +93,7 @@ def live_panel() -> None:
     else:
         rates: pl.DataFrame = cache.query("live_violation_rate", window.first_batch, since, PERIOD_MINUTES)
         left, right = st.columns([3, 2])
-        left.altair_chart(_rate_chart(rates, since, now), width="stretch")
+        left.vega_lite_chart(spec=charts.live_violation_rate(rates, since, now, PERIOD_MINUTES), width="stretch")
         by_build = rates.group_by("server_build").agg(
             pl.col("games").sum(), pl.col("with_violations").sum(),
         ).with_columns((pl.col("with_violations") / pl.col("games")).alias("violation_rate")) \
@@ -122,17 +102,7 @@ def live_panel() -> None:
                         column_config={"server_build": "server build", "with_violations": "with a violation",
                                        "violation_rate": st.column_config.ProgressColumn(
                                            "rate", format="percent", min_value=0.0, max_value=1.0)})
-        minute = throughput.with_columns((pl.col("games") / 60).alias("games_per_second"),
-                                         pl.col("minute").dt.replace_time_zone(None))
-        st.altair_chart(
-            alt.Chart(minute.to_pandas()).mark_bar().encode(
-                x=alt.X("minute:T", title="UTC", axis=alt.Axis(format="%H:%M"), scale=_span(since, now)),
-                y=alt.Y("games_per_second:Q", title="games / s"),
-                tooltip=[alt.Tooltip("minute:T", format="%H:%M"), "games", "lines", "batches",
-                         alt.Tooltip("commit_seconds:Q", format=".2f", title="commit s")],
-            ).properties(height=160, title="Games committed a second, per minute"),
-            width="stretch",
-        )
+        st.vega_lite_chart(spec=charts.live_throughput(throughput, since, now), width="stretch")
         st.subheader("Latest games")
         latest: pl.DataFrame = cache.query("live_latest_games", window.first_batch, 20)
         table = latest.with_columns(("replay?game=" + pl.col("game_id")).alias("replay"),

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import altair as alt
 import streamlit as st
 
-from dashboards import cache, views
+from dashboards import cache, charts, views
 
 st.title("Overview")
 views.require_warehouse()
@@ -39,39 +38,13 @@ st.dataframe(
     },
 )
 statuses = cache.query("status_counts", flt)
-st.altair_chart(
-    alt.Chart(statuses.to_pandas()).mark_bar().encode(
-        x=alt.X("games:Q", title="games"),
-        y=alt.Y("ruleset:N", title=None, axis=alt.Axis(labelLimit=0)),
-        color=alt.Color("status:N", scale=alt.Scale(
-            domain=["compliant", "incomplete", "aborted", "violations", "invalid"],
-            range=["#2e7d32", "#f0b429", "#9e9e9e", "#c62828", "#6a1b1b"]),
-            legend=alt.Legend(orient="right", labelLimit=0)),
-        tooltip=["ruleset", "status", "games"],
-    ).properties(height=alt.Step(28), title="Games by status"),
-    width="stretch",
-)
+st.vega_lite_chart(spec=charts.games_by_status(statuses), width="stretch")
 
 st.subheader("Over time")
 trend = cache.query("over_time", flt)
 if trend.height:
-    frame = trend.to_pandas()
     left, right = st.columns(2)
-    left.altair_chart(
-        alt.Chart(frame).mark_bar().encode(
-            x=alt.X(views.period_axis(frame), title=None), y=alt.Y("games:Q", stack=True),
-            color="ruleset:N", tooltip=["period:T", "ruleset", "games", "hands"],
-        ).properties(height=260, title="Games started"),
-        width="stretch",
-    )
-    right.altair_chart(
-        alt.Chart(frame.dropna(subset=["compliance_rate"])).mark_line(point=True).encode(
-            x=alt.X("period:T", title=None),
-            y=alt.Y("compliance_rate:Q", title="compliance", axis=alt.Axis(format="%"),
-                    scale=alt.Scale(zero=False)),
-            color="ruleset:N", tooltip=["period:T", "ruleset", alt.Tooltip("compliance_rate:Q", format=".1%")],
-        ).properties(height=260, title="Compliance rate"),
-        width="stretch",
-    )
+    left.vega_lite_chart(spec=charts.games_started(trend), width="stretch")
+    right.vega_lite_chart(spec=charts.compliance_rate(trend), width="stretch")
 else:
     st.caption("No game carries a timestamp.")

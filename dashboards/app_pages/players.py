@@ -6,11 +6,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import altair as alt
 import polars as pl
 import streamlit as st
 
-from dashboards import cache, views
+from dashboards import cache, charts, views
 from ingest import read
 
 if TYPE_CHECKING:
@@ -147,14 +146,7 @@ def profile_tab() -> None:
     left, right = st.columns(2)
     points = cache.query("player_points", player)
     if points.height:
-        left.altair_chart(
-            alt.Chart(points.to_pandas()).mark_bar().encode(
-                x=alt.X("points:Q", bin=alt.Bin(step=5), title="hand score, points play (capped at 200)"),
-                y=alt.Y("hands:Q", stack=None), color="ruleset:N", opacity=alt.value(0.75),
-                tooltip=["ruleset", "points", "hands"],
-            ).properties(height=240, title="Points per hand"),
-            width="stretch",
-        )
+        left.vega_lite_chart(spec=charts.points_per_hand(points), width="stretch")
     head_to_head = cache.query("player_head_to_head", player)
     right.markdown("**Head to head** (hands finished ahead of / behind each opponent)")
     right.dataframe(head_to_head, hide_index=True, width="stretch", height=240,
@@ -162,19 +154,7 @@ def profile_tab() -> None:
     mine = cache.query("special_cards", player)
     if mine.height:
         everyone = cache.query("special_cards", None).filter(pl.col("ruleset").is_in(mine["ruleset"].to_list()))
-        long = pl.concat([mine.with_columns(who=pl.lit("player")),
-                          everyone.with_columns(who=pl.lit("everyone"))])
-        st.altair_chart(
-            alt.Chart(long.to_pandas()).mark_bar().encode(
-                y=alt.Y("what:N", title=None, axis=alt.Axis(labelLimit=0, labelOverlap=False)),
-                x=alt.X("per hand:Q"), yOffset="who:N",
-                color=alt.Color("who:N", scale=alt.Scale(domain=["player", "everyone"], range=["#1565c0", "#b0bec5"])),
-                row=alt.Row("ruleset:N", title=None),
-                tooltip=["ruleset", "what", "who", alt.Tooltip("per hand:Q", format=".2f")],
-            ).properties(height=24 * len(read.SPECIAL_CARDS), width=520,
-                         title="Special cards per hand: this player against everyone"),
-            width="content",
-        )
+        st.vega_lite_chart(spec=charts.special_cards(mine, everyone), width="content")
     fouls = cache.query("player_violations", player)
     st.markdown(f"**Violations committed** ({int(fouls['violations'].sum()) if fouls.height else 0:,}, "
                 "their own fouls by code)")
@@ -186,7 +166,8 @@ def _seat_heatmaps(seats: pl.DataFrame) -> None:
     plays = seats["play"].unique(maintain_order=True).to_list()
     for start in range(0, len(plays), 2):
         for column, play in zip(st.columns(2), plays[start:start + 2], strict=False):
-            column.altair_chart(views.seat_heatmap(seats.filter(pl.col("play") == play), play), width="stretch")
+            column.vega_lite_chart(spec=charts.seat_heatmap(seats.filter(pl.col("play") == play), play),
+                                   width="stretch")
 
 
 def first_seat_tab() -> None:
@@ -215,8 +196,8 @@ def first_seat_tab() -> None:
                "Wilson score interval of the win rate; *above* or *below* only when it leaves out the fair "
                "rate (1 ÷ players), else the difference is within chance. Points play and elimination play "
                "are counted apart.")
-    st.altair_chart(views.first_seat_chart(first, "The first seat's win rate by table size (line: 95% "
-                                                  "interval; red tick: the fair rate)"), width="stretch")
+    st.vega_lite_chart(spec=charts.first_seat(first, "The first seat's win rate by table size (line: 95% "
+                                                     "interval; red tick: the fair rate)"), width="stretch")
     st.markdown("**Every seat, by table size** (colour: the win rate over the fair rate; the sample and 95% "
                 "interval in the tooltip)")
     _seat_heatmaps(seats)
@@ -274,34 +255,8 @@ def targeting_tab() -> None:
                    icon=":material/filter_alt:")
     else:
         st.caption(f"Every player who gave or drew a 2 in these games is shown ({len(givers)} × {len(targets)}).")
-    frame = matrix.to_pandas()
-    cell = alt.selection_point(name="cell", fields=["player", "target"], on="click", clear="dblclick")
-    # every name labelled: no label dropped for overlap, none cut short
-    x = alt.X("target:N", title="target (who drew the card)", sort=targets,
-              axis=alt.Axis(labelAngle=-45, labelOverlap=False, labelLimit=0))
-    y = alt.Y("player:N", title="player of the 2", sort=givers, axis=alt.Axis(labelOverlap=False, labelLimit=0))
-    tooltip: list[Any] = ["player", "target", "twos"]
-    if lift:
-        tooltip += [alt.Tooltip("expected_twos:Q", format=".1f"), alt.Tooltip("lift:Q", format=".2f")]
-    base = alt.Chart(frame)
-    ground = base.mark_rect(color="#eceff1").encode(x=x, y=y)
-    if lift:
-        coloured = base.transform_filter("isValid(datum.lift)").mark_rect().encode(
-            x=x, y=y, tooltip=tooltip,
-            color=alt.Color("lift:Q", scale=alt.Scale(scheme="redblue", reverse=True, domainMid=1)))
-    else:
-        coloured = base.mark_rect().encode(x=x, y=y, tooltip=tooltip,
-                                           color=alt.Color("twos:Q", scale=alt.Scale(scheme="orangered")))
-    text = base.mark_text(fontSize=10).encode(x=x, y=y, text="twos:Q")
-    # on top, an all but transparent cell takes the clicks (and the tooltip) over the text
-    hit = base.mark_rect(opacity=0.001, color="#000").encode(x=x, y=y, tooltip=tooltip).add_params(cell)
-    # a 24 px row per player of a 2 however few or many (a fixed height would squeeze or
-    # drop rows), the columns sharing the page's width
-    event = st.altair_chart(
-        alt.layer(ground, coloured, text, hit).properties(
-            height=alt.Step(24), title="Who gives 2s to whom (click a cell for its games)"),
-        width="stretch", key="players_two_chart", on_select="rerun", selection_mode="cell",
-    )
+    event = st.vega_lite_chart(spec=charts.two_matrix(matrix, lift), width="stretch", key="players_two_chart",
+                               on_select="rerun", selection_mode="cell")
     if lift:
         hidden = int(matrix["lift"].is_null().sum())
         st.caption(f"Lift: 2s given to that target over the number expected if targets were chosen at random "

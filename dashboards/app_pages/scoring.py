@@ -5,11 +5,10 @@ from __future__ import annotations
 
 from html import escape
 
-import altair as alt
 import polars as pl
 import streamlit as st
 
-from dashboards import cache, views
+from dashboards import cache, charts, views
 from engine import render as ui
 from engine.replay import score_from_rows
 from engine.report import score_table_html
@@ -62,13 +61,7 @@ def one_game_tab() -> None:
                       .sort("total"))
             left, right = st.columns([2, 3])
             left.dataframe(totals, hide_index=True, width="stretch")
-            right.altair_chart(
-                alt.Chart(running.to_pandas()).mark_line(point=True).encode(
-                    x=alt.X("hand:O", title="after hand"), y=alt.Y("total:Q", title="match points"),
-                    color="player:N", tooltip=["player", "hand", "points", "total"],
-                ).properties(height=260, title="Running totals (lower is better)"),
-                width="stretch",
-            )
+            right.vega_lite_chart(spec=charts.running_totals(running), width="stretch")
 
 
 def across_tab() -> None:
@@ -85,27 +78,11 @@ def across_tab() -> None:
         rulesets = sorted(cards["ruleset"].unique().to_list())
         multipliers = sorted(cards["multiplier"].unique().to_list())
         for column, ruleset in zip(st.columns(len(rulesets)), rulesets, strict=True):
-            column.altair_chart(
-                alt.Chart(cards.filter(pl.col("ruleset") == ruleset).to_pandas()).mark_bar().encode(
-                    x=alt.X("rank:N", sort="-y", title="rank of the winning card",
-                            axis=alt.Axis(labelAngle=0, labelOverlap=False)),
-                    y="hands:Q",
-                    color=alt.Color("multiplier:O", title="multiplier", scale=alt.Scale(domain=multipliers),
-                                    legend=alt.Legend(orient="bottom")),
-                    tooltip=["ruleset", "rank", "multiplier", "hands"],
-                ).properties(height=320, title=ruleset),
-                width="stretch",
-            )
+            column.vega_lite_chart(spec=charts.winning_cards(cards.filter(pl.col("ruleset") == ruleset),
+                                                             tuple(multipliers), ruleset), width="stretch")
     spread = cache.query("points_distribution", flt)
     if spread.height:
-        st.altair_chart(
-            alt.Chart(spread.to_pandas()).mark_bar().encode(
-                x=alt.X("points:Q", bin=alt.Bin(step=5), title="a loser's hand score (capped at 200)"),
-                y=alt.Y("hands:Q", stack=None), color="ruleset:N", opacity=alt.value(0.7),
-                tooltip=["ruleset", "points", "hands"],
-            ).properties(height=260, title="Points left in losing hands (points play)"),
-            width="stretch",
-        )
+        st.vega_lite_chart(spec=charts.points_left(spread), width="stretch")
 
 
 one_game, across = st.tabs(["One game", "Across games"], key="scoring_tab", bind="query-params")
