@@ -476,6 +476,11 @@ def run(args: argparse.Namespace, pool: list[PoolGame], url: str, port: int, key
                                             _rss_between(rss_server, args.seconds * 5 / 6, args.seconds)],
         "rss_mib_writer_first_last_sixth": [_rss_between(rss_writer, 0.0, args.seconds / 6),
                                             _rss_between(rss_writer, args.seconds * 5 / 6, args.seconds)],
+        # the largest sample of each minute: a trend, or a level it stays at
+        "rss_mib_server_by_minute": _rss_by_minute(rss_server, args.seconds),
+        "rss_mib_writer_by_minute": _rss_by_minute(rss_writer, args.seconds),
+        # glibc's malloc arenas, when the run set their number (the server inherits it)
+        "malloc_arena_max": os.environ.get("MALLOC_ARENA_MAX"),
         # CPU milliseconds a game cost: the server (HTTP, journal), its writer (the
         # commits) and the pushers (this process); the machine's cores over the first two
         # is the rate the service would reach with the machine to itself (derived, not run)
@@ -496,6 +501,10 @@ def run(args: argparse.Namespace, pool: list[PoolGame], url: str, port: int, key
 def _rss_between(samples: list[tuple[float, int]], start: float, end: float) -> int | None:
     inside = [value for at, value in samples if start <= at <= end]
     return round(max(inside) / 2**20) if inside else None
+
+
+def _rss_by_minute(samples: list[tuple[float, int]], seconds: float) -> list[int | None]:
+    return [_rss_between(samples, 60.0 * m, min(60.0 * (m + 1), seconds)) for m in range(int(-(-seconds // 60)))]
 
 
 def _q(values: list[float] | list[int], q: float) -> float | None:
