@@ -36,6 +36,7 @@ import json
 import os
 import random
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -252,6 +253,9 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--keep", action="store_true",
                         help="keep the run's folder (its warehouse, state and server log)")
+    parser.add_argument("--trace-memory", action="store_true",
+                        help="the server under tracemalloc (bench/traced_serve.py): what its Python "
+                             "objects gained from the first sixth to the end, by where they were made")
     parser.add_argument("--accept-only", action="store_true",
                         help="no commits during the run (a commit interval of a day): how fast pushes are taken")
     args = parser.parse_args()
@@ -275,8 +279,12 @@ def main() -> None:
         warehouse = str(work / "wh")
     port = free_port()
     url = f"http://127.0.0.1:{port}"
+    args.trace_dir = work / "trace"  # the traced server's snapshots
+    if args.trace_memory:
+        env["HAFTKHABIS_TRACE_DIR"] = str(args.trace_dir)
+    launcher = [str(ROOT / "bench" / "traced_serve.py")] if args.trace_memory else ["-m", "cli.app"]
     server = subprocess.Popen(
-        [sys.executable, "-m", "cli.app", "serve", "--warehouse", warehouse, "--port", str(port),
+        [sys.executable, *launcher, "serve", "--warehouse", warehouse, "--port", str(port),
          "--keys", str(work / "keys.toml"), "--log-level", "warning", "--state", str(work / "state"), "--rate", "0",
          "--commit-interval", str(86400 if args.accept_only else args.commit_interval),
          "--commit-lines", str(10**12 if args.accept_only else args.commit_lines),
@@ -379,11 +387,19 @@ def run(args: argparse.Namespace, pool: list[PoolGame], url: str, port: int, key
     watcher.start()
     for t in threads:
         t.start()
-    time.sleep(args.seconds)
+    snapshots: list[Path] = []
+    if args.trace_memory:  # the first sixth, as the memory figures take it, and the end
+        time.sleep(args.seconds / 6)
+        snapshots.append(traced_snapshot(server.pid, args.trace_dir))
+        time.sleep(max(0.0, began + args.seconds - time.time()))
+    else:
+        time.sleep(args.seconds)
     stop.set()
     for t in threads:
         t.join()
     pushed_until = time.time()
+    if args.trace_memory:
+        snapshots.append(traced_snapshot(server.pid, args.trace_dir))
     support = httpx.Client(base_url=url, timeout=60, headers={"Authorization": f"Bearer {keys['support']}"})
     if args.accept_only:
         span = pushed_until - began
@@ -492,6 +508,8 @@ def run(args: argparse.Namespace, pool: list[PoolGame], url: str, port: int, key
     }
     for key, value in figures.items():
         print(f"  {key}: {value}")
+    if len(snapshots) == 2:
+        print_traced_growth(snapshots[0], snapshots[1])
     OUT.mkdir(parents=True, exist_ok=True)
     out = OUT / f"live-{figures['when'].replace(':', '')}.json"
     out.write_text(json.dumps(figures, indent=2))
@@ -501,6 +519,39 @@ def run(args: argparse.Namespace, pool: list[PoolGame], url: str, port: int, key
 def _rss_between(samples: list[tuple[float, int]], start: float, end: float) -> int | None:
     inside = [value for at, value in samples if start <= at <= end]
     return round(max(inside) / 2**20) if inside else None
+
+
+def traced_snapshot(pid: int, folder: Path) -> Path:
+    """Ask the traced server for a snapshot of its allocations (SIGUSR2) and wait for it."""
+    number = len(list(folder.glob("*.snapshot"))) + 1
+    path = folder / f"{number}.snapshot"
+    os.kill(pid, signal.SIGUSR2)
+    deadline = time.monotonic() + 600
+    while not path.exists():
+        if time.monotonic() > deadline:
+            raise SystemExit(f"the traced server wrote no {path.name} in 600 s")
+        time.sleep(0.2)
+    return path
+
+
+def print_traced_growth(first: Path, last: Path, top: int = 12) -> None:
+    """What the server's Python allocations gained between two snapshots: by the line that
+    made them, then by their whole traceback."""
+    import tracemalloc
+
+    skip = [tracemalloc.Filter(False, tracemalloc.__file__), tracemalloc.Filter(False, "<frozen importlib._bootstrap>")]
+    before = tracemalloc.Snapshot.load(str(first)).filter_traces(skip)
+    after = tracemalloc.Snapshot.load(str(last)).filter_traces(skip)
+    total = sum(s.size for s in after.statistics("filename")) - sum(s.size for s in before.statistics("filename"))
+    print(f"  traced (Python's allocator) grew {total / 2**20:+.1f} MiB from the first sixth to the end; by line:")
+    for stat in after.compare_to(before, "lineno")[:top]:
+        frame = stat.traceback[0]
+        print(f"    {stat.size_diff / 2**20:+7.2f} MiB {stat.count_diff:+9,d} blocks  {frame.filename}:{frame.lineno}")
+    print("  by traceback (innermost last):")
+    for stat in after.compare_to(before, "traceback")[:top]:
+        print(f"    {stat.size_diff / 2**20:+7.2f} MiB {stat.count_diff:+9,d} blocks")
+        for line in stat.traceback.format(limit=8):
+            print(f"      {line}")
 
 
 def _rss_by_minute(samples: list[tuple[float, int]], seconds: float) -> list[int | None]:

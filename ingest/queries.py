@@ -232,6 +232,7 @@ def attach_snapshot(con: duckdb.DuckDBPyConnection, store: Warehouse, snapshot: 
     the connection sees (the dashboard's sessions and the API's requests each query on
     their own). On S3 without: pyarrow datasets, which only the connection itself sees."""
     readable: list[str] = []
+    named: set[str] = set()  # the parts as the Delta log names them (local warehouses)
     for name, spec in TABLES.items():
         version = snapshot.versions.get(name, 0)
         if version == 0 and name != "batches":
@@ -253,7 +254,9 @@ def attach_snapshot(con: duckdb.DuckDBPyConnection, store: Warehouse, snapshot: 
         else:
             folder = str(Path(store.root).resolve())
             with store.open_table(name, version) as table:
-                files = [_resolved(uri.removeprefix("file://")) for uri in table.file_uris()]
+                paths = [uri.removeprefix("file://") for uri in table.file_uris()]
+            named.update(paths)
+            files = [_resolved(path) for path in paths]
             if any(not f.startswith(folder + "/") for f in files):
                 raise WarehouseError(f"{store.root}: table {name} names files outside the warehouse")
         readable += files
@@ -272,21 +275,40 @@ def attach_snapshot(con: duckdb.DuckDBPyConnection, store: Warehouse, snapshot: 
             con.unregister("empty_table")
     for name, body in VIEWS.items():
         con.execute(f"CREATE VIEW {name} AS {body}")
+    if named:
+        _forget_parts_but(named, set(readable))
     return readable
 
 
 #: part files' real paths, each resolved once: a part is written once and never renamed,
 #: and a live reader is refreshed after every commit, over every part of every table
 _REAL_PATHS: dict[str, str] = {}
+#: the memos hold at most this many parts beyond a few times the latest snapshot's
+PARTS_REMEMBERED = 4096
 
 
 def _resolved(path: str) -> str:
     real = _REAL_PATHS.get(path)
     if real is None:
-        if len(_REAL_PATHS) >= 1_000_000:  # bounded: parts merged away are forgotten
-            _REAL_PATHS.clear()
         real = _REAL_PATHS[path] = str(Path(path).resolve())
     return real
+
+
+def _forget_parts_but(named: set[str], real: set[str]) -> None:
+    """Forget the parts a snapshot no longer has (merged away), once the memos hold many
+    more than it has: a live server reopens its reader after every commit, each adding
+    parts, and the memos would otherwise grow with every part ever written. `named`: the
+    snapshot's parts as its log names them, `real`: resolved. Another warehouse's parts
+    forgotten here are only looked up again."""
+    limit = 4 * len(named) + PARTS_REMEMBERED
+    if len(_REAL_PATHS) > limit:
+        for path in list(_REAL_PATHS):
+            if path not in named:
+                _REAL_PATHS.pop(path, None)
+    if len(_PART_COLUMNS) > limit:
+        for key in list(_PART_COLUMNS):
+            if key[0] not in real:
+                _PART_COLUMNS.pop(key, None)
 
 
 #: the DuckDB type of each Arrow type a later column has (`schema.LATER_COLUMNS`)
@@ -312,9 +334,7 @@ def _later_columns(name: str, files: list[str]) -> tuple[list[str], bool]:
         stat = os.stat(path)
         key = (path, stat.st_size, stat.st_mtime_ns)
         found = _PART_COLUMNS.get(key)
-        if found is None:
-            if len(_PART_COLUMNS) >= 1_000_000:  # bounded, as `_REAL_PATHS`
-                _PART_COLUMNS.clear()
+        if found is None:  # (bounded as `_REAL_PATHS`: `_forget_parts_but`)
             found = _PART_COLUMNS[key] = frozenset(later) & frozenset(pq.read_schema(path).names)
         present.append(found)
     somewhere = frozenset().union(*present)

@@ -117,13 +117,13 @@ class GamePlaces:
         if not removed and not added:
             return self
         gone = set(removed)
-        columns = self._columns.without(gone) if gone else self._columns
         if gone:
+            columns = self._columns.without(gone)
             recent = {game: kept for game, places in self._recent.items()
                       if (kept := places if len(places) == 1 and places[0][0] not in gone
                           else tuple(p for p in places if p[0] not in gone))}
         else:
-            recent = dict(self._recent)
+            columns, recent = self._columns, dict(self._recent)
         for game, place in added:
             recent[game] = (*recent.get(game, ()), place)
         if len(recent) >= self.FOLD_AT:

@@ -237,3 +237,27 @@ def test_polars_scans_share_one_snapshot(tmp_path: Path) -> None:
     assert set(events["game_id"]) == set(games["game_id"])
     latest = scan_polars(root, "games").collect()
     assert set(latest["ruleset"]) == {"bazito", "pis-yedili"}
+
+
+def test_the_part_memos_forget_parts_the_snapshot_no_longer_has(warehouse: str,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """A reader reopened after every commit resolves each part's path and reads its later
+    columns once; the memos forget parts merged away once they hold many more than the
+    snapshot has, instead of growing with every part ever written."""
+    from ingest import queries
+
+    merged_away = {f"/gone/part-{n}.parquet": f"/gone/part-{n}.parquet" for n in range(1000)}
+    monkeypatch.setattr(queries, "_REAL_PATHS", dict(merged_away))
+    monkeypatch.setattr(queries, "_PART_COLUMNS", {(p, 1, 1): frozenset() for p in merged_away})
+    with open_warehouse(warehouse):  # under the bound: nothing forgotten
+        pass
+    assert merged_away.keys() <= queries._REAL_PATHS.keys()
+    live = set(queries._REAL_PATHS) - set(merged_away)
+    assert live and all(Path(p).name.endswith(".parquet") for p in live)
+    monkeypatch.setattr(queries, "PARTS_REMEMBERED", 0)
+    with open_warehouse(warehouse):  # 4 × its parts exceeded: the parts merged away forgotten
+        pass
+    assert set(queries._REAL_PATHS) == live
+    assert queries._PART_COLUMNS and all(path.startswith(warehouse.rstrip("/")) or Path(path).exists()
+                                         for path, _, _ in queries._PART_COLUMNS)
+    assert not any(path in merged_away for path, _, _ in queries._PART_COLUMNS)
