@@ -230,13 +230,14 @@ def profile_shares(shares: pl.DataFrame) -> alt.TopLevelMixin:
 
 
 @cached
-def points_per_hand(points: pl.DataFrame) -> alt.TopLevelMixin:
-    """A player's hand scores in points play, a histogram per ruleset (`read.player_points`)."""
+def points_histogram(points: pl.DataFrame, axis: str, title: str, height: int) -> alt.TopLevelMixin:
+    """Hand scores of points play (capped at 200), a histogram of 5-point bins per ruleset,
+    the rulesets' bars overlaid (`read.player_points`, `read.points_distribution`)."""
     return alt.Chart(points.to_pandas()).mark_bar().encode(
-        x=alt.X("points:Q", bin=alt.Bin(step=5), title="hand score, points play (capped at 200)"),
-        y=alt.Y("hands:Q", stack=None), color="ruleset:N", opacity=alt.value(0.75),
+        x=alt.X("points:Q", bin=alt.Bin(step=5), title=axis),
+        y=alt.Y("hands:Q", stack=None), color="ruleset:N", opacity=alt.value(0.7),
         tooltip=["ruleset", "points", "hands"],
-    ).properties(height=240, title="Points per hand")
+    ).properties(height=height, title=title)
 
 
 @cached
@@ -355,17 +356,6 @@ def winning_cards(cards: pl.DataFrame, multipliers: tuple[int, ...], title: str)
                         legend=alt.Legend(orient="bottom")),
         tooltip=["ruleset", "rank", "multiplier", "hands"],
     ).properties(height=320, title=title)
-
-
-@cached
-def points_left(spread: pl.DataFrame) -> alt.TopLevelMixin:
-    """The points left in losing hands of points play, a histogram per ruleset
-    (`read.points_distribution`)."""
-    return alt.Chart(spread.to_pandas()).mark_bar().encode(
-        x=alt.X("points:Q", bin=alt.Bin(step=5), title="a loser's hand score (capped at 200)"),
-        y=alt.Y("hands:Q", stack=None), color="ruleset:N", opacity=alt.value(0.7),
-        tooltip=["ruleset", "points", "hands"],
-    ).properties(height=260, title="Points left in losing hands (points play)")
 
 
 # ------------------------------------------------------------------------ Live

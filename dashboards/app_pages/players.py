@@ -146,7 +146,8 @@ def profile_tab() -> None:
     left, right = st.columns(2)
     points = cache.query("player_points", player)
     if points.height:
-        left.vega_lite_chart(spec=charts.points_per_hand(points), width="stretch")
+        left.vega_lite_chart(spec=charts.points_histogram(points, "hand score, points play (capped at 200)",
+                                                          "Points per hand", 240), width="stretch")
     head_to_head = cache.query("player_head_to_head", player)
     right.markdown("**Head to head** (hands finished ahead of / behind each opponent)")
     right.dataframe(head_to_head, hide_index=True, width="stretch", height=240,

@@ -82,7 +82,9 @@ def across_tab() -> None:
                                                              tuple(multipliers), ruleset), width="stretch")
     spread = cache.query("points_distribution", flt)
     if spread.height:
-        st.vega_lite_chart(spec=charts.points_left(spread), width="stretch")
+        st.vega_lite_chart(spec=charts.points_histogram(spread, "a loser's hand score (capped at 200)",
+                                                        "Points left in losing hands (points play)", 260),
+                           width="stretch")
 
 
 one_game, across = st.tabs(["One game", "Across games"], key="scoring_tab", bind="query-params")
