@@ -275,7 +275,7 @@ def attach_snapshot(con: duckdb.DuckDBPyConnection, store: Warehouse, snapshot: 
             con.unregister("empty_table")
     for name, body in VIEWS.items():
         con.execute(f"CREATE VIEW {name} AS {body}")
-    if named:
+    if readable:
         _forget_parts_but(named, set(readable))
     return readable
 
@@ -298,9 +298,10 @@ def _forget_parts_but(named: set[str], real: set[str]) -> None:
     """Forget the parts a snapshot no longer has (merged away), once the memos hold many
     more than it has: a live server reopens its reader after every commit, each adding
     parts, and the memos would otherwise grow with every part ever written. `named`: the
-    snapshot's parts as its log names them, `real`: resolved. Another warehouse's parts
+    snapshot's parts as its log names them (a local warehouse's; none on S3, whose parts
+    are read from local copies), `real`: the files read. Another warehouse's parts
     forgotten here are only looked up again."""
-    limit = 4 * len(named) + PARTS_REMEMBERED
+    limit = 4 * len(real) + PARTS_REMEMBERED
     if len(_REAL_PATHS) > limit:
         for path in list(_REAL_PATHS):
             if path not in named:

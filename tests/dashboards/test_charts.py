@@ -4,6 +4,7 @@ chart's arguments and not again on a rerun, and the only path the pages take to 
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -36,8 +37,6 @@ def _named(spec: dict[str, Any]) -> tuple[str, dict[str, list[dict[str, Any]]]]:
     """A spec's JSON with its dataset names in order of appearance, and its datasets' rows
     under those names: two specs of the same chart compare equal whatever hash names their
     data."""
-    import json
-
     datasets = spec["datasets"]
     rest = {k: v for k, v in spec.items() if k != "datasets"}
     text = json.dumps(rest, sort_keys=True)
