@@ -63,6 +63,8 @@ sys.path.insert(0, str(ROOT))
 import pyarrow as pa  # noqa: E402
 import pyarrow.compute as pc  # noqa: E402
 
+from dashboards.marker import LAST_RUN, PICTURES_DRAWN, SETTLED, SETTLED_AT  # noqa: E402
+
 OUT = ROOT / "bench" / "out"
 APP = ROOT / "dashboards" / "app.py"
 BASE_RUNS: list[tuple[str, dict[str, Any]]] = [
@@ -304,19 +306,6 @@ def measure(warehouse: Path, steps: int) -> dict[str, Any]:
     return results
 
 
-#: the page's last run drawn whole: the run marker past `after`, nothing stale
-SETTLED = """(after) => {
-  const run = Math.max(0, ...[...document.querySelectorAll('[data-hk-run]')].map(m => Number(m.dataset.hkRun)));
-  return run > after && document.querySelector('[data-stale="true"]') === null;
-}"""
-LAST_RUN = "() => Math.max(0, ...[...document.querySelectorAll('[data-hk-run]')].map(m => Number(m.dataset.hkRun)))"
-#: every chart on screen has drawn its picture, every table its grid, and every widget is
-#: loaded (Streamlit draws a grey skeleton until a widget's code has arrived)
-DRAWN = """() => [...document.querySelectorAll('[data-testid=stVegaLiteChart]')]
-    .filter(e => e.offsetParent !== null && !e.closest('details:not([open])')).every(e => e.querySelector('svg, canvas'))
-  && [...document.querySelectorAll('[data-testid=stDataFrame]')]
-    .filter(e => e.offsetParent !== null && !e.closest('details:not([open])')).every(e => e.querySelector('canvas'))
-  && [...document.querySelectorAll('[data-testid=stSkeleton]')].every(e => e.offsetParent === null)"""
 CHROMIUM = "/usr/bin/chromium"
 #: URL paths of the pages (dashboards/app.py's `url_path`s)
 URL_PATHS = {"overview": "", "games": "games", "scoring": "scoring", "players": "players",
@@ -355,10 +344,6 @@ def _serve(warehouse: Path) -> tuple[Any, str]:
 ARM = """() => { window.hkActed = null;
   for (const kind of ['pointerdown', 'click', 'keydown'])
     document.addEventListener(kind, () => { window.hkActed ??= performance.now(); }, {capture: true, once: true}); }"""
-#: SETTLED, answering the page's clock when it holds (null until then)
-SETTLED_AT = SETTLED.replace("return run > after", "return (run > after").replace(
-    "=== null;\n}", "=== null) ? performance.now() : null;\n}")
-
 
 def _cpu_seconds(root: int) -> dict[int, float]:
     """CPU seconds (user + system) used so far by process `root` and each of its
@@ -462,7 +447,7 @@ def measure_browser(warehouse: Path, steps: int, sessions: int, returning: bool 
                     started = time.perf_counter()
                     page.goto(f"{base}/{URL_PATHS[page_name]}" + (f"?{query}" if query else ""))
                     page.wait_for_function(SETTLED, arg=0)
-                    page.wait_for_function(DRAWN)
+                    page.wait_for_function(PICTURES_DRAWN)
                     times.append(time.perf_counter() - started)
                     after = cpu()
                     used.append((_spent(before[0], after[0]), _spent(before[1], after[1])))
@@ -515,9 +500,9 @@ NAVIGATION: list[tuple[str, str, tuple[tuple[str, ...], ...]]] = [
     ("check a log (empty)", "Check a log", ()),
     ("cases", "Cases", ()),
 ]
-#: the page's last run settled and drawn whole (SETTLED and DRAWN), answering the page's
-#: clock when both hold (null until then)
-NAVIGATED = f"(after) => (({SETTLED})(after) && ({DRAWN})()) ? performance.now() : null"
+#: the page's last run settled and its pictures drawn (SETTLED and PICTURES_DRAWN),
+#: answering the page's clock when both hold (null until then)
+NAVIGATED = f"(after) => (({SETTLED})(after) && ({PICTURES_DRAWN})()) ? performance.now() : null"
 
 
 def _act(page: Any, nav: Any, step: tuple[str, ...], values: dict[str, str]) -> None:
@@ -669,7 +654,7 @@ def measure_profile(warehouse: Path, steps: int, trace: Path) -> dict[str, Any]:
             page.set_default_timeout(300_000)
             page.goto(f"{base}/replay?" + urlencode({"game": values["game"], "hand": values["hand"], "step": "1"}))
             page.wait_for_function(SETTLED, arg=0)
-            page.wait_for_function(DRAWN)
+            page.wait_for_function(PICTURES_DRAWN)
 
             def nothing() -> tuple[dict[int, float], dict[int, float]]:
                 return {}, {}  # no CPU counted: the profiles say it

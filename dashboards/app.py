@@ -11,7 +11,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from dashboards import cache, views
+from dashboards import cache, marker, views
 from dashboards.settings import warehouse_dir
 
 HERE = Path(__file__).parent
@@ -50,7 +50,7 @@ run = views.whole_run_started()
 def _run_marker() -> None:
     """The run's last element, after everything the page drew: a browser that sees this
     number, and no element left stale, sees this run whole."""
-    st.sidebar.html(views.run_marker_html(run))
+    st.sidebar.html(marker.html(run))
 
 
 try:

@@ -21,7 +21,7 @@ from urllib.parse import urlencode
 import orjson
 import streamlit as st
 
-from dashboards import cache
+from dashboards import cache, marker
 from dashboards.settings import ALERTS_FILE, warehouse_dir
 from engine import render as ui
 from engine.player_view import public_replay
@@ -473,10 +473,6 @@ RUNS = "app_runs"
 WHOLE_RUN = "app_whole_run"
 
 
-def run_marker_html(run: int) -> str:
-    return f'<span data-hk-run="{run}" hidden></span>'
-
-
 def whole_run_started() -> int:
     """The entry script starts a run of the whole page: its number."""
     st.session_state[WHOLE_RUN] = True
@@ -499,10 +495,10 @@ def fragment_run() -> Iterator[None]:
         yield
     except Exception:
         if alone:
-            st.html(run_marker_html(_count_run()))
+            st.html(marker.html(_count_run()))
         raise
     if alone:
-        st.html(run_marker_html(_count_run()))
+        st.html(marker.html(_count_run()))
 
 
 def _count_run() -> int:

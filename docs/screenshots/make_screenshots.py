@@ -32,19 +32,6 @@ HERE = Path(__file__).resolve().parent
 CHROMIUM = "/usr/bin/chromium"
 DEADLINE = 180_000  # ms: a page that draws nothing in this time has hung
 
-SETTLED = """(after) => {
-  const run = Math.max(0, ...[...document.querySelectorAll('[data-hk-run]')].map(m => Number(m.dataset.hkRun)));
-  return run > after && document.querySelector('[data-stale="true"]') === null;
-}"""
-
-#: every chart on screen has drawn its picture, every table its grid, and every widget is
-#: loaded (Streamlit draws a grey skeleton until a widget's code has arrived)
-DRAWN = """() => [...document.querySelectorAll('[data-testid=stVegaLiteChart]')]
-    .filter(e => e.offsetParent !== null && !e.closest('details:not([open])')).every(e => e.querySelector('svg, canvas'))
-  && [...document.querySelectorAll('[data-testid=stDataFrame]')]
-    .filter(e => e.offsetParent !== null && !e.closest('details:not([open])')).every(e => e.querySelector('canvas'))
-  && [...document.querySelectorAll('[data-testid=stSkeleton]')].every(e => e.offsetParent === null)"""
-
 
 @dataclass(frozen=True)
 class Shot:
@@ -114,6 +101,8 @@ def dashboard(warehouse: Path) -> Iterator[str]:
 def shoot(base: str, shots: list[Shot]) -> None:
     from playwright.sync_api import sync_playwright
 
+    from dashboards.marker import PICTURES_DRAWN, SETTLED
+
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM)
         try:
@@ -124,7 +113,7 @@ def shoot(base: str, shots: list[Shot]) -> None:
                 page.goto(f"{base}/{shot.page}{query}")
                 page.wait_for_function(SETTLED, arg=0, timeout=DEADLINE)
                 # charts and tables draw after the run (Vega, the data grid): wait for each to have
-                page.wait_for_function(DRAWN, timeout=DEADLINE)
+                page.wait_for_function(PICTURES_DRAWN, timeout=DEADLINE)
                 out = HERE / f"{shot.name}.png"
                 page.screenshot(path=str(out))
                 print(f"{out.relative_to(ROOT)}: {base}/{shot.page}{query}")

@@ -2,12 +2,10 @@
 Playwright: a replay deep link stepped through, a support agent's path to a player's
 report, and the player view's page DOM read by the leak checker.
 
-Every wait is on the application's own state, never on time: the entry script draws a
-run marker (`data-hk-run`, the session's run count) as the last element of every script
-run, so a page whose marker has passed the number read before an action, with no element
-left stale (`data-stale="true"`, Streamlit's mark for what the new run has not redrawn
-yet), shows that action's run whole. Timeouts below are failure deadlines for a hung
-server, not waits.
+Every wait is on the application's own state, never on time: the run marker each script
+run draws last, past the number read before an action, with nothing stale and nothing
+still loading its code (`dashboards.marker`). Timeouts below are failure deadlines for a
+hung server, not waits.
 """
 
 from __future__ import annotations
@@ -21,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from dashboards.marker import LAST_RUN, NOTHING_PENDING, SETTLED
 from engine.replay import GameReplay
 from tests.dashboards.conftest import DISPUTED, dashboard_server
 from tests.leakcheck import Sight, leaks
@@ -32,20 +31,14 @@ DEADLINE = 120_000  # ms: a server that answers nothing in this time has hung
 
 pytestmark = pytest.mark.browser
 
-LAST_RUN = "() => Math.max(0, ...[...document.querySelectorAll('[data-hk-run]')].map(m => Number(m.dataset.hkRun)))"
-SETTLED = """(after) => {
-  const run = Math.max(0, ...[...document.querySelectorAll('[data-hk-run]')].map(m => Number(m.dataset.hkRun)));
-  return run > after && document.querySelector('[data-stale="true"]') === null;
-}"""
-
 
 def last_run(page: Any) -> int:
     return int(page.evaluate(LAST_RUN))
 
 
 def settle(page: Any, after: int) -> int:
-    """Wait until a script run later than `after` has drawn its last element and nothing
-    of an earlier run is left on the page; that run's number."""
+    """Wait until a script run later than `after` has drawn its last element, with nothing
+    of an earlier run left on the page and nothing still loading; that run's number."""
     page.wait_for_function(SETTLED, arg=after, timeout=DEADLINE)
     return last_run(page)
 
@@ -199,8 +192,8 @@ def test_the_player_views_page_shows_only_what_they_saw(
 
 
 #: the Live panel's redraw count (its own marker, drawn last by each redraw) past `after`
-LIVE_REDRAWN = """(after) => Math.max(0, ...[...document.querySelectorAll('[data-hk-live]')]
-  .map(m => Number(m.dataset.hkLive))) > after && document.querySelector('[data-stale="true"]') === null"""
+LIVE_REDRAWN = f"""(after) => Math.max(0, ...[...document.querySelectorAll('[data-hk-live]')]
+  .map(m => Number(m.dataset.hkLive))) > after && {NOTHING_PENDING}"""
 
 
 def test_the_live_page_redraws_itself(server: str, page: Any) -> None:
@@ -222,12 +215,15 @@ def test_the_live_page_redraws_itself(server: str, page: Any) -> None:
 
 def _pick_row(page: Any, grid: Any, row: int = 0) -> int:
     """Select a row of a data grid (its row marker, the grid's first 30 px; rows of 35 px
-    under a 35 px header) and wait for the run that answers it; the run's number."""
+    under a 35 px header) and wait for the run that answers it; the run's number.
+
+    The click is the grid's own (a locator's, with Playwright's checks), not the mouse's at
+    coordinates read once: an expander opened just above still animates its height, and
+    a box read mid-animation put the click beside the row (no run followed: a CI failure).
+    A locator's click waits until the grid's box is the same on two animation frames, and
+    until the point hits the grid."""
     grid.locator("canvas").first.wait_for()
-    grid.scroll_into_view_if_needed()
-    box = grid.bounding_box()
-    assert box is not None
-    return rerun(page, lambda: page.mouse.click(box["x"] + 18, box["y"] + 35 + 35 * row + 17))
+    return rerun(page, lambda: grid.click(position={"x": 18, "y": 35 + 35 * row + 17}))
 
 
 def _choose(page: Any, label: str, option: str | None = None) -> str:
