@@ -43,3 +43,17 @@ PICTURES_DRAWN = """() => [...document.querySelectorAll('[data-testid=stVegaLite
 def html(run: int) -> str:
     """The marker of run `run`, drawn by `st.html` as a run's last element."""
     return f'<span {ATTRIBUTE}="{run}" hidden></span>'
+
+
+#: The Live panel's own marker: the count of its redraws (a fragment that reruns by itself,
+#: `st.fragment(run_every=…)`, with no action of the browser's to wait for).
+LIVE_ATTRIBUTE = "data-hk-live"
+
+#: the Live panel redrawn past `after` times, and nothing pending
+LIVE_REDRAWN = f"""(after) => Math.max(0, ...[...document.querySelectorAll('[{LIVE_ATTRIBUTE}]')]
+  .map(m => Number(m.dataset.hkLive))) > after && {NOTHING_PENDING}"""
+
+
+def live_html(redraws: int) -> str:
+    """The Live panel's marker after `redraws` redraws, drawn as the panel's last element."""
+    return f'<span {LIVE_ATTRIBUTE}="{redraws}" hidden></span>'

@@ -14,7 +14,7 @@ from datetime import UTC, datetime, timedelta
 import polars as pl
 import streamlit as st
 
-from dashboards import cache, charts, views
+from dashboards import cache, charts, marker, views
 from dashboards.settings import LIVE_REFRESH_SECONDS, LIVE_SPAN_MINUTES, api_state_dir
 from ingest import read
 
@@ -119,7 +119,7 @@ def live_panel() -> None:
             },
         )
     # the panel's last element: a browser that sees this number sees that redraw whole
-    st.html(f'<span data-hk-live="{runs}" hidden></span>')
+    st.html(marker.live_html(runs))
 
 
 live_panel()

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import orjson
+import pytest
 from typer.testing import CliRunner
 
 from cli.app import app
@@ -41,6 +42,7 @@ def test_report_in_every_players_view(leak_corpus: Corpus, tmp_path: Path) -> No
     assert not found, "\n".join(map(str, found[:20]))
 
 
+@pytest.mark.slow
 def test_what_if_in_every_players_view(leak_corpus: Corpus, tmp_path: Path) -> None:
     """At each player's first two decisions in a game of each ruleset and mode (the
     engine's tests try every game): what was legal, and each alternative played, as

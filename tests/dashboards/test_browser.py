@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from dashboards.marker import LAST_RUN, NOTHING_PENDING, SETTLED
+from dashboards.marker import LAST_RUN, LIVE_REDRAWN, SETTLED
 from engine.replay import GameReplay
 from tests.dashboards.conftest import DISPUTED, dashboard_server
 from tests.leakcheck import Sight, leaks
@@ -189,11 +189,6 @@ def test_the_player_views_page_shows_only_what_they_saw(
     found += leaks(whatif.inner_html(), sight.at(player, seq), player, f"{DISPUTED} seq {seq} what-if")
     assert "sample.jsonl" not in page.content()
     assert not found, "\n".join(map(str, found))
-
-
-#: the Live panel's redraw count (its own marker, drawn last by each redraw) past `after`
-LIVE_REDRAWN = f"""(after) => Math.max(0, ...[...document.querySelectorAll('[data-hk-live]')]
-  .map(m => Number(m.dataset.hkLive))) > after && {NOTHING_PENDING}"""
 
 
 def test_the_live_page_redraws_itself(server: str, page: Any) -> None:

@@ -83,6 +83,7 @@ def test_every_hand_report_in_every_players_view(leak_corpus: Corpus, sights: di
     assert not found, "\n".join(map(str, found[:20]))
 
 
+@pytest.mark.slow
 def test_what_if_in_every_players_view(leak_corpus: Corpus, sights: dict[str, Sight]) -> None:
     """At every sixth move of every game, what-ifs in the mover's view (what was legal,
     every alternative played, and one more move where their view lets the branch go on)

@@ -1,7 +1,9 @@
 """The services the object-storage and cluster tests need, started as processes of their own
 on 127.0.0.1 (free ports), polled until they answer, and stopped by their PID.
 
-- `MotoServer`: moto's S3 emulator (`moto_server`), which honours conditional writes.
+- `MotoServer`: moto's S3 emulator (its `moto_server`, started by `tests.ingest.moto_launch`,
+  which reads moto's module list once instead of on every request), which honours
+  conditional writes.
 - `DaskCluster`: a `dask scheduler` and `dask worker` processes (no nanny, so a worker's PID
   is the process that runs the tasks, and killing it kills a worker). Workers load
   `tests.ingest.dask_hooks`, which can hold a shard task before it reconciles its games,
@@ -66,8 +68,8 @@ class MotoServer:
         self.endpoint = f"http://{HOST}:{self.port}"
         self.log = open(log, "wb")  # noqa: SIM115 - closed in stop()
         self.process = subprocess.Popen(
-            [str(BIN / "moto_server"), "-H", HOST, "-p", str(self.port)],
-            stdout=self.log, stderr=subprocess.STDOUT)
+            [sys.executable, "-m", "tests.ingest.moto_launch", "-H", HOST, "-p", str(self.port)],
+            cwd=REPO, stdout=self.log, stderr=subprocess.STDOUT)
         poll(self._answers, "moto_server", process=self.process)
 
     def _answers(self) -> bool:

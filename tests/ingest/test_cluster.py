@@ -35,6 +35,8 @@ from tests.ingest.conftest import (
 )
 from tests.ingest.services import DaskCluster, poll
 
+pytestmark = pytest.mark.slow  # the whole module: its services start once per worker
+
 SAMPLE = REPO / "data" / "sample"
 
 

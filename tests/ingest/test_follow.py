@@ -418,6 +418,7 @@ def test_a_crash_before_the_commit_reads_the_group_again(
     assert_each_line_once(warehouse, corpus[:700])
 
 
+@pytest.mark.slow
 def test_a_follower_into_an_s3_warehouse_keeps_its_state_locally_and_commits_nothing_twice(
         tmp_path: Path, corpus: list[bytes], moto: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     uri = f"s3://{moto.bucket()}/warehouse"

@@ -242,6 +242,7 @@ def test_runs_that_cannot_be_joined_are_skipped_and_said(
     assert unreferenced_parts(root) == []
 
 
+@pytest.mark.slow
 def test_a_merge_pass_on_s3(games: dict[str, list[SimulatedGame]], tmp_path: Path, moto: Any) -> None:
     uri = f"s3://{moto.bucket()}/wh"
     for index in range(3):

@@ -38,6 +38,8 @@ from tests.ingest.conftest import (
 )
 from tests.ingest.services import poll
 
+pytestmark = pytest.mark.slow  # the whole module: its services start once per worker
+
 
 def _options(moto: Any) -> list[str]:
     return [arg for key, value in moto.options.items()

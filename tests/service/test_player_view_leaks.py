@@ -47,6 +47,7 @@ def _client(server: Server, key: str) -> httpx.Client:
     return server.client(key)
 
 
+@pytest.mark.slow
 def test_every_players_token_on_its_games(leak_corpus: Corpus, server: Callable[[], Server],
                                           tokens: tuple[Path, dict[str, str]]) -> None:
     """For every player of every game, with their own token: the game and every hand's

@@ -22,6 +22,8 @@ from ingest.queries import game_lines, open_warehouse
 from tests.ingest.services import MotoServer
 from tests.service.conftest import REPO, Keys, Server, wait_for_batch
 
+pytestmark = pytest.mark.slow  # the whole module: its services start once per worker
+
 SAMPLE = REPO / "data" / "sample"
 PUSHED = SAMPLE / "pis-yedili.jsonl"  # held back from the first ingest, pushed over HTTP
 INDEX_TIMEOUT = 120.0  # seconds; a guard against an index that never comes, not a measurement

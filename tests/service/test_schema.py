@@ -108,6 +108,7 @@ def test_the_document_is_served_with_its_pages(schema_server: Server) -> None:
             assert client.get(f"/v1/docs-static/{asset}").status_code == 200
 
 
+@pytest.mark.slow
 def test_schemathesis_run_with_every_check_is_clean(schema_server: Server, api_keys: Keys,
                                                      tmp_path: Path) -> None:
     """`schemathesis run --checks all`, every phase (examples, coverage, fuzzing, stateful):

@@ -44,6 +44,7 @@ def _game_of(raw: bytes) -> str | None:
     return game if isinstance(game, str) else None
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("recorded", _games(), ids=lambda r: r.verdict.game)
 def test_a_step_from_its_hand_equals_the_step_from_the_whole_game(recorded: RecordedGame) -> None:
     whole = Replayed.of(recorded.build(digest=False))

@@ -8,6 +8,8 @@ deadline that only guards against a hung server.
 
 from __future__ import annotations
 
+import contextlib
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -98,10 +100,19 @@ class Feed:
             return [e for e in self.events if e.event == kind]
 
     def close(self) -> None:
+        """Close the stream, and end the reading thread at once: a thread blocked in the
+        socket's `recv` (nothing sent since) wakes only when the socket is shut down, not
+        when the response is closed from this thread."""
+        stream = self.response.extensions.get("network_stream")
+        sock = stream.get_extra_info("socket") if stream is not None else None
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
         self.response.close()
         self._client.close()
         if self._thread.is_alive():
-            self._thread.join(timeout=10)
+            self._thread.join(timeout=DEADLINE)
+        assert not self._thread.is_alive(), "the feed's reader did not end with its socket"
 
 
 class Receiver:
