@@ -98,13 +98,14 @@ def compact(root: str, *, retain_hours: int = DEFAULT_RETAIN_HOURS, vacuum: bool
             current = store.snapshot()
             for name in TABLES:
                 store.check_lock()
-                deleted = store.table(name).vacuum(
-                    retention_hours=retain_hours, dry_run=False,
-                    enforce_retention_duration=retain_hours >= DEFAULT_RETAIN_HOURS,
-                    keep_versions=[current.versions[name]], full=True,
-                )
+                with store.open_table(name) as table:
+                    deleted = table.vacuum(
+                        retention_hours=retain_hours, dry_run=False,
+                        enforce_retention_duration=retain_hours >= DEFAULT_RETAIN_HOURS,
+                        keep_versions=[current.versions[name]], full=True,
+                    )
                 store.note_version(name)
                 summary.vacuumed[name] = len(deleted)
         for name in TABLES:
-            store.checkpoint(name, store.table(name).version(), force=True)
+            store.checkpoint(name, store.latest_version(name), force=True)
     return summary

@@ -22,6 +22,7 @@ import contextlib
 import json
 import os
 import shutil
+import threading
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -83,6 +84,11 @@ def resolve_options(explicit: Mapping[str, str] | None = None) -> dict[str, str]
     if endpoint.startswith("http://"):
         options.setdefault("AWS_ALLOW_HTTP", "true")
     return options
+
+
+#: boto3 clients made, by storage options (`Location.s3_client`)
+_CLIENTS: dict[tuple[tuple[str, str], ...], Any] = {}
+_CLIENTS_GUARD = threading.Lock()
 
 
 def is_remote(warehouse: str | os.PathLike[str]) -> bool:
@@ -159,16 +165,34 @@ class Location:
         return self._fs
 
     def s3_client(self) -> Any:
-        """A boto3 S3 client for this location (conditional puts: the lock)."""
-        import boto3
+        """A boto3 S3 client for this location's options (conditional puts: the lock),
+        made once per process for the same options (boto3's clients are thread-safe;
+        making one is not, and costs some 50 ms)."""
+        key = tuple(sorted(self.options.items()))
+        with _CLIENTS_GUARD:
+            client = _CLIENTS.get(key)
+            if client is None:
+                import boto3
 
-        opts = self.options
-        return boto3.client(
-            "s3", endpoint_url=opts.get("AWS_ENDPOINT_URL"),
-            aws_access_key_id=opts.get("AWS_ACCESS_KEY_ID"),
-            aws_secret_access_key=opts.get("AWS_SECRET_ACCESS_KEY"),
-            aws_session_token=opts.get("AWS_SESSION_TOKEN"),
-            region_name=opts.get("AWS_REGION") or "us-east-1")
+                opts = self.options
+                client = boto3.session.Session().client(
+                    "s3", endpoint_url=opts.get("AWS_ENDPOINT_URL"),
+                    aws_access_key_id=opts.get("AWS_ACCESS_KEY_ID"),
+                    aws_secret_access_key=opts.get("AWS_SECRET_ACCESS_KEY"),
+                    aws_session_token=opts.get("AWS_SESSION_TOKEN"),
+                    region_name=opts.get("AWS_REGION") or "us-east-1")
+                _CLIENTS[key] = client
+        return client
+
+    def etag(self, uri: str) -> str | None:
+        """The ETag of the object at `uri` (S3 only: one HEAD), or None when there is none
+        or it cannot be asked (the caller then does without)."""
+        bucket, key = self.bucket_key(uri)
+        try:
+            tag = self.s3_client().head_object(Bucket=bucket, Key=key).get("ETag")
+        except Exception:  # not found, or unreachable: the caller's next request says which
+            return None
+        return tag if isinstance(tag, str) else None
 
     def bucket_key(self, uri: str) -> tuple[str, str]:
         bucket, _, key = uri.removeprefix("s3://").partition("/")

@@ -70,6 +70,10 @@ from ingest.schema import (
 )
 from ingest.storage import AtomicOutput, Location
 
+#: what tells a table from another made again at its path (`_OpenTables.identity`; on S3
+#: its first log entry's ETag)
+Identity = tuple[int | str, int]
+
 DEFAULT_WAREHOUSE = "data/warehouse"
 LOCK_NAME = writer_lock.LOCK_NAME
 STAGING = "_staging"
@@ -171,25 +175,29 @@ class Snapshot:
 
 
 class _OpenTables:
-    """Delta tables of local warehouses kept open between uses in this process.
+    """Delta tables kept open between uses in this process.
 
-    Opening a table replays its log from the last checkpoint (3–8 ms, and a live batch
-    opens a dozen; a live reader, eight); a table kept open is brought to the version asked
-    by reading only the commits since (0.2–3 ms). A table is taken out while it is used and
-    put back after, so no two users ever share one (`Warehouse.open_table`). Kept only for
-    a table whose first log entry is the one it was opened on (a folder removed and made
-    again at the same path is another table: `identity`), never ahead of the version asked (a kept
-    table does not travel back), at most `KEEP` tables, the least recently used dropped."""
+    Opening a table replays its log from the last checkpoint (3–8 ms locally, and a live
+    batch opens a dozen; a live reader, eight); a table kept open is brought to the version
+    asked by reading only the commits since (0.2–3 ms). On S3 an opening is a request for
+    the checkpoint's pointer, a listing and a GET of every commit since the checkpoint (up
+    to `CHECKPOINT_EVERY`); kept, it is a HEAD (the identity) and a listing. A table is
+    taken out while it is used and put back after, so no two users ever share one
+    (`Warehouse.open_table`). Kept only for a table whose first log entry is the one it was
+    opened on (a folder removed and made again at the same path is another table:
+    `identity` locally, the entry's ETag on S3), never ahead of the version asked (a kept
+    table does not travel back), at most `KEEP` tables, the least recently used dropped.
+    Keys are the table's URI, and on S3 the endpoint too."""
 
     KEEP = 64
 
     def __init__(self) -> None:
-        self._free: dict[str, tuple[tuple[int, int], DeltaTable]] = {}
+        self._free: dict[str, tuple[Identity, DeltaTable]] = {}
         self._guard = threading.Lock()
 
     @staticmethod
-    def identity(uri: str) -> tuple[int, int] | None:
-        """The table's first log entry (its inode and time); once Delta has cleaned it
+    def identity(uri: str) -> Identity | None:
+        """A local table's first log entry (its inode and time); once Delta has cleaned it
         away (past the log's retention), the log folder's inode; None without a log."""
         log_folder = posixpath.join(uri, "_delta_log")
         try:
@@ -201,7 +209,7 @@ class _OpenTables:
                 return None
         return found.st_ino, found.st_mtime_ns
 
-    def take(self, uri: str, identity: tuple[int, int], version: int | None) -> DeltaTable | None:
+    def take(self, uri: str, identity: Identity, version: int | None) -> DeltaTable | None:
         """The table kept for `uri`, brought to `version` (None: the latest), or None."""
         from deltalake.exceptions import DeltaError
 
@@ -221,7 +229,7 @@ class _OpenTables:
             return None
         return table
 
-    def put(self, uri: str, identity: tuple[int, int], table: DeltaTable) -> None:
+    def put(self, uri: str, identity: Identity, table: DeltaTable) -> None:
         with self._guard:
             self._free.pop(uri, None)
             self._free[uri] = (identity, table)
@@ -245,6 +253,8 @@ class Warehouse:
         #: writer knows (set by `recover`, moved by its own commits); a commit lands on
         #: that version or fails (`WriterFenced`)
         self._expected: dict[str, int] = {}
+        #: every table was seen there once (`exists`): tables are never removed by us
+        self._whole = False
 
     def table_uri(self, name: str) -> str:
         return self.location.join(name)
@@ -257,11 +267,15 @@ class Warehouse:
         return self.location.fs_path(self.part_uri(name, part))
 
     def exists(self) -> bool:
-        """Whether every table is there (one stat of its log folder each: every reader
-        asks, before each snapshot); a table added later (`LATER_TABLES`) may be missing
+        """Whether every table is there (one stat of its log folder each, a listing on
+        S3; every reader asks before each snapshot, so once all were there this object
+        does not ask again: a warehouse removed since is found missing when its `batches`
+        table cannot be opened); a table added later (`LATER_TABLES`) may be missing
         until the warehouse's next writer creates it."""
-        return all(self.location.exists(self.location.join(n, "_delta_log"))
-                   for n in TABLES if n not in LATER_TABLES)
+        if not self._whole:
+            self._whole = all(self.location.exists(self.location.join(n, "_delta_log"))
+                              for n in TABLES if n not in LATER_TABLES)
+        return self._whole
 
     def ensure(self) -> None:
         """Create the folder and every table (empty, version 0) that is missing."""
@@ -401,17 +415,22 @@ class Warehouse:
 
     @contextlib.contextmanager
     def open_table(self, name: str, version: int | None = None) -> Iterator[DeltaTable]:
-        """The table at `version` (None: the latest) for the `with` block only: on a local
-        warehouse, one kept open since an earlier use when there is one (`_OpenTables`),
-        put back after."""
+        """The table at `version` (None: the latest) for the `with` block only: one kept
+        open since an earlier use in this process when there is one (`_OpenTables`), put
+        back after."""
         uri = self.table_uri(name)
-        identity = _OpenTables.identity(uri) if self.location.local else None
-        table = _OPEN.take(uri, identity, version) if identity is not None else None
+        if self.location.local:
+            key, identity = uri, _OpenTables.identity(uri)
+        else:
+            key = f"{uri} at {self.location.options.get('AWS_ENDPOINT_URL', '')}"
+            tag = self.location.etag(posixpath.join(uri, "_delta_log", f"{0:020d}.json"))
+            identity = (tag, 0) if tag is not None else None
+        table = _OPEN.take(key, identity, version) if identity is not None else None
         if table is None:
             table = self.table(name, version)
         yield table
         if identity is not None:
-            _OPEN.put(uri, identity, table)
+            _OPEN.put(key, identity, table)
 
     def dataset(self, name: str, version: int | None = None) -> pads.Dataset:
         """The table at `version` as a pyarrow dataset: the parts its log lists, each with
@@ -440,6 +459,11 @@ class Warehouse:
         return pads.dataset([self.part_fs_path(name, p) for p in parts],
                             schema=TABLES[name].file_schema, format="parquet",
                             filesystem=self.location.filesystem)
+
+    def latest_version(self, name: str) -> int:
+        """`name`'s latest version."""
+        with self.open_table(name) as table:
+            return table.version()
 
     def committed_files(self, name: str, version: int | None = None) -> list[PartFile]:
         """The parts of `name` at `version` (None: the latest), with their partition values."""
@@ -687,14 +711,14 @@ class Warehouse:
 
         self.check_lock()
         expected = self._expected.get(name) if self._lock is not None else None
-        table = self.table(name)
-        if expected is not None and table.version() != expected:
-            raise WriterFenced(f"{self.root}: table {name} is at version {table.version()}, "
-                               f"not {expected}: another writer committed to it")
-        metrics: dict[str, Any] = table.optimize.compact(
-            target_size=target_size, commit_properties=CommitProperties(custom_metadata={
-                "haftkhabis.batch": batch, "haftkhabis.operation": "compact"}))
-        version = self.table(name).version()
+        with self.open_table(name) as table:
+            if expected is not None and table.version() != expected:
+                raise WriterFenced(f"{self.root}: table {name} is at version {table.version()}, "
+                                   f"not {expected}: another writer committed to it")
+            metrics: dict[str, Any] = table.optimize.compact(
+                target_size=target_size, commit_properties=CommitProperties(custom_metadata={
+                    "haftkhabis.batch": batch, "haftkhabis.operation": "compact"}))
+            version = table.version()  # brought up to date by the compaction itself
         if expected is not None:
             if version > expected + 1:
                 raise WriterFenced(f"{self.root}: table {name} moved under this compaction")
@@ -704,7 +728,7 @@ class Warehouse:
     def note_version(self, name: str) -> int:
         """Record `name`'s latest version as where this writer left it (after a Delta
         operation of its own that is not a `commit`: a vacuum); that version."""
-        version = self.table(name).version()
+        version = self.latest_version(name)
         if self._lock is not None:
             self._expected[name] = version
         return version
@@ -721,7 +745,7 @@ class Warehouse:
                      if posixpath.basename(u).startswith((f"part-{prefix}", f".part-{prefix}"))]
             if not found:
                 continue
-            named = {self.part_uri(name, p) for p in self._parts(name, self.table(name))}
+            named = {self.part_uri(name, p) for p in self.committed_files(name)}
             for part in found:
                 if part not in named:
                     self.location.delete(part)
@@ -739,7 +763,7 @@ class Warehouse:
         named: set[tuple[str, str]] = set()  # (table, part path)
         listings: list[tuple[str, str]] = []  # (table, folder)
         for name in SNAPSHOT_TABLES:
-            paths = {p.path for p in self._parts(name, self.table(name))}
+            paths = {p.path for p in self.committed_files(name)}
             named.update((name, p) for p in paths)
             where = {posixpath.dirname(p) for p in paths if posixpath.basename(p).startswith(name_prefix)}
             listings.extend((name, folder) for folder in sorted(where | set(folders.get(name, ()))))
