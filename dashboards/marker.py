@@ -11,10 +11,20 @@ run whole. The predicates below are JavaScript functions for Playwright's
 
 from __future__ import annotations
 
-#: the marker's attribute (its `dataset` name in JavaScript is `hkRun`)
+#: the marker's attribute
 ATTRIBUTE = "data-hk-run"
 
-_RUN = "Math.max(0, ...[...document.querySelectorAll('[data-hk-run]')].map(m => Number(m.dataset.hkRun)))"
+
+
+def _latest(attribute: str) -> str:
+    """JavaScript: the largest count any marker of `attribute` holds on the page (0 with
+    none). The attribute's value is read with `getAttribute`, so no `dataset` name is
+    spelt apart from it."""
+    return (f"Math.max(0, ...[...document.querySelectorAll('[{attribute}]')]"
+            f".map(m => Number(m.getAttribute('{attribute}'))))")
+
+
+_RUN = _latest(ATTRIBUTE)
 
 #: the latest run drawn on the page (0 before any)
 LAST_RUN = f"() => {_RUN}"
@@ -50,8 +60,7 @@ def html(run: int) -> str:
 LIVE_ATTRIBUTE = "data-hk-live"
 
 #: the Live panel redrawn past `after` times, and nothing pending
-LIVE_REDRAWN = f"""(after) => Math.max(0, ...[...document.querySelectorAll('[{LIVE_ATTRIBUTE}]')]
-  .map(m => Number(m.dataset.hkLive))) > after && {NOTHING_PENDING}"""
+LIVE_REDRAWN = f"(after) => {_latest(LIVE_ATTRIBUTE)} > after && {NOTHING_PENDING}"
 
 
 def live_html(redraws: int) -> str:

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import random
 import signal
@@ -17,6 +18,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -75,10 +77,34 @@ def test_pushes_within_one_interval_are_one_batch(serve: Callable[..., Server], 
         outcomes = [wait_for_batch(client, r) for r in receipts if r]
     batches = {o["batch"] for o in outcomes}
     assert all(o["status"] == "committed" for o in outcomes)
-    assert len(batches) == 1, batches  # all within the one 30 s interval after the first
+    assert len(batches) == 1, batches  # all in the one group after the first push's
     for outcome in outcomes:
         files = outcome["outcome"]["files"]
         assert [f["path"] for f in files] == [f"{outcome['id']}.jsonl"]  # its own, by name only
+
+
+def test_groups_start_an_interval_apart(serve: Callable[..., Server], api_keys: Keys,
+                                        tmp_path: Path) -> None:
+    """The interval's own trigger, the lines' out of reach: a group is taken at most once an
+    interval, counted from the last one's start (each receipt's `started_at`, the server's
+    clock), and takes every push waiting: pushes coming one after the other, faster than
+    commits end, are grouped, not committed one by one (which would start a group as soon
+    as the last commit ended)."""
+    interval = 1.0
+    games = _games(30, seed=6)
+    server = serve(tmp_path / "wh", "--commit-interval", str(interval), "--commit-lines", "100000000")
+    with server.client(api_keys["ingest"]) as client:
+        first = _push(client, games[0][1])  # the warehouse made: later commits are short
+        assert first is not None
+        wait_for_batch(client, first)
+        receipts = [_push(client, body) for _game, body in games[1:]]
+        assert all(receipts)
+        outcomes = [wait_for_batch(client, r) for r in receipts if r]
+    assert all(o["status"] == "committed" for o in outcomes)
+    starts = sorted({(o["batch"], datetime.fromisoformat(o["started_at"])) for o in outcomes})
+    assert len(starts) == len({b for b, _ in starts}) < len(outcomes)  # one start a group
+    gaps = [(later - earlier).total_seconds() for (_, earlier), (_, later) in itertools.pairwise(starts)]
+    assert gaps and all(gap >= interval * 0.999 for gap in gaps), gaps
 
 
 async def _accept(queue: Any, body: bytes) -> Any:

@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -51,13 +52,12 @@ def test_each_game_reaches_those_who_may_see_it(serve: Callable[..., Server], ap
                                    meta={"server_build": "hk/b"}))
     clean = random_game("t30-ali-ok", "bazito", ["ali", "sara", "omid", "kian"], seed=8,
                         meta={"server_build": "hk/a"})
-    feeds = {
-        "support": Feed(server, api_keys["support"]),
-        "ali": Feed(server, api_keys["ali"]),
-        "violations": Feed(server, api_keys["analyst"], {"status": "violations"}),
-        "build-b": Feed(server, api_keys["ingest"], {"build": "hk/b", "ruleset": "persian"}),
-    }
-    try:
+    with contextlib.ExitStack() as feeding:
+        feeds: dict[str, Feed] = {}
+        for name, key, params in (("support", "support", None), ("ali", "ali", None),
+                                  ("violations", "analyst", {"status": "violations"}),
+                                  ("build-b", "ingest", {"build": "hk/b", "ruleset": "persian"})):
+            feeds[name] = feeding.enter_context(Feed(server, api_keys[key], params))
         for name, feed in feeds.items():
             assert feed.status == 200, name
             feed.wait("its ready event", lambda f: bool(f.of("ready")))
@@ -102,9 +102,6 @@ def test_each_game_reaches_those_who_may_see_it(serve: Callable[..., Server], ap
         feeds["build-b"].wait("hk/b's game", lambda f: len(f.games()) >= 1)
         assert [g["game"] for g in feeds["build-b"].games()] == ["t30-ali-bad"]
         assert not any(f.of("dropped") for f in feeds.values())
-    finally:
-        for feed in feeds.values():
-            feed.close()
 
 
 def _headers_only(first: int, count: int) -> bytes:
@@ -120,12 +117,11 @@ def _headers_only(first: int, count: int) -> bytes:
 def test_a_client_that_does_not_read_is_told_what_it_missed(serve: Callable[..., Server], api_keys: Keys,
                                                             tmp_path: Path) -> None:
     server = serve(tmp_path / "wh", "--commit-interval", "0.05", "--live-queue", str(QUEUE))
-    reading = Feed(server, api_keys["support"])
-    stalled = Feed(server, api_keys["auditor"], read=False)
-    try:
+    with Feed(server, api_keys["support"]) as reading, \
+            Feed(server, api_keys["auditor"], read=False) as stalled:
         assert stalled.status == 200
         reading.wait("its ready event", lambda f: bool(f.of("ready")))
-        pushed, batches = 0, []
+        pushed, batches = 0, list[int]()
         with server.client(api_keys["ingest"]) as client:
             # until the stalled client's socket buffers are full and its queue overflows
             # (the server's own count says so); each push is still committed
@@ -165,6 +161,3 @@ def test_a_client_that_does_not_read_is_told_what_it_missed(serve: Callable[...,
         last_drop = max(n for n, e in enumerate(received) if e.event == "dropped")
         assert [e.id for e in received[last_drop + 1:]] == ids[-QUEUE:]
         assert scrape(server)["haftkhabis_live_dropped_total"] == sum(d["dropped"] for d in drops)
-    finally:
-        stalled.close()
-        reading.close()

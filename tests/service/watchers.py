@@ -99,10 +99,20 @@ class Feed:
         with self._changed:
             return [e for e in self.events if e.event == kind]
 
-    def close(self) -> None:
+    def __enter__(self) -> Feed:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
+        """Closed; its reader must have ended with the socket, unless the block is already
+        failing (that failure is the one to see)."""
+        ended = self.close()
+        if kind is None:
+            assert ended, "the feed's reader did not end with its socket"
+
+    def close(self) -> bool:
         """Close the stream, and end the reading thread at once: a thread blocked in the
         socket's `recv` (nothing sent since) wakes only when the socket is shut down, not
-        when the response is closed from this thread."""
+        when the response is closed from this thread. Whether the reader has ended."""
         stream = self.response.extensions.get("network_stream")
         sock = stream.get_extra_info("socket") if stream is not None else None
         if sock is not None:
@@ -112,7 +122,7 @@ class Feed:
         self._client.close()
         if self._thread.is_alive():
             self._thread.join(timeout=DEADLINE)
-        assert not self._thread.is_alive(), "the feed's reader did not end with its socket"
+        return not self._thread.is_alive()
 
 
 class Receiver:
