@@ -277,7 +277,7 @@ def what_if(
     recorded_run = _core.GameRun(game, record=True)
     for _, raw, _, number in ordered:
         recorded_run.feed(raw, number)
-    recorded_steps = {s["seq"]: s for s in recorded_run.steps()}
+    recorded_steps = {s["seq"]: s for s in recorded_run.steps(states=False)}
     at = recorded_steps.get(seq)
     prefix = [entry for entry in ordered if entry[0] < seq]
 
@@ -285,7 +285,7 @@ def what_if(
         run, stock = _core.GameRun(game, record=True), _Stock()
         for _, raw, _, number in prefix:
             run.feed(raw, number)
-        for step in run.steps():
+        for step in run.steps(states=False):
             if step["applied"]:
                 stock.after(step["event"])
         return run, stock

@@ -274,11 +274,16 @@ impl GameRun {
         }
     }
 
-    /// Every replayed line with the state after it (empty unless `record=True`).
-    fn steps<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+    /// Every replayed line (empty unless `record=True`), with the state after it unless
+    /// `states=False` (then `state` is None: a state is every hand, the pile and the
+    /// scores, most of what converting a step costs, and a caller reading the lines, their
+    /// events and violations does not pay for it).
+    #[pyo3(signature = (*, states=true))]
+    fn steps<'py>(&self, py: Python<'py>, states: bool) -> PyResult<Bound<'py, PyList>> {
         let list = PyList::empty(py);
         for step in self.run.steps() {
-            list.append(convert::step(py, step, step.state.as_ref())?)?;
+            let state = if states { step.state.as_ref() } else { None };
+            list.append(convert::step(py, step, state)?)?;
         }
         Ok(list)
     }
