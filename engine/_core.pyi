@@ -15,6 +15,7 @@ __all__ = [
     "ColumnBuffer",
     "GameRun",
     "Ingestor",
+    "ParsedLines",
     "ReplayError",
     "SpoolError",
     "Validator",
@@ -551,6 +552,16 @@ class PositionValueInfo(TypedDict):
     rollouts: int
     truncated: int
     policy: str
+
+@final
+class ParsedLines:
+    """One game's lines parsed once, to be replayed under many headers."""
+
+    def __new__(cls, raws: list[bytes], lines: list[int | None]) -> ParsedLines: ...
+    def __len__(self) -> int: ...
+    def replay_bounded(
+        self, game: str, header: bytes, bound: float
+    ) -> tuple[int, ViolationInfo | None, bool]: ...
 
 @final
 class GameRun:

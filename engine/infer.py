@@ -188,25 +188,12 @@ def replay_as(log: GameLog, profile: Profile | None, *, record: bool = False) ->
     return done[0] if done else None
 
 
-def _bounded(
-    game: str, header: bytes, body: Sequence[_Entry], bound: float
-) -> tuple[int, _core.ViolationInfo | None, bool]:
+def _bounded(game: str, header: bytes, body: _core.ParsedLines, bound: float,
+             ) -> tuple[int, _core.ViolationInfo | None, bool]:
     """Replay clean, ordered lines, stopping once more than `bound` violations are found:
-    (violations counted, the first one, whether the replay ran to the end)."""
-    run = _core.GameRun(game)
-    found = run.feed(header, None)
-    count, first = len(found), (found[0] if found else None)
-    if count > bound:
-        return count, first, False
-    for e in body:
-        found = run.feed(e.raw, e.line)
-        if found:
-            count += len(found)
-            if first is None:
-                first = found[0]
-            if count > bound:
-                return count, first, False
-    return count, first, True
+    (violations counted, the first one, whether the replay ran to the end). The lines are
+    parsed once for every profile (`_core.ParsedLines`)."""
+    return body.replay_bounded(game, header, bound)
 
 
 def _header_profile(game: str, header: dict[str, Any] | None) -> Profile | None:
@@ -311,7 +298,7 @@ def infer_game(log: GameLog, profiles: Sequence[Profile] | None = None) -> GameI
         # branch and bound: the header's own profile first; a replay stops as soon as it
         # has more violations than the best so far (it can be neither compliant nor the
         # closest), so when the header complies every other replay stops at its first
-        body = ordered[1:]
+        body = _core.ParsedLines([e.raw for e in ordered[1:]], [e.line for e in ordered[1:]])
         first_of = sorted(range(len(profiles)), key=lambda i: profiles[i] != declared)
         results: dict[int, ProfileVerdict] = {}
         bound = float("inf")

@@ -37,6 +37,44 @@ def test_candidates_come_from_the_core_profiles() -> None:
         parse_profile("persian:tarkesch=false")
 
 
+def _fed_line_by_line(game: str, header: bytes, body: list[tuple[bytes, int]], bound: float,
+                      ) -> tuple[int, object, bool]:
+    """`ParsedLines.replay_bounded` as `GameRun.feed` one line at a time gives it."""
+    run = _core.GameRun(game)
+    found = run.feed(header, None)
+    count, first = len(found), (found[0] if found else None)
+    if count > bound:
+        return count, first, False
+    for raw, line in body:
+        found = run.feed(raw, line)
+        count += len(found)
+        first = first or (found[0] if found else None)
+        if count > bound:
+            return count, first, False
+    return count, first, True
+
+
+def test_lines_parsed_once_replay_as_lines_fed_one_by_one() -> None:
+    """Under every bound (none, the first violation, a few), with faults planted and under
+    a header of another profile: the same count, first violation and end."""
+    played = parse_profile("persian:tarkesh=false")
+    games = relabelled(simulated(played, 12, seed=41, faults=0.5), Profile.default("persian"), BUILD)
+    checked = stopped = 0
+    for lines in games:
+        game = orjson.loads(lines[0])["game"]
+        body = [(raw, n) for n, raw in enumerate(lines[1:], 2)]
+        parsed = _core.ParsedLines([raw for raw, _ in body], [n for _, n in body])
+        assert len(parsed) == len(body)
+        for bound in (float("inf"), 0, 2):
+            expected = _fed_line_by_line(game, lines[0], body, bound)
+            assert parsed.replay_bounded(game, lines[0], bound) == expected, (game, bound)
+            checked += 1
+            stopped += not expected[2]
+    assert checked == 36 and stopped > 0
+    with pytest.raises(ValueError, match="the line is"):
+        _core.ParsedLines([b"{not json"], [1])
+
+
 def test_tarkesh_off_under_a_header_saying_on_is_named() -> None:
     played = parse_profile("persian:tarkesh=false")
     said = Profile.default("persian")

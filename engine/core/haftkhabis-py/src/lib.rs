@@ -110,7 +110,7 @@ mod core_module {
     use crate::ingest::{fingerprint, route_files, shard_of, warehouse_columns, Ingestor};
 
     #[pymodule_export]
-    use crate::table::GameRun;
+    use crate::table::{GameRun, ParsedLines};
 
     #[pymodule_export]
     use crate::concat::concat_parquet;

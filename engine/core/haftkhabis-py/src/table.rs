@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
+use pyo3::types::{PyBytes, PyDict, PyList};
 
 use haftkhabis_core::game::{self, RunOptions};
 use haftkhabis_core::json::{self, Text};
@@ -16,6 +16,111 @@ use haftkhabis_core::{analysis, ismcts};
 
 use crate::convert;
 use crate::error::CoreError;
+
+/// A raw line parsed as the core reads it; a line that is not JSON is a ValueError.
+fn parse(raw: &[u8]) -> PyResult<json::Value> {
+    json::parse_line(raw).map_err(|e| PyValueError::new_err(format!("the line is {e}")))
+}
+
+/// Judge and apply one parsed line: replayed at its `seq`, or, without a usable `seq`, set
+/// aside as a `schema` violation (what [`GameRun::feed`] and [`ParsedLines`] both do).
+fn feed_value(
+    run: &mut game::GameRun,
+    file: Option<&Arc<str>>,
+    obj: json::Value,
+    line: Option<u64>,
+) -> PyResult<()> {
+    let outcome = match notation::seq(&obj) {
+        Some(seq) => run.feed(seq, obj, file, line),
+        None => {
+            let shown = obj.get("seq").map_or("None".to_string(), |v| v.repr());
+            let mut v = Violation::new(
+                None,
+                Code::Schema,
+                notation::player_of(&obj).map(str::to_string),
+                format!(
+                    "'seq' must be a whole number 0 or more, got {shown}; the line is set aside"
+                ),
+            );
+            v.file = file.cloned();
+            v.line = line;
+            run.note(v)
+        }
+    };
+    outcome.map_err(CoreError::from)?;
+    Ok(())
+}
+
+/// One game's lines parsed once, to be replayed under many headers: ruleset inference
+/// (`engine.infer`) replays the same lines under every candidate profile, and each replay
+/// stops as soon as it has found more violations than the best so far.
+#[pyclass(module = "engine._core", frozen)]
+pub struct ParsedLines {
+    lines: Vec<(json::Value, Option<u64>)>,
+}
+
+#[pymethods]
+impl ParsedLines {
+    /// `raws` (each line without its ending) and their line numbers, as many of each.
+    #[new]
+    fn new(raws: Vec<Bound<'_, PyBytes>>, lines: Vec<Option<u64>>) -> PyResult<ParsedLines> {
+        if raws.len() != lines.len() {
+            return Err(PyValueError::new_err(format!(
+                "{} lines but {} line numbers",
+                raws.len(),
+                lines.len()
+            )));
+        }
+        let parsed = raws
+            .iter()
+            .zip(lines)
+            .map(|(raw, line)| parse(raw.as_bytes()).map(|obj| (obj, line)))
+            .collect::<PyResult<Vec<_>>>()?;
+        Ok(ParsedLines { lines: parsed })
+    }
+
+    fn __len__(&self) -> usize {
+        self.lines.len()
+    }
+
+    /// Replay `header` (seq 0, no line number), then these lines in order, as
+    /// [`GameRun::feed`] would, stopping once more than `bound` violations are found:
+    /// (the violations counted, the first one, whether the replay ran to the end).
+    fn replay_bounded<'py>(
+        &self,
+        py: Python<'py>,
+        game: &str,
+        header: &[u8],
+        bound: f64,
+    ) -> PyResult<(usize, Option<Bound<'py, PyDict>>, bool)> {
+        let mut run = game::GameRun::new(
+            game,
+            RunOptions {
+                record: false,
+                states: true,
+                strict: false,
+                facts: false,
+            },
+        );
+        let over = |run: &game::GameRun| run.violations().len() as f64 > bound;
+        feed_value(&mut run, None, parse(header)?, None)?;
+        let mut finished = !over(&run);
+        if finished {
+            for (obj, line) in &self.lines {
+                feed_value(&mut run, None, obj.clone(), *line)?;
+                if over(&run) {
+                    finished = false;
+                    break;
+                }
+            }
+        }
+        let first = match run.violations().first() {
+            Some(v) => Some(convert::violation(py, v)?),
+            None => None,
+        };
+        Ok((run.violations().len(), first, finished))
+    }
+}
 
 /// One game's replay, fed one line at a time in `seq` order.
 #[pyclass(module = "engine._core")]
@@ -63,24 +168,7 @@ impl GameRun {
         line: Option<u64>,
     ) -> PyResult<Bound<'py, PyList>> {
         let before = self.run.violations().len();
-        let obj =
-            json::parse_line(raw).map_err(|e| PyValueError::new_err(format!("the line is {e}")))?;
-        let outcome = match notation::seq(&obj) {
-            Some(seq) => self.run.feed(seq, obj, self.file.as_ref(), line),
-            None => {
-                let shown = obj.get("seq").map_or("None".to_string(), |v| v.repr());
-                let mut v = Violation::new(
-                    None,
-                    Code::Schema,
-                    notation::player_of(&obj).map(str::to_string),
-                    format!("'seq' must be a whole number 0 or more, got {shown}; the line is set aside"),
-                );
-                v.file = self.file.clone();
-                v.line = line;
-                self.run.note(v)
-            }
-        };
-        outcome.map_err(CoreError::from)?;
+        feed_value(&mut self.run, self.file.as_ref(), parse(raw)?, line)?;
         convert::violations(py, &self.run.violations()[before..])
     }
 
