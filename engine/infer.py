@@ -188,14 +188,6 @@ def replay_as(log: GameLog, profile: Profile | None, *, record: bool = False) ->
     return done[0] if done else None
 
 
-def _bounded(game: str, header: bytes, body: _core.ParsedLines, bound: float,
-             ) -> tuple[int, _core.ViolationInfo | None, bool]:
-    """Replay clean, ordered lines, stopping once more than `bound` violations are found:
-    (violations counted, the first one, whether the replay ran to the end). The lines are
-    parsed once for every profile (`_core.ParsedLines`)."""
-    return body.replay_bounded(game, header, bound)
-
-
 def _header_profile(game: str, header: dict[str, Any] | None) -> Profile | None:
     if header is None:
         return None
@@ -298,13 +290,14 @@ def infer_game(log: GameLog, profiles: Sequence[Profile] | None = None) -> GameI
         # branch and bound: the header's own profile first; a replay stops as soon as it
         # has more violations than the best so far (it can be neither compliant nor the
         # closest), so when the header complies every other replay stops at its first
+        # the lines parsed once, replayed under each profile's header in the core
         body = _core.ParsedLines([e.raw for e in ordered[1:]], [e.line for e in ordered[1:]])
         first_of = sorted(range(len(profiles)), key=lambda i: profiles[i] != declared)
         results: dict[int, ProfileVerdict] = {}
         bound = float("inf")
         for i in first_of:
-            count, first, finished = _bounded(
-                log.game, orjson.dumps(profiles[i].relabel(header)), body, bound)
+            count, first, finished = body.replay_bounded(
+                log.game, orjson.dumps(profiles[i].relabel(header)), bound)
             if finished:
                 bound = min(bound, count)
             results[i] = ProfileVerdict(profiles[i], Contradiction.of(first, where) if first else None,
