@@ -112,8 +112,10 @@ def collect_games(lines: Iterable[Line], only: Sequence[str] | None = None) -> d
             continue
         seq = obj.get("seq")
         usable = isinstance(seq, int) and not isinstance(seq, bool) and 0 <= seq < 2**63
-        games.setdefault(game, GameLog(game)).entries.append(
-            _Entry(seq if usable else None, raw, obj, file, number))
+        log = games.get(game)
+        if log is None:
+            log = games[game] = GameLog(game)
+        log.entries.append(_Entry(seq if usable else None, raw, obj, file, number))
     return games
 
 

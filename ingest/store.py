@@ -70,9 +70,9 @@ from ingest.schema import (
 )
 from ingest.storage import AtomicOutput, Location
 
-#: what tells a table from another made again at its path (`_OpenTables.identity`; on S3
-#: its first log entry's ETag)
-Identity = tuple[int | str, int]
+#: what tells a table from another made again at its path: locally its first log entry's
+#: inode and time (`_OpenTables.identity`), on S3 that entry's ETag
+Identity = tuple[int, int] | str
 
 DEFAULT_WAREHOUSE = "data/warehouse"
 LOCK_NAME = writer_lock.LOCK_NAME
@@ -423,8 +423,7 @@ class Warehouse:
             key, identity = uri, _OpenTables.identity(uri)
         else:
             key = f"{uri} at {self.location.options.get('AWS_ENDPOINT_URL', '')}"
-            tag = self.location.etag(posixpath.join(uri, "_delta_log", f"{0:020d}.json"))
-            identity = (tag, 0) if tag is not None else None
+            identity = self.location.etag(posixpath.join(uri, "_delta_log", f"{0:020d}.json"))
         table = _OPEN.take(key, identity, version) if identity is not None else None
         if table is None:
             table = self.table(name, version)

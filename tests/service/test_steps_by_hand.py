@@ -54,7 +54,9 @@ def test_a_step_from_its_hand_equals_the_step_from_the_whole_game(recorded: Reco
     for seq, step in whole.by_seq.items():
         hand = recorded.hand_of(seq)
         assert hand == step.hand
-        by_hand = hands.setdefault(hand, Replayed.of(recorded.build(hand=hand, digest=False)))
+        if hand not in hands:  # each hand built once (setdefault would build it at every step)
+            hands[hand] = Replayed.of(recorded.build(hand=hand, digest=False))
+        by_hand = hands[hand]
         assert by_hand.by_seq[seq].index == step.index
         for viewer in viewers:
             expected = views.step_view(whole, seq, viewer, "http://127.0.0.1:8501")

@@ -177,7 +177,7 @@ fn repr_of(value: Option<&Value>) -> String {
 }
 
 /// One line as a game takes it.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub enum Line {
     /// its JSON value, decoded where it is replayed (`notation::decode`)
     Json(Value),

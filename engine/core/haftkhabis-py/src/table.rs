@@ -8,7 +8,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 
-use haftkhabis_core::game::{self, RunOptions};
+use haftkhabis_core::game::{self, Line, RunOptions};
 use haftkhabis_core::json::{self, Text};
 use haftkhabis_core::notation;
 use haftkhabis_core::violation::{Code, Violation};
@@ -20,6 +20,18 @@ use crate::error::CoreError;
 /// A raw line parsed as the core reads it; a line that is not JSON is a ValueError.
 fn parse(raw: &[u8]) -> PyResult<json::Value> {
     json::parse_line(raw).map_err(|e| PyValueError::new_err(format!("the line is {e}")))
+}
+
+/// How a run driven from Python replays (a [`GameRun`] and each [`ParsedLines`] replay
+/// alike): with `record`, every step keeps the state after it, which the step views read;
+/// no per-line facts (the streaming validator keeps those, for the warehouse).
+fn run_options(strict: bool, record: bool) -> RunOptions {
+    RunOptions {
+        record,
+        states: true,
+        strict,
+        facts: false,
+    }
 }
 
 /// Judge and apply one parsed line: replayed at its `seq`, or, without a usable `seq`, set
@@ -53,10 +65,12 @@ fn feed_value(
 
 /// One game's lines parsed once, to be replayed under many headers: ruleset inference
 /// (`engine.infer`) replays the same lines under every candidate profile, and each replay
-/// stops as soon as it has found more violations than the best so far.
+/// stops as soon as it has found more violations than the best so far. A clean line is
+/// read straight to its event, as the validator reads it ([`Line::read`]): a replay then
+/// neither copies its JSON value nor decodes it again.
 #[pyclass(module = "engine._core", frozen)]
 pub struct ParsedLines {
-    lines: Vec<(json::Value, Option<u64>)>,
+    lines: Vec<(Line, Option<u64>)>,
 }
 
 #[pymethods]
@@ -74,7 +88,11 @@ impl ParsedLines {
         let parsed = raws
             .iter()
             .zip(lines)
-            .map(|(raw, line)| parse(raw.as_bytes()).map(|obj| (obj, line)))
+            .map(|(raw, line)| {
+                Line::read(raw.as_bytes(), true)
+                    .map(|(read, _)| (read, line))
+                    .map_err(|e| PyValueError::new_err(format!("the line is {e}")))
+            })
             .collect::<PyResult<Vec<_>>>()?;
         Ok(ParsedLines { lines: parsed })
     }
@@ -93,21 +111,18 @@ impl ParsedLines {
         header: &[u8],
         bound: f64,
     ) -> PyResult<(usize, Option<Bound<'py, PyDict>>, bool)> {
-        let mut run = game::GameRun::new(
-            game,
-            RunOptions {
-                record: false,
-                states: true,
-                strict: false,
-                facts: false,
-            },
-        );
+        let mut run = game::GameRun::new(game, run_options(false, false));
         let over = |run: &game::GameRun| run.violations().len() as f64 > bound;
         feed_value(&mut run, None, parse(header)?, None)?;
         let mut finished = !over(&run);
         if finished {
-            for (obj, line) in &self.lines {
-                feed_value(&mut run, None, obj.clone(), *line)?;
+            for (read, line) in &self.lines {
+                match read {
+                    Line::Event(event) => run
+                        .feed_line(event.common.seq, Line::Event(event.clone()), None, *line)
+                        .map_err(CoreError::from)?,
+                    Line::Json(obj) => feed_value(&mut run, None, obj.clone(), *line)?,
+                }
                 if over(&run) {
                     finished = false;
                     break;
@@ -146,15 +161,7 @@ impl GameRun {
     #[pyo3(signature = (game, *, strict=false, record=false, file=None))]
     fn new(game: &str, strict: bool, record: bool, file: Option<&str>) -> GameRun {
         GameRun {
-            run: game::GameRun::new(
-                game,
-                RunOptions {
-                    record,
-                    states: true,
-                    strict,
-                    facts: false,
-                },
-            ),
+            run: game::GameRun::new(game, run_options(strict, record)),
             file: file.map(Arc::from),
         }
     }
