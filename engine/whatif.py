@@ -231,6 +231,11 @@ class _Stock:
     def __init__(self) -> None:
         self.cards: list[str] | None = None
 
+    def copy(self) -> _Stock:
+        kept = _Stock()
+        kept.cards = list(self.cards) if self.cards is not None else None
+        return kept
+
     def after(self, event: dict[str, Any] | None) -> None:
         if event is None:
             return
@@ -273,22 +278,29 @@ def what_if(
         raise WhatIfError(f"game {game} has no step at seq {seq}")
     chosen = [m if isinstance(m, Move) else Move.parse(m) for m in moves]
 
-    # the recorded game, for the line at seq and the hand's recorded outcome
-    recorded_run = _core.GameRun(game, record=True)
-    for _, raw, _, number in ordered:
-        recorded_run.feed(raw, number)
-    recorded_steps = {s["seq"]: s for s in recorded_run.steps(states=False)}
-    at = recorded_steps.get(seq)
-    prefix = [entry for entry in ordered if entry[0] < seq]
+    # the game up to the step, which each branch starts from a copy of, and the stock's
+    # order as those lines tell it
+    prefix_run, prefix_stock = _core.GameRun(game, record=True), _Stock()
+    for s, raw, _, number in ordered:
+        if s < seq:
+            prefix_run.feed(raw, number)
+    prefix_steps = prefix_run.steps(states=False)
+    for step in prefix_steps:
+        if step["applied"]:
+            prefix_stock.after(step["event"])
+    # the recorded game (the prefix and the rest as logged), for the line at seq (the
+    # rest's first: only its step is converted) and the hand's recorded outcome
+    recorded_run = prefix_run.copy()
+    at: _core.StepInfo | None = None
+    for s, raw, _, number in ordered:
+        if s >= seq:
+            recorded_run.feed(raw, number)
+            if s == seq:
+                made = recorded_run.steps(states=False, start=len(prefix_steps))
+                at = made[0] if made else None
 
     def replay_prefix() -> tuple[_core.GameRun, _Stock]:
-        run, stock = _core.GameRun(game, record=True), _Stock()
-        for _, raw, _, number in prefix:
-            run.feed(raw, number)
-        for step in run.steps(states=False):
-            if step["applied"]:
-                stock.after(step["event"])
-        return run, stock
+        return prefix_run.copy(), prefix_stock.copy()
 
     run, stock = replay_prefix()
     if run.invalid:

@@ -145,3 +145,30 @@ def test_bad_requests_are_errors() -> None:
     with pytest.raises(WhatIfError, match="a move is"):
         what_if(log, game, 2, ["7X"])
     assert str(Move.parse("js/h")) == "JS/H" and str(Move.parse("2D>lale")) == "2D>lale"
+
+
+def test_a_copied_run_goes_on_alone_and_steps_read_from_a_place() -> None:
+    """What a what-if branches from: `GameRun.copy()` is the run at the same point, and
+    feeding the copy leaves the original as it was (and the other way round); `steps(start=)`
+    are the steps from that place in feed order, as the whole list has them."""
+    from engine import _core
+
+    (lines,) = simulated(Profile.default("persian"), 1, seed=12)
+    game = orjson.loads(lines[0])["game"]
+    half = len(lines) // 2
+    original = _core.GameRun(game, record=True)
+    for number, raw in enumerate(lines[:half], 1):
+        original.feed(raw, number)
+    before = (original.snapshot(), original.steps(), original.violations)
+    copy = original.copy()
+    assert (copy.snapshot(), copy.steps(), copy.violations) == before
+    for number, raw in enumerate(lines[half:], half + 1):
+        copy.feed(raw, number)
+    assert (original.snapshot(), original.steps(), original.violations) == before
+    # the original, fed a line the copy was not (a repeat of an earlier seq): the copy
+    # does not see it
+    whole = copy.steps()
+    assert original.feed(lines[1], 2) and not copy.violations
+    assert copy.steps() == whole and len(whole) == len(lines)
+    assert copy.steps(start=half) == whole[half:] and copy.steps(start=len(whole)) == []
+    assert [s["seq"] for s in copy.steps(states=False, start=half)] == [s["seq"] for s in whole[half:]]

@@ -154,7 +154,9 @@ pub struct RunOptions {
     pub facts: bool,
 }
 
-/// One game's replay: header, table, violations; optionally every step.
+/// One game's replay: header, table, violations; optionally every step. A clone is an
+/// independent run from the same point (a what-if branches one off the recorded game).
+#[derive(Clone)]
 pub struct GameRun {
     game: String,
     header: Option<Header>,

@@ -166,6 +166,15 @@ impl GameRun {
         }
     }
 
+    /// An independent run at the same point: the same lines fed, steps and violations
+    /// kept; feeding either leaves the other as it was.
+    fn copy(&self) -> GameRun {
+        GameRun {
+            run: self.run.clone(),
+            file: self.file.clone(),
+        }
+    }
+
     /// Judge and apply one raw line (without its ending); the violations it carries.
     #[pyo3(signature = (raw, line=None))]
     fn feed<'py>(
@@ -372,11 +381,17 @@ impl GameRun {
     /// Every replayed line (empty unless `record=True`), with the state after it unless
     /// `states=False` (then `state` is None: a state is every hand, the pile and the
     /// scores, most of what converting a step costs, and a caller reading the lines, their
-    /// events and violations does not pay for it).
-    #[pyo3(signature = (*, states=true))]
-    fn steps<'py>(&self, py: Python<'py>, states: bool) -> PyResult<Bound<'py, PyList>> {
+    /// events and violations does not pay for it). `start`: from the step at that place
+    /// in feed order on (a what-if reads the steps after the ones its copy was made from).
+    #[pyo3(signature = (*, states=true, start=0))]
+    fn steps<'py>(
+        &self,
+        py: Python<'py>,
+        states: bool,
+        start: usize,
+    ) -> PyResult<Bound<'py, PyList>> {
         let list = PyList::empty(py);
-        for step in self.run.steps() {
+        for step in self.run.steps().iter().skip(start) {
             let state = if states { step.state.as_ref() } else { None };
             list.append(convert::step(py, step, state)?)?;
         }
