@@ -19,7 +19,12 @@ use crate::error::CoreError;
 
 /// A raw line parsed as the core reads it; a line that is not JSON is a ValueError.
 fn parse(raw: &[u8]) -> PyResult<json::Value> {
-    json::parse_line(raw).map_err(|e| PyValueError::new_err(format!("the line is {e}")))
+    json::parse_line(raw).map_err(not_json)
+}
+
+/// The ValueError for a line that is not JSON.
+fn not_json(error: json::ParseError) -> PyErr {
+    PyValueError::new_err(format!("the line is {error}"))
 }
 
 /// How a run driven from Python replays (a [`GameRun`] and each [`ParsedLines`] replay
@@ -91,7 +96,7 @@ impl ParsedLines {
             .map(|(raw, line)| {
                 Line::read(raw.as_bytes(), true)
                     .map(|(read, _)| (read, line))
-                    .map_err(|e| PyValueError::new_err(format!("the line is {e}")))
+                    .map_err(not_json)
             })
             .collect::<PyResult<Vec<_>>>()?;
         Ok(ParsedLines { lines: parsed })
