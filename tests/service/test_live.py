@@ -91,15 +91,32 @@ def test_groups_start_an_interval_apart(serve: Callable[..., Server], api_keys: 
     commits end, are grouped, not committed one by one (which would start a group as soon
     as the last commit ended)."""
     interval = 1.0
-    games = _games(30, seed=6)
+    games = ((game.game, b"".join(line + b"\n" for line in game.lines))
+             for game in simulate(SimConfig("pis-yedili", games=5_000, seed=6, players=(2, 3))))
     server = serve(tmp_path / "wh", "--commit-interval", str(interval), "--commit-lines", "100000000")
     with server.client(api_keys["ingest"]) as client:
-        first = _push(client, games[0][1])  # the warehouse made: later commits are short
+        first = _push(client, next(games)[1])  # the warehouse made: later commits are short
         assert first is not None
         wait_for_batch(client, first)
-        receipts = [_push(client, body) for _game, body in games[1:]]
-        assert all(receipts)
-        outcomes = [wait_for_batch(client, r) for r in receipts if r]
+        # pushes one after the other until they span three groups, whatever the machine's
+        # speed: after each push, the oldest receipts whose group was taken are read
+        receipts: list[str] = []
+        groups: set[int] = set()
+        read = 0
+        for _game, body in games:
+            receipt = _push(client, body)
+            assert receipt is not None
+            receipts.append(receipt)
+            while read < len(receipts):
+                batch = client.get(f"/v1/batches/{receipts[read]}").json()["batch"]
+                if batch is None:
+                    break
+                groups.add(batch)
+                read += 1
+            if len(groups) >= 3:
+                break
+        assert len(groups) >= 3, "5,000 pushes went into fewer than three groups"
+        outcomes = [wait_for_batch(client, r) for r in receipts]
     assert all(o["status"] == "committed" for o in outcomes)
     starts = sorted({(o["batch"], datetime.fromisoformat(o["started_at"])) for o in outcomes})
     assert len(starts) == len({b for b, _ in starts}) < len(outcomes)  # one start a group
