@@ -233,14 +233,16 @@ def attach_snapshot(con: duckdb.DuckDBPyConnection, store: Warehouse, snapshot: 
     their own). On S3 without: pyarrow datasets, which only the connection itself sees."""
     readable: list[str] = []
     named: set[str] = set()  # the parts as the Delta log names them (local warehouses)
+    # every view and table made by one script: DuckDB lets go of the GIL at each call and
+    # must take it back, and in a busy server (its event loop holding the GIL for up to
+    # the 5 ms switch interval) fifty calls took a live reader's refresh 0.2-1 s
+    script: list[str] = []
     for name, spec in TABLES.items():
         version = snapshot.versions.get(name, 0)
         if version == 0 and name != "batches":
             # version 0 is the table as `ensure` created it, empty (and a table added
             # later, `LATER_TABLES`, may not exist yet in an older warehouse)
-            con.register("empty_table", spec.schema.empty_table())
-            con.execute(f"CREATE TABLE {name} AS SELECT * FROM empty_table")
-            con.unregister("empty_table")
+            script.append(_empty_table(name))
             continue
         if not store.location.local and cache is None:
             con.register(name, store.dataset(name, version))
@@ -266,15 +268,13 @@ def attach_snapshot(con: duckdb.DuckDBPyConnection, store: Warehouse, snapshot: 
             columns, mixed = _later_columns(name, files)
             if mixed:
                 options += ", union_by_name = true"
-            con.execute(
+            script.append(
                 f"CREATE VIEW {name} AS SELECT {', '.join(columns)} FROM read_parquet("
                 f"[{', '.join(_quote(f) for f in files)}]{options})")
         else:  # an empty table: DuckDB cannot read_parquet no file
-            con.register("empty_table", spec.schema.empty_table())
-            con.execute(f"CREATE TABLE {name} AS SELECT * FROM empty_table")
-            con.unregister("empty_table")
-    for name, body in VIEWS.items():
-        con.execute(f"CREATE VIEW {name} AS {body}")
+            script.append(_empty_table(name))
+    script += [f"CREATE VIEW {name} AS {body}" for name, body in VIEWS.items()]
+    con.execute(";\n".join(script))
     if readable:
         _forget_parts_but(named, set(readable))
     return readable
@@ -312,6 +312,23 @@ def _forget_parts_but(named: set[str], real: set[str]) -> None:
                 _PART_COLUMNS.pop(key, None)
 
 
+def _empty_table(name: str) -> str:
+    """The statement making table `name` empty, with its columns' types (DuckDB's own
+    reading of the Arrow schema, found once per table in a scratch connection)."""
+    statement = _EMPTY_TABLES.get(name)
+    if statement is None:
+        with duckdb.connect(":memory:") as scratch:
+            scratch.register("empty_table", TABLES[name].schema.empty_table())
+            scratch.execute(f"CREATE TABLE {name} AS SELECT * FROM empty_table")
+            found = scratch.execute("SELECT sql FROM duckdb_tables() WHERE table_name = ?", [name]).fetchone()
+        if found is None:
+            raise RuntimeError(f"DuckDB made no table {name}")
+        statement = _EMPTY_TABLES[name] = str(found[0]).rstrip().rstrip(";")
+    return statement
+
+
+#: each table's statement making it empty (`_empty_table`)
+_EMPTY_TABLES: dict[str, str] = {}
 #: the DuckDB type of each Arrow type a later column has (`schema.LATER_COLUMNS`)
 _SQL_TYPES = {pa.int8(): "TINYINT", pa.int32(): "INTEGER", pa.list_(pa.int8()): "TINYINT[]"}
 #: each part's later columns, read once from its footer (a part is never rewritten; the

@@ -106,14 +106,13 @@ def _literal(text: str) -> str:
 def lock(con: duckdb.DuckDBPyConnection, *, readable: Sequence[str] = ()) -> None:
     """Take file access away and lock the configuration. `readable`: the only files the
     connection may still open (absolute paths; its views read them)."""
-    # settings that would show absolute paths in duckdb_settings() and serve no purpose here
-    con.execute("SET secret_directory = ''")
-    con.execute("SET extension_directory = ''")
-    con.execute("SET home_directory = ''")
+    # settings that would show absolute paths in duckdb_settings() and serve no purpose
+    # here; one script, as `queries.attach_snapshot` makes its views (the GIL taken back once)
+    statements = ["SET secret_directory = ''", "SET extension_directory = ''", "SET home_directory = ''"]
     if readable:
-        con.execute(f"SET allowed_paths = [{', '.join(_literal(p) for p in readable)}]")
-    con.execute("SET enable_external_access = false")
-    con.execute("SET lock_configuration = true")
+        statements.append(f"SET allowed_paths = [{', '.join(_literal(p) for p in readable)}]")
+    statements += ["SET enable_external_access = false", "SET lock_configuration = true"]
+    con.execute(";\n".join(statements))
 
 
 # ---------------------------------------------------------------------------- the statement
