@@ -98,8 +98,9 @@ def test_groups_start_an_interval_apart(serve: Callable[..., Server], api_keys: 
         first = _push(client, next(games)[1])  # the warehouse made: later commits are short
         assert first is not None
         wait_for_batch(client, first)
-        # pushes one after the other until they span three groups, whatever the machine's
-        # speed: after each push, the oldest receipts whose group was taken are read
+        # pushes one after the other until they span three committed groups, whatever the
+        # machine's speed: after each push, the earlier pushes' receipts are read, oldest
+        # first, up to the first whose group is not committed yet
         receipts: list[str] = []
         groups: set[int] = set()
         read = 0
