@@ -527,7 +527,8 @@ def run(args: argparse.Namespace, pool: list[PoolGame], url: str, port: int, key
         # the largest sample of each minute: a trend, or a level it stays at
         "rss_mib_server_by_minute": _rss_by_minute(rss_server, args.seconds),
         "rss_mib_writer_by_minute": _rss_by_minute(rss_writer, args.seconds),
-        # glibc's malloc arenas, when the run set their number (the server inherits it)
+        # glibc's malloc arenas, when the run's environment set their number (the server
+        # and its writer make two of their own since 2026-12-08: `ingest.lifetime`)
         "malloc_arena_max": os.environ.get("MALLOC_ARENA_MAX"),
         # CPU milliseconds a game cost: the server (HTTP, journal), its writer (the
         # commits) and the pushers (this process); the machine's cores over the first two

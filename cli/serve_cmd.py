@@ -71,6 +71,9 @@ def serve(
     Validation, ingest, games, steps, hand reports and aggregates, behind API keys with
     roles (docs/api.md). Bound to 127.0.0.1 unless --host says otherwise.
     """
+    from ingest.lifetime import return_freed_memory
+
+    return_freed_memory()  # it runs for days; first, before any thread
     import uvicorn
 
     from ingest.spools import sweep_stale

@@ -283,7 +283,9 @@ def _follow(directory: str, warehouse: str, options: dict[str, str], state: str 
     import signal
 
     from ingest.follow import FollowBatch, Follower, FollowError, FollowPolicy
+    from ingest.lifetime import return_freed_memory
 
+    return_freed_memory()  # it runs for hours
     if not os.path.isdir(directory):
         raise _fail(f"ingest --follow: expected a directory, found "
                     f"{'a file' if os.path.exists(directory) else 'nothing'} at {directory}")

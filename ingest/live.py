@@ -244,9 +244,10 @@ def writer_started() -> None:
     """In the writer process, first: it dies with the process that started it (a server
     killed must not leave its writer committing behind its back), and imports what a
     commit needs, so the first group does not pay for it."""
-    from ingest.lifetime import die_with_parent
+    from ingest.lifetime import die_with_parent, return_freed_memory
 
     die_with_parent()  # first: a server killed while this starts must not leave it behind
+    return_freed_memory()
     import duckdb  # noqa: F401 - the summaries' queries
 
     import ingest.pipeline
