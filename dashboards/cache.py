@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 
@@ -25,6 +25,9 @@ from engine.report import render_hand_report
 from engine.whatif import WhatIf
 from ingest import audits, cases, inference, read
 from ingest.schema import DATA_TABLES
+
+if TYPE_CHECKING:
+    import polars as pl
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,6 +225,24 @@ def query(name: str, *args: Any) -> Any:
     """`read.<name>(reader, *args)`, cached."""
     current = reader()
     return _query(name, str(current.root), data_key(current, name), args, current)
+
+
+@dataclass(frozen=True, slots=True)
+class Overview:
+    """What the landing page (Overview) shows for a filter."""
+
+    totals: dict[str, Any]  # `read.overview_totals`
+    rulesets: pl.DataFrame  # `read.by_ruleset`
+    statuses: pl.DataFrame  # `read.status_counts`
+    trend: pl.DataFrame  # `read.over_time`
+
+
+def overview(flt: read.GameFilter) -> Overview:
+    """The landing page's questions for `flt`, cached: the page asks them, and the server
+    once as it starts, for every game (`dashboards.server._warm`), so the first visitor
+    finds them answered."""
+    return Overview(query("overview_totals", flt), query("by_ruleset", flt), query("status_counts", flt),
+                    query("over_time", flt))
 
 
 @st.cache_resource(max_entries=32, show_spinner="Replaying the game…")

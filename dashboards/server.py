@@ -161,12 +161,21 @@ WARM_IMPORTS = ("dashboards.cache", "dashboards.views", "altair", "deltalake", "
 WARM_THREAD = "haftkhabis-warm"
 
 
+#: how long the warming waits for Streamlit's runtime before it asks the landing page's
+#: questions (Streamlit makes it within a second or two of starting)
+RUNTIME_WAIT = 60.0
+
+
 def _warm() -> None:
-    """Import what the pages will, and open the warehouse's shared reader, while the
-    server starts and waits for a browser (a page that comes meanwhile waits for the
-    import lock, or the reader's cache, never does either twice)."""
+    """Import what the pages will, open the warehouse's shared reader, and ask the landing
+    page's questions for every game (`cache.overview`: on a million hands about 0.2 s of
+    the first visitor's wait), while the server starts and waits for a browser (a page
+    that comes meanwhile waits for the import lock or the caches, never does any of it
+    twice)."""
     import importlib
     import logging
+    import threading
+    import time
 
     # Streamlit warns of a thread without a session's context; this one needs none
     logging.getLogger("streamlit.runtime.scriptrunner_utils.script_run_context").addFilter(
@@ -174,9 +183,21 @@ def _warm() -> None:
     try:
         for name in WARM_IMPORTS:
             importlib.import_module(name)
+        from streamlit import runtime
+
         from dashboards import cache
+        from ingest import read
 
         cache.reader()
+        # the answers go to the runtime's cache storage: asked before Streamlit made it,
+        # they would go to a stand-in storage it warns of, kept for good
+        waiting = threading.Event()
+        deadline = time.monotonic() + RUNTIME_WAIT
+        while not runtime.exists() and time.monotonic() < deadline:
+            waiting.wait(0.05)
+        if runtime.exists():
+            cache.query("choices")  # the filters' choices, asked before the page's questions
+            cache.overview(read.GameFilter())
     except Exception:  # the page says what is wrong (no warehouse there yet, say)
         return
 

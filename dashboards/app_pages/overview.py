@@ -10,7 +10,8 @@ st.title("Overview")
 views.require_warehouse()
 flt = views.game_filter("overview")
 
-totals = cache.query("overview_totals", flt)
+answers = cache.overview(flt)
+totals = answers.totals
 cols = st.columns(5)
 cols[0].metric("Games", f"{totals['games']:,}")
 cols[1].metric("Hands", f"{totals['hands']:,}")
@@ -24,7 +25,7 @@ if not totals["games"]:
     views.done()
 
 st.subheader("By ruleset")
-rulesets = cache.query("by_ruleset", flt)
+rulesets = answers.rulesets
 # the table on a row of its own, each column as wide as its header: none is cut
 labels = {"ruleset": "ruleset", "games": "games", "hands": "hands", "compliant": "compliant",
           "unfinished": "unfinished", "failing": "with violations", "violations": "violations"}
@@ -37,11 +38,10 @@ st.dataframe(
             help="Share of games with no violation."),
     },
 )
-statuses = cache.query("status_counts", flt)
-st.vega_lite_chart(spec=charts.games_by_status(statuses), width="stretch")
+st.vega_lite_chart(spec=charts.games_by_status(answers.statuses), width="stretch")
 
 st.subheader("Over time")
-trend = cache.query("over_time", flt)
+trend = answers.trend
 if trend.height:
     left, right = st.columns(2)
     left.vega_lite_chart(spec=charts.games_started(trend), width="stretch")

@@ -74,9 +74,13 @@ def test_stale_notices_a_new_batch_only(sample_warehouse: Path, tmp_path: Path) 
 
 def test_the_server_opens_the_shared_reader_before_the_first_page(sample_warehouse: Path, tmp_path: Path,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    """`dashboards.server` imports the pages' modules and opens the warehouse's shared
-    reader while it waits for a browser (`_warm`): the first page finds it open, and a
-    warehouse not there yet is left for the page to report."""
+    """`dashboards.server` imports the pages' modules, opens the warehouse's shared reader
+    and asks the landing page's questions while it waits for a browser (`_warm`): the
+    first page finds the reader open and the answers cached, and a warehouse not there
+    yet is left for the page to report."""
+    from streamlit import runtime
+    from streamlit.runtime.caching.storage.dummy_cache_storage import MemoryCacheStorageManager
+
     from dashboards import cache, server
 
     opened: list[str] = []
@@ -86,6 +90,17 @@ def test_the_server_opens_the_shared_reader_before_the_first_page(sample_warehou
         opened.append(str(where))
         return connect(where, *args)  # type: ignore[arg-type]
 
+    asked: list[str] = []
+    for name in ("choices", "overview_totals", "by_ruleset", "status_counts", "over_time"):
+        def ask(*args: object, _name: str = name, _question: object = getattr(read, name)) -> object:
+            asked.append(_name)
+            return _question(*args)  # type: ignore[operator]
+
+        monkeypatch.setattr(read, name, ask)
+    # Streamlit's runtime, as the server has made it by then (its cache storage)
+    storage = type("Runtime", (), {"cache_storage_manager": MemoryCacheStorageManager()})()
+    monkeypatch.setattr(runtime, "exists", lambda: True)
+    monkeypatch.setattr(runtime, "get_instance", lambda: storage)
     monkeypatch.setattr(read, "connect", counted)
     monkeypatch.setenv("HAFTKHABIS_WAREHOUSE", str(tmp_path / "not-yet"))
     server._warm()  # nothing to open: no error, nothing cached
@@ -94,10 +109,20 @@ def test_the_server_opens_the_shared_reader_before_the_first_page(sample_warehou
     shutil.copytree(sample_warehouse, root)
     monkeypatch.setenv("HAFTKHABIS_WAREHOUSE", str(root))
     cache._reader.clear()
+    cache._query.clear()
     try:
+        assert not asked
         server._warm()
         assert opened[1:] == [str(root)]
+        assert sorted(asked) == ["by_ruleset", "choices", "over_time", "overview_totals", "status_counts"]
         warmed = cache.reader()  # the first page's: the one opened, not opened again
         assert opened[1:] == [str(root)] and warmed.batch == connect(root).batch
+        # the landing page's questions, for every game, answered from the cache
+        answers = cache.overview(read.GameFilter())
+        cache.query("choices")
+        assert len(asked) == 5 and answers.totals["games"] > 0
+        cache.overview(read.GameFilter(rulesets=("bazito",)))  # another filter: asked
+        assert len(asked) == 9
     finally:
         cache._reader.clear()
+        cache._query.clear()
