@@ -61,9 +61,23 @@ def return_freed_memory() -> bool:
     minutes, 102 of them free; with the threshold fixed, 63 → 108 MiB over the ten, 62
     free; with both set here, 49 → 54 MiB, 5-9 free, and the writer's free memory at
     most 7 MiB; the CPU a game the same within the runs' spread (docs/operations.md,
-    "Memory given back"). Returns whether both were set (False off glibc)."""
+    "Memory given back").
+
+    A setting the environment makes (glibc's `MALLOC_MMAP_THRESHOLD_`, `MALLOC_ARENA_MAX`:
+    an operator's tuning) is left as it is. Returns whether this set both (False off
+    glibc)."""
     try:
         libc = ctypes.CDLL("libc.so.6")
-        return bool(libc.mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD)) & bool(libc.mallopt(_M_ARENA_MAX, ARENAS))
-    except (OSError, AttributeError):
+    except OSError:
         return False
+    done = True
+    for variable, parameter, value in (("MALLOC_MMAP_THRESHOLD_", _M_MMAP_THRESHOLD, MMAP_THRESHOLD),
+                                       ("MALLOC_ARENA_MAX", _M_ARENA_MAX, ARENAS)):
+        if os.environ.get(variable):
+            done = False
+            continue
+        try:
+            done = bool(libc.mallopt(parameter, value)) and done
+        except AttributeError:  # not glibc
+            return False
+    return done

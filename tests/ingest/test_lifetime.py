@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ctypes
 import json
+import os
 import platform
 import subprocess
 import sys
@@ -41,8 +42,10 @@ print(json.dumps({"fixed": fixed, "mapped": mapped, "after_free": libc.mallinfo2
 """
 
 
-def probe(mode: str) -> dict[str, int]:
-    out = subprocess.run([sys.executable, "-c", PROBE, mode], capture_output=True, text=True, check=True)
+def probe(mode: str, **env: str) -> dict[str, int]:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("MALLOC_")}
+    out = subprocess.run([sys.executable, "-c", PROBE, mode], capture_output=True, text=True, check=True,
+                         env=clean | env)
     result: dict[str, int] = json.loads(out.stdout)
     return result
 
@@ -59,3 +62,10 @@ def test_without_it_glibc_serves_the_block_from_its_heap() -> None:
     default = probe("default")
     assert not default["fixed"]
     assert default["mapped"] == 0
+
+
+def test_an_operators_setting_is_left_as_it_is() -> None:
+    # glibc's own variable, a threshold of 64 MiB: the block comes from the heap, as asked
+    kept = probe("fixed", MALLOC_MMAP_THRESHOLD_=str(64 << 20))
+    assert not kept["fixed"]
+    assert kept["mapped"] == 0
